@@ -1,0 +1,8 @@
+/**
+ * The bug catalog: every mutant of every system. Loaded by path (src/harness/mutant-catalog.ts)
+ * by the tools that need it; the implementations in src/ never import this folder.
+ */
+import type { Mutant } from '../src/harness/system';
+import { RESIDENCY_SET_MUTANTS } from './residency-set';
+
+export const MUTANTS: readonly Mutant[] = [...RESIDENCY_SET_MUTANTS];

@@ -1,0 +1,143 @@
+/**
+ * Bug catalog for `residency-set`: each mutant re-creates one pitfall of residency-library.md
+ * §11 (or the seed's warnings) by overriding one step of the shipped implementation.
+ */
+import type { Mutant } from '../src/harness/system';
+import type { JsonObject } from '../src/harness/json';
+import type { RunEnv } from '../src/harness/system';
+import { ResidencySetPoolImpl, type ResidencySet } from '../src/residency/residency-set';
+import { SlotPool } from '../src/residency/slot-pool';
+import type { HResult, ResidencySetConfig } from '../src/residency/residency-set-types';
+import { residencySetSide } from '../src/systems/residency-set';
+
+type PoolClass = new (config: ResidencySetConfig) => ResidencySetPoolImpl;
+
+function mutant(name: string, expectedCheck: string, description: string, Pool: PoolClass): Mutant {
+  return {
+    name,
+    system: 'residency-set',
+    description,
+    expectedCheck,
+    createImpl: (config: JsonObject, env: RunEnv) => residencySetSide(new Pool(config as unknown as ResidencySetConfig), config, env),
+  };
+}
+
+export const RESIDENCY_SET_MUTANTS: Mutant[] = [
+  mutant(
+    'set-insert-after-close-slot-0',
+    'flags-match-open-sets',
+    'Insert on a closed set indexes slot 0 instead of failing (the Invalid index wrapped to a valid slot)',
+    class extends ResidencySetPoolImpl {
+      override insert(id: number, object: number): boolean {
+        const set = this.set(id);
+        return this.insertAtSlot(set, set.isOpen ? set.slot : 0, object);
+      }
+    },
+  ),
+  mutant(
+    'set-close-keeps-flags',
+    'flags-match-open-sets',
+    'Close returns the slot without clearing the per-slot flags, so the next set on that slot sees stale duplicates',
+    class extends ResidencySetPoolImpl {
+      protected override clearFlags(): void {}
+    },
+  ),
+  mutant(
+    'set-close-keeps-slot',
+    'slot-accounting',
+    'Close clears the flags but forgets to return the slot to the pool',
+    class extends ResidencySetPoolImpl {
+      protected override releaseSlot(set: ResidencySet): void {
+        set.slot = -1;
+        set.isOpen = false;
+      }
+    },
+  ),
+  mutant(
+    'set-open-keeps-size',
+    'contents-match-model',
+    'Open does not reset the size, so stale objects from the last recording are submitted again',
+    class extends ResidencySetPoolImpl {
+      protected override resetOnOpen(): void {}
+    },
+  ),
+  mutant(
+    'set-close-clears-contents',
+    'contents-match-model',
+    'Close empties the set, which breaks resubmitting a closed set (contents must survive Close)',
+    class extends ResidencySetPoolImpl {
+      protected override releaseSlot(set: ResidencySet): void {
+        super.releaseSlot(set);
+        set.size = 0;
+      }
+    },
+  ),
+  mutant(
+    'set-master-without-slot',
+    'observation',
+    'The master set merges without taking a slot, so Execute succeeds when every slot is held by open sets',
+    class extends ResidencySetPoolImpl {
+      /** A private flag slot past the pool: the master dedupes there without taking a pool slot. */
+      private readonly privateSlot: number;
+      constructor(config: ResidencySetConfig) {
+        super({ ...config, slotCount: config.slotCount + 1 });
+        this.privateSlot = config.slotCount;
+        (this as unknown as { slots: SlotPool }).slots = new SlotPool(config.slotCount);
+      }
+      protected override acquireMasterSlot(): number {
+        return this.privateSlot;
+      }
+      protected override releaseMasterSlot(): void {}
+    },
+  ),
+  mutant(
+    'set-dedupe-across-slots',
+    'flags-match-open-sets',
+    'Dedupe tests whether the object is flagged on any slot instead of this set\'s slot, so an object cannot be in two open sets',
+    class extends ResidencySetPoolImpl {
+      protected override isDuplicate(word: number, bit: number, object: number): boolean {
+        return (word & bit) !== 0 || this.flaggedSlots(object).length > 0;
+      }
+    },
+  ),
+  mutant(
+    'set-insert-skips-dedupe',
+    'no-duplicates',
+    'Insert appends without consulting the flag, so an object bound twice is stored twice',
+    class extends ResidencySetPoolImpl {
+      protected override isDuplicate(): boolean {
+        return false;
+      }
+    },
+  ),
+  mutant(
+    'set-growth-off-by-one',
+    'capacity-growth',
+    'Storage grows only when size exceeds capacity (> instead of >=), writing one entry past the end',
+    class extends ResidencySetPoolImpl {
+      protected override needsGrowth(set: ResidencySet): boolean {
+        return set.storage === null || set.size > set.capacity;
+      }
+    },
+  ),
+  mutant(
+    'set-double-close-accepted',
+    'open-close-protocol',
+    'Close of a closed set returns S_OK instead of E_INVALIDARG, hiding a second Close on the same Open',
+    class extends ResidencySetPoolImpl {
+      protected override closeWhenClosed(): HResult {
+        return 'S_OK';
+      }
+    },
+  ),
+  mutant(
+    'set-execute-accepts-open-set',
+    'open-close-protocol',
+    'Execute skips the "every set is closed" validation and submits a set that is still recording',
+    class extends ResidencySetPoolImpl {
+      protected override validateClosed(): boolean {
+        return true;
+      }
+    },
+  ),
+];

@@ -1,0 +1,94 @@
+/**
+ * fast-check glue shared by the property suites, the fuzz CLI and `regress save`: one place
+ * builds the (config, commands) arbitrary, so a seed and path printed by a test replay exactly
+ * the same counterexample from the command line.
+ */
+import fc from 'fast-check';
+import type { JsonObject } from './json';
+import { runSequence, minimizeSequence, type Failure, type ImplFactory } from './runner';
+import type { Command, GenerationPlan, SystemDef } from './system';
+
+export interface Case {
+  readonly config: JsonObject;
+  readonly commands: Command[];
+}
+
+/** The arbitrary of whole test cases for a system. */
+export function caseArb(system: SystemDef, plan?: GenerationPlan, maxLength?: number): fc.Arbitrary<Case> {
+  const { minLength } = system.sequence;
+  const max = maxLength ?? system.sequence.maxLength;
+  return system.configArb().chain((config) =>
+    fc.record({
+      config: fc.constant(config),
+      commands: fc.array(system.commandArb(config, plan), { minLength: Math.min(minLength, max), maxLength: max, size: 'max' }),
+    }),
+  );
+}
+
+export interface CheckOptions {
+  readonly seed: number;
+  readonly numRuns: number;
+  /** fast-check replay path; with it, numRuns is ignored and the counterexample is rebuilt. */
+  readonly path?: string;
+  readonly implFactory?: ImplFactory;
+  readonly plan?: GenerationPlan;
+  readonly maxLength?: number;
+  /** Disable shrinking (used to time raw detection). */
+  readonly noShrink?: boolean;
+}
+
+export interface Finding {
+  readonly seed: number;
+  /** fast-check path of the shrunk counterexample (replays it with the same seed). */
+  readonly path: string;
+  /** Index of the run (0-based) that first failed, before shrinking. */
+  readonly runIndex: number;
+  /** Sequence length of the first failing case before shrinking. */
+  readonly originalLength: number;
+  /** The shrunk case, then made 1-minimal. */
+  readonly config: JsonObject;
+  readonly commands: Command[];
+  readonly failure: Failure;
+}
+
+export type CheckResult = { readonly failed: false; readonly numRuns: number } | ({ readonly failed: true } & Finding);
+
+/** Runs the property once with fast-check; returns the minimal finding if it fails. */
+export function checkSystem(system: SystemDef, options: CheckOptions): CheckResult {
+  const runOptions = { implFactory: options.implFactory };
+  let firstLength = -1;
+  const property = fc.property(caseArb(system, options.plan, options.maxLength), (testCase) => {
+    const ok = runSequence(system, testCase.config, testCase.commands, runOptions).ok;
+    if (!ok && firstLength < 0) firstLength = testCase.commands.length;
+    return ok;
+  });
+  const details = fc.check(property, {
+    seed: options.seed,
+    numRuns: options.numRuns,
+    ...(options.path === undefined ? {} : { path: options.path }),
+    ...(options.noShrink ? { endOnFailure: true } : {}),
+  });
+  if (!details.failed) return { failed: false, numRuns: details.numRuns };
+  if (details.counterexample === null) throw new Error(`${system.name}: fast-check failed without a counterexample`);
+  const [shrunk] = details.counterexample;
+  const commands = minimizeSequence(system, shrunk.config, shrunk.commands, runOptions);
+  const outcome = runSequence(system, shrunk.config, commands, runOptions);
+  if (outcome.ok) throw new Error(`${system.name}: a counterexample stopped failing on replay (nondeterminism)`);
+  const path = details.counterexamplePath ?? '';
+  const runIndex = Number(path.split(':')[0] ?? 0);
+  return {
+    failed: true,
+    seed: details.seed,
+    path,
+    runIndex: options.path === undefined ? runIndex : Number((options.path.split(':')[0]) ?? 0),
+    originalLength: firstLength,
+    config: shrunk.config,
+    commands,
+    failure: outcome.failure,
+  };
+}
+
+/** The exact command line that turns a finding into a regression file. */
+export function saveCommandLine(system: string, seed: number, path: string, mutant?: string): string {
+  return `npm run regress -- save --system ${system} --seed ${seed} --path ${path}` + (mutant ? ` --mutant ${mutant}` : '');
+}

@@ -1,0 +1,16 @@
+/**
+ * The systems registry: every system under verification, by name. The property suites, the
+ * fuzz CLI, the regression replayer and the mutant report all look systems up here.
+ */
+import type { SystemDef } from './system';
+import { residencySetSystem } from '../systems/residency-set';
+
+export const SYSTEMS: readonly SystemDef[] = [residencySetSystem];
+
+export function systemNames(): string[] {
+  return SYSTEMS.map((system) => system.name);
+}
+
+export function findSystem(name: string): SystemDef | undefined {
+  return SYSTEMS.find((system) => system.name === name);
+}

@@ -1,0 +1,186 @@
+/**
+ * The side-by-side runner: applies each command to the model and to the implementation,
+ * runs every invariant, compares the two observations, and stops at the first step where
+ * anything fails with a report that names the system, config, step, command and check.
+ */
+import { ContractError } from '../contract';
+import { jsonDiff, jsonEqual, type Json, type JsonObject } from './json';
+import type { Command, RunEnv, SystemDef } from './system';
+
+/** The check name used when the two observations differ. */
+export const OBSERVATION_CHECK = 'observation';
+/** Check names used when a side throws something other than a ContractError. */
+export const MODEL_EXCEPTION_CHECK = 'model-exception';
+export const IMPL_EXCEPTION_CHECK = 'impl-exception';
+
+export interface Failure {
+  readonly system: string;
+  readonly config: JsonObject;
+  /** 0-based index of the failing command. */
+  readonly step: number;
+  readonly command: Command;
+  /** The first failed check (invariants in declaration order, then the observation). */
+  readonly check: string;
+  /** Every check that failed at that step. */
+  readonly checks: readonly string[];
+  readonly message: string;
+  readonly modelObservation: Json;
+  readonly implObservation: Json;
+  readonly diff: readonly string[];
+}
+
+export type RunOutcome =
+  | { readonly ok: true; readonly steps: number }
+  | { readonly ok: false; readonly failure: Failure };
+
+/** Probe counts and enabled fault sites for one run. */
+export class RunContext implements RunEnv {
+  readonly probeCounts = new Map<string, number>();
+  readonly faults: ReadonlySet<string>;
+  constructor(faults: Iterable<string> = []) {
+    this.faults = new Set(faults);
+  }
+  probe(name: string): void {
+    this.probeCounts.set(name, (this.probeCounts.get(name) ?? 0) + 1);
+  }
+  fault(name: string): boolean {
+    return this.faults.has(name);
+  }
+}
+
+/** The implementation's env: it sees the same faults but its probes are not counted. */
+class SilentEnv implements RunEnv {
+  constructor(private readonly context: RunContext) {}
+  probe(): void {}
+  fault(name: string): boolean {
+    return this.context.fault(name);
+  }
+}
+
+export type ImplFactory = (config: JsonObject, env: RunEnv) => unknown;
+
+export interface RunOptions {
+  /** Replaces the system's implementation (a mutant or a user's module). */
+  readonly implFactory?: ImplFactory;
+  readonly context?: RunContext;
+}
+
+type Applied = { readonly observation: Json; readonly crash?: string };
+
+function applySafely(system: SystemDef, side: unknown, command: Command): Applied {
+  try {
+    return { observation: system.apply(side, command) };
+  } catch (error) {
+    if (error instanceof ContractError) return { observation: { error: error.code } };
+    const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    return { observation: { crash: text }, crash: text };
+  }
+}
+
+/** Runs one sequence side by side. Deterministic: no clock, no randomness. */
+export function runSequence(
+  system: SystemDef,
+  config: JsonObject,
+  commands: readonly Command[],
+  options: RunOptions = {},
+): RunOutcome {
+  const context = options.context ?? new RunContext();
+  const model = system.createModel(config, context);
+  const impl = (options.implFactory ?? system.createImpl)(config, new SilentEnv(context));
+  const invariants = system.invariants;
+  for (let step = 0; step < commands.length; step++) {
+    const command = commands[step]!;
+    const fromModel = applySafely(system, model, command);
+    const fromImpl = applySafely(system, impl, command);
+    const failed: string[] = [];
+    const messages: string[] = [];
+    if (fromModel.crash !== undefined) {
+      failed.push(MODEL_EXCEPTION_CHECK);
+      messages.push(`the model threw ${fromModel.crash}`);
+    }
+    if (fromImpl.crash !== undefined) {
+      failed.push(IMPL_EXCEPTION_CHECK);
+      messages.push(`the implementation threw ${fromImpl.crash}`);
+    }
+    if (failed.length === 0) {
+      for (const invariant of invariants) {
+        const message = invariant.check(model, impl, config);
+        if (message !== null) {
+          failed.push(invariant.name);
+          messages.push(`${invariant.name}: ${message}`);
+        }
+      }
+    }
+    if (!jsonEqual(fromModel.observation, fromImpl.observation)) {
+      failed.push(OBSERVATION_CHECK);
+      messages.push('the observations of model and implementation differ');
+    }
+    if (failed.length > 0) {
+      return {
+        ok: false,
+        failure: {
+          system: system.name,
+          config,
+          step,
+          command,
+          check: failed[0]!,
+          checks: failed,
+          message: messages.join('\n'),
+          modelObservation: fromModel.observation,
+          implObservation: fromImpl.observation,
+          diff: jsonDiff(fromModel.observation, fromImpl.observation),
+        },
+      };
+    }
+  }
+  return { ok: true, steps: commands.length };
+}
+
+/** A multi-line human report of a failure, including the sequence up to the failing step. */
+export function formatFailure(failure: Failure, commands?: readonly Command[]): string {
+  const lines = [
+    `${failure.system}: check '${failure.check}' failed at step ${failure.step}` +
+      (commands ? ` of ${commands.length}` : ''),
+    `  config:  ${JSON.stringify(failure.config)}`,
+    `  command: ${JSON.stringify(failure.command)}`,
+    ...failure.message.split('\n').map((line) => `  ${line}`),
+    `  model observation: ${JSON.stringify(failure.modelObservation)}`,
+    `  impl observation:  ${JSON.stringify(failure.implObservation)}`,
+  ];
+  if (failure.diff.length > 0) {
+    lines.push('  diff (model => impl):', ...failure.diff.map((line) => `    ${line}`));
+  }
+  if (commands) {
+    lines.push('  sequence:');
+    commands.slice(0, failure.step + 1).forEach((command, index) => {
+      lines.push(`    ${String(index).padStart(3)} ${JSON.stringify(command)}`);
+    });
+  }
+  return lines.join('\n');
+}
+
+/**
+ * Makes a failing sequence 1-minimal: removes commands one at a time (last first) while the
+ * sequence still fails with the same first check. Runs after fast-check's shrinker, whose
+ * result is already small, so the quadratic worst case stays cheap.
+ */
+export function minimizeSequence(
+  system: SystemDef,
+  config: JsonObject,
+  commands: readonly Command[],
+  options: RunOptions = {},
+): Command[] {
+  const first = runSequence(system, config, commands, options);
+  if (first.ok) return [...commands];
+  const check = first.failure.check;
+  let current = commands.slice(0, first.failure.step + 1);
+  for (let index = current.length - 1; index >= 0; index--) {
+    const candidate = [...current.slice(0, index), ...current.slice(index + 1)];
+    const outcome = runSequence(system, config, candidate, options);
+    if (!outcome.ok && outcome.failure.check === check) {
+      current = candidate.slice(0, outcome.failure.step + 1);
+      index = Math.min(index, current.length);
+    }
+  }
+  return current;
+}

@@ -1,0 +1,57 @@
+/**
+ * The slot pool (the library's SyncManager): `slotCount` slots, lowest free slot first.
+ *
+ * A bitset of taken slots; acquiring scans words for the first one with a zero bit and takes
+ * its lowest zero bit, so a 1024-slot pool costs at most 32 word reads instead of 1024 bools.
+ */
+export class SlotPool {
+  private readonly takenWords: Uint32Array;
+  private takenCount = 0;
+
+  constructor(readonly slotCount: number) {
+    if (!Number.isInteger(slotCount) || slotCount < 1) throw new RangeError(`slotCount must be >= 1, got ${slotCount}`);
+    this.takenWords = new Uint32Array(Math.ceil(slotCount / 32));
+    // Padding bits past slotCount are permanently taken so the scan never returns them.
+    const tailBits = slotCount & 31;
+    if (tailBits !== 0) this.takenWords[this.takenWords.length - 1] = ~((1 << tailBits) - 1) >>> 0;
+  }
+
+  /** Takes the lowest free slot; returns -1 if every slot is taken. */
+  acquire(): number {
+    const words = this.takenWords;
+    for (let index = 0; index < words.length; index++) {
+      const free = ~words[index]! >>> 0;
+      if (free !== 0) {
+        const lowest = free & -free;
+        words[index] = words[index]! | lowest;
+        this.takenCount++;
+        return index * 32 + (31 - Math.clz32(lowest));
+      }
+    }
+    return -1;
+  }
+
+  release(slot: number): void {
+    const index = slot >>> 5;
+    const bit = 1 << (slot & 31);
+    if (slot < 0 || slot >= this.slotCount || (this.takenWords[index]! & bit) === 0) {
+      throw new Error(`slot pool: release of slot ${slot} that is not taken`);
+    }
+    this.takenWords[index] = this.takenWords[index]! & ~bit;
+    this.takenCount--;
+  }
+
+  get taken(): number {
+    return this.takenCount;
+  }
+
+  isTaken(slot: number): boolean {
+    return (this.takenWords[slot >>> 5]! & (1 << (slot & 31))) !== 0;
+  }
+
+  takenSlots(): number[] {
+    const slots: number[] = [];
+    for (let slot = 0; slot < this.slotCount; slot++) if (this.isTaken(slot)) slots.push(slot);
+    return slots;
+  }
+}

@@ -1,0 +1,288 @@
+/**
+ * System `residency-set`: residency sets and their slot pool (residency-library.md §2, §3, §10.4,
+ * §10.5; Unreal's 1024-slot variant in the seed ue5-dx12-residency-set, sections 4 and 6).
+ *
+ * Commands are plain data. A set handle `set: k` means the k-th live set (creation order) modulo
+ * the number of live sets, so any subsequence of a program is still a program; an object id is
+ * taken modulo the configured object count.
+ */
+import fc from 'fast-check';
+import type { Json, JsonObject } from '../harness/json';
+import type { Command, GenerationPlan, Invariant, RunEnv, SystemDef } from '../harness/system';
+import { ResidencySetModel } from '../../models/residency-set';
+import { ResidencySetPoolImpl } from '../residency/residency-set';
+import {
+  INVALID_SLOT,
+  nextCapacity,
+  type ResidencySetConfig,
+  type ResidencySetPool,
+} from '../residency/residency-set-types';
+import { weightedOps } from './generation';
+
+/** One side of a run: the pool, the live handles, and the Open/Close protocol monitor. */
+export interface SetSide {
+  readonly pool: ResidencySetPool;
+  readonly config: ResidencySetConfig;
+  readonly env: RunEnv;
+  /** Live set ids in creation order; handles index into it. */
+  readonly live: number[];
+  /** Protocol monitor: sets whose last successful Open has not yet been matched by a Close. */
+  readonly openedNotClosed: Set<number>;
+  readonly protocolViolations: string[];
+}
+
+export const residencySetOps = {
+  create: {},
+  destroy: { set: 'nat' },
+  open: { set: 'nat' },
+  insert: { set: 'nat', obj: 'nat' },
+  close: { set: 'nat' },
+  execute: { sets: '(nat|null)[]' },
+  failNextGrowth: {},
+} as const;
+
+const DEFAULT_WEIGHTS: Record<keyof typeof residencySetOps, number> = {
+  create: 3,
+  destroy: 1,
+  open: 6,
+  insert: 20,
+  close: 6,
+  execute: 4,
+  failNextGrowth: 1,
+};
+
+function toConfig(config: JsonObject): ResidencySetConfig {
+  return config as unknown as ResidencySetConfig;
+}
+
+function side(pool: ResidencySetPool, config: JsonObject, env: RunEnv): SetSide {
+  return { pool, config: toConfig(config), env, live: [], openedNotClosed: new Set(), protocolViolations: [] };
+}
+
+function pick(s: SetSide, handle: number): number | undefined {
+  return s.live.length === 0 ? undefined : s.live[handle % s.live.length];
+}
+
+const SKIPPED: Json = { skipped: true };
+
+function apply(s: SetSide, command: Command): Json {
+  const { pool } = s;
+  switch (command.op) {
+    case 'create':
+      s.live.push(pool.createSet());
+      return { live: s.live.length };
+    case 'destroy': {
+      const id = pick(s, command.set as number);
+      if (id === undefined) return SKIPPED;
+      pool.destroySet(id);
+      s.live.splice(s.live.indexOf(id), 1);
+      s.openedNotClosed.delete(id);
+      return { live: s.live.length };
+    }
+    case 'open': {
+      const id = pick(s, command.set as number);
+      if (id === undefined) return SKIPPED;
+      const hr = pool.open(id);
+      if (hr === 'S_OK') s.openedNotClosed.add(id);
+      if (hr === 'E_OUTOFMEMORY') s.env.probe('slot-pool-exhausted');
+      return { hr, slot: pool.slotOf(id) };
+    }
+    case 'insert': {
+      const id = pick(s, command.set as number);
+      if (id === undefined) return SKIPPED;
+      const capacityBefore = pool.capacity(id);
+      const inserted = pool.insert(id, (command.obj as number) % s.config.objectSizesBytes.length);
+      if (pool.isOutOfMemory(id)) s.env.probe('set-stuck-out-of-memory');
+      else if (capacityBefore > 0 && pool.capacity(id) > capacityBefore) s.env.probe('set-storage-grown');
+      return { inserted, size: pool.size(id) };
+    }
+    case 'close': {
+      const id = pick(s, command.set as number);
+      if (id === undefined) return SKIPPED;
+      const hr = pool.close(id);
+      if (hr === 'S_OK') {
+        if (!s.openedNotClosed.delete(id)) s.protocolViolations.push(`set ${id} was closed successfully without an open`);
+      }
+      if (hr === 'E_OUTOFMEMORY') s.env.probe('close-stuck-set');
+      return { hr };
+    }
+    case 'execute': {
+      const ids = (command.sets as (number | null)[]).map((handle) => (handle === null ? null : pick(s, handle) ?? null));
+      const result = pool.execute(ids);
+      if (result.hr === 'S_OK') {
+        for (const id of ids) {
+          if (id !== null && s.openedNotClosed.has(id)) s.protocolViolations.push(`set ${id} executed while open`);
+        }
+        let stored = 0;
+        for (const id of ids) if (id !== null) stored += pool.size(id);
+        if (stored > result.objects.length) s.env.probe('execute-merged-duplicates');
+      } else if (result.hr === 'E_OUTOFMEMORY') {
+        s.env.probe('master-set-no-slot');
+      } else if (result.hr === 'E_INVALIDARG') {
+        s.env.probe('execute-with-open-set');
+      }
+      return { hr: result.hr, objects: result.objects, totalSizeBytes: result.totalSizeBytes };
+    }
+    case 'failNextGrowth':
+      pool.failNextGrowth();
+      return {};
+    default:
+      throw new Error(`residency-set: unknown op ${command.op}`);
+  }
+}
+
+function bothSides(check: (s: SetSide) => string | null): (model: SetSide, impl: SetSide) => string | null {
+  return (model, impl) => {
+    const fromImpl = check(impl);
+    if (fromImpl !== null) return `implementation: ${fromImpl}`;
+    const fromModel = check(model);
+    return fromModel === null ? null : `model: ${fromModel}`;
+  };
+}
+
+const invariants: Invariant<SetSide>[] = [
+  {
+    name: 'slot-accounting',
+    description: 'taken slots are exactly the slots of the open sets, distinct, within the pool; closed sets hold Invalid',
+    check: bothSides((s) => {
+      const held: number[] = [];
+      for (const id of s.live) {
+        const slot = s.pool.slotOf(id);
+        if (s.pool.isOpen(id)) {
+          if (slot < 0 || slot >= s.config.slotCount) return `open set ${id} holds slot ${slot} outside the pool`;
+          held.push(slot);
+        } else if (slot !== INVALID_SLOT) {
+          return `closed set ${id} still holds slot ${slot}`;
+        }
+      }
+      held.sort((a, b) => a - b);
+      const taken = s.pool.takenSlots();
+      if (taken.length > s.config.slotCount) return `${taken.length} slots taken from a pool of ${s.config.slotCount}`;
+      if (new Set(held).size !== held.length) return `two open sets share a slot: ${held.join(',')}`;
+      if (taken.join(',') !== held.join(',')) return `taken slots [${taken}] but open sets hold [${held}]`;
+      return null;
+    }),
+  },
+  {
+    name: 'flags-match-open-sets',
+    description: "an object's flag at slot s is set exactly when it is in the open set holding s (or is that stuck set's failed object)",
+    check: (model, impl) => {
+      // The model derives flags from contents; the implementation's bitset must agree with it.
+      for (let object = 0; object < impl.config.objectSizesBytes.length; object++) {
+        const expected = model.pool.flaggedSlots(object).map((slot) => slot);
+        const actual = impl.pool.flaggedSlots(object);
+        if (expected.join(',') !== actual.join(',')) {
+          return `object ${object} is flagged at slots [${actual}] but belongs to the open sets at slots [${expected}]`;
+        }
+      }
+      return null;
+    },
+  },
+  {
+    name: 'no-duplicates',
+    description: 'no set holds the same object twice',
+    check: bothSides((s) => {
+      for (const id of s.live) {
+        const contents = s.pool.contents(id);
+        if (new Set(contents).size !== contents.length) return `set ${id} holds duplicates: [${contents}]`;
+      }
+      return null;
+    }),
+  },
+  {
+    name: 'capacity-growth',
+    description: "a set's size never exceeds its storage, whose capacity follows the spec's growth sequence",
+    check: bothSides((s) => {
+      for (const id of s.live) {
+        const size = s.pool.size(id);
+        const capacity = s.pool.capacity(id);
+        if (size > capacity) return `set ${id} stores ${size} entries in a capacity of ${capacity}`;
+        let expected = 0;
+        while (expected < capacity) expected = nextCapacity(expected, s.config.initialCapacity);
+        if (expected !== capacity) return `set ${id} has capacity ${capacity}, not on the growth sequence from ${s.config.initialCapacity}`;
+      }
+      return null;
+    }),
+  },
+  {
+    name: 'contents-match-model',
+    description: 'every set holds the same objects in the same (insertion) order as the model, open or closed',
+    check: (model, impl) => {
+      if (model.live.length !== impl.live.length) return `model has ${model.live.length} live sets, implementation ${impl.live.length}`;
+      for (let handle = 0; handle < impl.live.length; handle++) {
+        const expected = model.pool.contents(model.live[handle]!);
+        const actual = impl.pool.contents(impl.live[handle]!);
+        if (expected.join(',') !== actual.join(',')) return `set #${handle} holds [${actual}], the model [${expected}]`;
+        const modelOpen = model.pool.isOpen(model.live[handle]!);
+        if (modelOpen !== impl.pool.isOpen(impl.live[handle]!)) return `set #${handle} open=${!modelOpen}, the model open=${modelOpen}`;
+      }
+      return null;
+    },
+  },
+  {
+    name: 'open-close-protocol',
+    description: 'every successful Open is matched by exactly one successful Close before the set executes',
+    check: bothSides((s) => (s.protocolViolations.length === 0 ? null : s.protocolViolations[0]!)),
+  },
+];
+
+function commandArb(config: JsonObject, plan?: GenerationPlan): fc.Arbitrary<Command> {
+  const objectCount = (config.objectSizesBytes as number[]).length;
+  const handle = fc.nat({ max: 7 });
+  const arbs: Record<keyof typeof residencySetOps, fc.Arbitrary<Command>> = {
+    create: fc.constant({ op: 'create' }),
+    destroy: handle.map((set) => ({ op: 'destroy', set })),
+    open: handle.map((set) => ({ op: 'open', set })),
+    insert: fc.tuple(handle, fc.nat({ max: objectCount - 1 })).map(([set, obj]) => ({ op: 'insert', set, obj })),
+    close: handle.map((set) => ({ op: 'close', set })),
+    execute: fc
+      .array(fc.option(handle, { freq: 6, nil: null }), { minLength: 0, maxLength: 4 })
+      .map((sets) => ({ op: 'execute', sets })),
+    failNextGrowth: fc.constant({ op: 'failNextGrowth' }),
+  };
+  return weightedOps(arbs, DEFAULT_WEIGHTS, plan);
+}
+
+export const residencySetSystem: SystemDef<SetSide> = {
+  name: 'residency-set',
+  summary: 'residency sets and their slot pool: open/insert/close, dedupe flags, master-set merge',
+  configSchema: { slotCount: 'nat', initialCapacity: 'nat', objectSizesBytes: 'nat[]' },
+  ops: residencySetOps,
+  validateConfig(config) {
+    const c = toConfig(config);
+    if (c.slotCount < 1 || c.slotCount > 4096) return `slotCount must be 1..4096, got ${c.slotCount}`;
+    if (c.initialCapacity < 2) return `initialCapacity must be >= 2 (x1.5 growth of 1 never grows), got ${c.initialCapacity}`;
+    if (c.objectSizesBytes.length < 1) return 'objectSizesBytes must name at least one object';
+    return null;
+  },
+  configArb: () =>
+    fc.record({
+      slotCount: fc.oneof(
+        { weight: 6, arbitrary: fc.integer({ min: 1, max: 5 }) },
+        { weight: 2, arbitrary: fc.constantFrom(8, 32, 33) },
+        { weight: 1, arbitrary: fc.constant(1024) },
+      ),
+      initialCapacity: fc.oneof({ weight: 5, arbitrary: fc.integer({ min: 2, max: 5 }) }, { weight: 1, arbitrary: fc.constant(4096) }),
+      objectSizesBytes: fc.array(fc.integer({ min: 1, max: 1 << 20 }), { minLength: 1, maxLength: 12 }),
+    }),
+  commandArb,
+  sequence: { minLength: 1, maxLength: 120 },
+  createModel: (config, env) => side(new ResidencySetModel(toConfig(config)), config, env),
+  createImpl: (config, env) => side(new ResidencySetPoolImpl(toConfig(config)), config, env),
+  apply,
+  invariants,
+  probes: [
+    'slot-pool-exhausted',
+    'master-set-no-slot',
+    'set-stuck-out-of-memory',
+    'close-stuck-set',
+    'set-storage-grown',
+    'execute-merged-duplicates',
+    'execute-with-open-set',
+  ],
+};
+
+/** Wraps any pool as a side; mutants use it to build their implementation side. */
+export function residencySetSide(pool: ResidencySetPool, config: JsonObject, env: RunEnv): SetSide {
+  return side(pool, config, env);
+}
