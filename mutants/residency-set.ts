@@ -132,7 +132,7 @@ export const RESIDENCY_SET_MUTANTS: Mutant[] = [
   ),
   mutant(
     'set-execute-accepts-open-set',
-    'open-close-protocol',
+    'observation',
     'Execute skips the "every set is closed" validation and submits a set that is still recording',
     class extends ResidencySetPoolImpl {
       protected override validateClosed(): boolean {

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import type { JsonObject } from './json';
-import { runSequence, minimizeSequence, type Failure, type ImplFactory } from './runner';
+import { runSequence, minimizeSequence, RunContext, type Failure, type ImplFactory } from './runner';
 import type { Command, GenerationPlan, SystemDef } from './system';
 
 export interface Case {
@@ -35,6 +35,8 @@ export interface CheckOptions {
   readonly maxLength?: number;
   /** Disable shrinking (used to time raw detection). */
   readonly noShrink?: boolean;
+  /** Collects probe counts over every generated run (and its enabled fault sites). */
+  readonly context?: RunContext;
 }
 
 export interface Finding {
@@ -56,11 +58,21 @@ export type CheckResult = { readonly failed: false; readonly numRuns: number } |
 /** Runs the property once with fast-check; returns the minimal finding if it fails. */
 export function checkSystem(system: SystemDef, options: CheckOptions): CheckResult {
   const runOptions = { implFactory: options.implFactory };
+  const generationOptions = { ...runOptions, context: options.context };
+  // Shrinking keeps the failure's signature: once a case fails with check C, a shrunk
+  // candidate counts as failing only if it fails with C too, so a shrink never wanders from
+  // the bug that was found to a different one that happens to be shorter.
   let firstLength = -1;
+  let firstCheck: string | undefined;
   const property = fc.property(caseArb(system, options.plan, options.maxLength), (testCase) => {
-    const ok = runSequence(system, testCase.config, testCase.commands, runOptions).ok;
-    if (!ok && firstLength < 0) firstLength = testCase.commands.length;
-    return ok;
+    const outcome = runSequence(system, testCase.config, testCase.commands, firstCheck === undefined ? generationOptions : runOptions);
+    if (outcome.ok) return true;
+    if (firstCheck === undefined) {
+      firstCheck = outcome.failure.check;
+      firstLength = testCase.commands.length;
+      return false;
+    }
+    return outcome.failure.check !== firstCheck;
   });
   const details = fc.check(property, {
     seed: options.seed,

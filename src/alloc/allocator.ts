@@ -1,0 +1,35 @@
+/**
+ * The allocator contract shared by every sub-allocator here and by users' own allocators
+ * (`npm run fuzz -- --allocator path/to/module`): spec/allocators.md, "Common contract".
+ */
+
+/** What a user's module must return from `createAllocator(capacityBytes)`. */
+export interface Allocator {
+  /** Returns the offset of a new allocation, or null when there is no room (an answer, not an error). */
+  alloc(sizeBytes: number, alignBytes: number): number | null;
+  /** Frees the allocation starting at `offsetBytes`. */
+  free(offsetBytes: number): void;
+}
+
+/** Conformance a user's allocator declares (`export const policy`); 'any' checks only safety. */
+export type AllocatorPolicy = 'first-fit' | 'best-fit' | 'buddy' | 'any';
+
+/** Contract-error codes, identical in models and implementations. */
+export const AllocErrors = {
+  /** sizeBytes <= 0 or not an integer. */
+  BAD_SIZE: 'BAD_SIZE',
+  /** alignBytes not a positive power-of-two integer. */
+  BAD_ALIGN: 'BAD_ALIGN',
+  /** free of an offset that is not the start of a live allocation (double, interior, unknown). */
+  BAD_FREE: 'BAD_FREE',
+} as const;
+
+export function isPowerOfTwo(value: number): boolean {
+  return Number.isSafeInteger(value) && value > 0 && (value & (value - 1)) === 0 && value <= 2 ** 30
+    ? true
+    : Number.isSafeInteger(value) && value > 0 && Math.log2(value) % 1 === 0;
+}
+
+export function alignUp(value: number, alignBytes: number): number {
+  return Math.ceil(value / alignBytes) * alignBytes;
+}
