@@ -25,9 +25,8 @@ export const AllocErrors = {
 } as const;
 
 export function isPowerOfTwo(value: number): boolean {
-  return Number.isSafeInteger(value) && value > 0 && (value & (value - 1)) === 0 && value <= 2 ** 30
-    ? true
-    : Number.isSafeInteger(value) && value > 0 && Math.log2(value) % 1 === 0;
+  // Math.log2 is exact for powers of two up to 2^53, the whole safe-integer range.
+  return Number.isSafeInteger(value) && value > 0 && Number.isInteger(Math.log2(value));
 }
 
 export function alignUp(value: number, alignBytes: number): number {
