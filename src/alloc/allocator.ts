@@ -32,3 +32,27 @@ export function isPowerOfTwo(value: number): boolean {
 export function alignUp(value: number, alignBytes: number): number {
   return Math.ceil(value / alignBytes) * alignBytes;
 }
+
+/** A live allocation as the caller sees it: bytes [offsetBytes, offsetBytes + sizeBytes). */
+export interface LiveAllocation {
+  readonly offsetBytes: number;
+  readonly sizeBytes: number;
+}
+
+/**
+ * What the invariants need from our own allocators and models on top of the contract.
+ * Users' allocators only implement `Allocator`; the harness tracks their live ranges itself.
+ */
+export interface InspectableAllocator extends Allocator {
+  readonly capacityBytes: number;
+  /** Live allocations, ascending by offset. */
+  live(): LiveAllocation[];
+  /** Bytes in free blocks. */
+  freeBytes(): number;
+  /** Bytes handed to callers (sum of live sizes). */
+  usedBytes(): number;
+  /** Bytes reserved but not handed out: alignment padding and internal fragmentation. */
+  wasteBytes(): number;
+  /** True when the allocator is back to its initial state: one free block of full size. */
+  isPristine(): boolean;
+}
