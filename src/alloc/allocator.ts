@@ -3,6 +3,8 @@
  * (`npm run fuzz -- --allocator path/to/module`): spec/allocators.md, "Common contract".
  */
 
+import { ContractError } from '../contract';
+
 /** What a user's module must return from `createAllocator(capacityBytes)`. */
 export interface Allocator {
   /** Returns the offset of a new allocation, or null when there is no room (an answer, not an error). */
@@ -55,4 +57,40 @@ export interface InspectableAllocator extends Allocator {
   wasteBytes(): number;
   /** True when the allocator is back to its initial state: one free block of full size. */
   isPristine(): boolean;
+}
+
+/**
+ * The request checks every allocator here makes, in this order (so model and implementation
+ * throw the same code for a request that is bad in two ways): size first, then alignment.
+ */
+export function validateRequest(sizeBytes: number, alignBytes: number): void {
+  if (!Number.isSafeInteger(sizeBytes) || sizeBytes <= 0) {
+    throw new ContractError(AllocErrors.BAD_SIZE, `sizeBytes must be a positive integer, got ${sizeBytes}`);
+  }
+  if (!isPowerOfTwo(alignBytes)) {
+    throw new ContractError(AllocErrors.BAD_ALIGN, `alignBytes must be a power of two, got ${alignBytes}`);
+  }
+}
+
+/** The BAD_FREE error for `offsetBytes` (double free, interior offset, never allocated). */
+export function badFree(offsetBytes: number): ContractError {
+  return new ContractError(AllocErrors.BAD_FREE, `offset ${offsetBytes} is not the start of a live allocation`);
+}
+
+/** One block of an allocator's tiling of [0, capacity), for structure invariants and tests. */
+export interface BlockInfo {
+  readonly offsetBytes: number;
+  readonly sizeBytes: number;
+  readonly free: boolean;
+}
+
+/**
+ * Our own allocators and models also expose their block tiling and a self-check of their
+ * internal indexes (free lists, size-sorted arrays, bitmaps) against it.
+ */
+export interface BlockAllocator extends InspectableAllocator {
+  /** Every block, free or allocated, ascending by offset; together they tile [0, capacity). */
+  blocks(): BlockInfo[];
+  /** Null when the internal indexes agree with the blocks, otherwise what disagrees. */
+  checkIndexes(): string | null;
 }

@@ -37,6 +37,8 @@ export interface CheckOptions {
   readonly noShrink?: boolean;
   /** Collects probe counts over every generated run (and its enabled fault sites). */
   readonly context?: RunContext;
+  /** Called once, when the first failing case is found (before shrinking). */
+  readonly onFirstFailure?: (runIndex: number) => void;
 }
 
 export interface Finding {
@@ -53,7 +55,17 @@ export interface Finding {
   readonly failure: Failure;
 }
 
-export type CheckResult = { readonly failed: false; readonly numRuns: number } | ({ readonly failed: true } & Finding);
+export type CheckResult =
+  | { readonly failed: false; readonly numRuns: number; readonly commandsRun: number }
+  | ({ readonly failed: true; readonly commandsRun: number } & Finding);
+
+/** A seed/path pair that does not lead to a counterexample of this system's arbitrary. */
+export class ReplayPathError extends Error {
+  constructor(system: string, seed: number, path: string) {
+    super(`seed ${seed} path ${path} does not replay for ${system}: was it printed for another system or another version of its generator?`);
+    this.name = 'ReplayPathError';
+  }
+}
 
 /** Runs the property once with fast-check; returns the minimal finding if it fails. */
 export function checkSystem(system: SystemDef, options: CheckOptions): CheckResult {
@@ -64,23 +76,38 @@ export function checkSystem(system: SystemDef, options: CheckOptions): CheckResu
   // the bug that was found to a different one that happens to be shorter.
   let firstLength = -1;
   let firstCheck: string | undefined;
+  let generated = 0;
+  let commandsRun = 0;
   const property = fc.property(caseArb(system, options.plan, options.maxLength), (testCase) => {
     const outcome = runSequence(system, testCase.config, testCase.commands, firstCheck === undefined ? generationOptions : runOptions);
+    if (firstCheck === undefined) {
+      generated++;
+      commandsRun += outcome.ok ? testCase.commands.length : outcome.failure.step + 1;
+    }
     if (outcome.ok) return true;
     if (firstCheck === undefined) {
       firstCheck = outcome.failure.check;
       firstLength = testCase.commands.length;
+      options.onFirstFailure?.(generated - 1);
       return false;
     }
     return outcome.failure.check !== firstCheck;
   });
-  const details = fc.check(property, {
+  let details;
+  try {
+    details = fc.check(property, {
     seed: options.seed,
     numRuns: options.numRuns,
     ...(options.path === undefined ? {} : { path: options.path }),
     ...(options.noShrink ? { endOnFailure: true } : {}),
-  });
-  if (!details.failed) return { failed: false, numRuns: details.numRuns };
+    });
+  } catch (error) {
+    if (options.path !== undefined && /Unable to replay/.test(String(error))) {
+      throw new ReplayPathError(system.name, options.seed, options.path);
+    }
+    throw error;
+  }
+  if (!details.failed) return { failed: false, numRuns: details.numRuns, commandsRun };
   if (details.counterexample === null) throw new Error(`${system.name}: fast-check failed without a counterexample`);
   const [shrunk] = details.counterexample;
   const commands = minimizeSequence(system, shrunk.config, shrunk.commands, runOptions);
@@ -90,6 +117,7 @@ export function checkSystem(system: SystemDef, options: CheckOptions): CheckResu
   const runIndex = Number(path.split(':')[0] ?? 0);
   return {
     failed: true,
+    commandsRun,
     seed: details.seed,
     path,
     runIndex: options.path === undefined ? runIndex : Number((options.path.split(':')[0]) ?? 0),

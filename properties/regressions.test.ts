@@ -1,0 +1,113 @@
+/**
+ * Replays every file in regressions/: it must pass against the real implementation and fail
+ * against every mutant it names. Also checks the file format's error messages.
+ */
+import { mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { findSystem } from '../src/harness/registry';
+import { MUTANTS } from '../mutants/index';
+import {
+  parseRegression,
+  readRegression,
+  replayRegression,
+  serializeRegression,
+  writeRegression,
+  type Lookup,
+} from '../src/harness/regression';
+import { formatFailure } from '../src/harness/runner';
+import { InputError } from '../src/harness/json';
+
+const ROOT = path.resolve(__dirname, '..', 'regressions');
+const lookup: Lookup = { findSystem, mutantNames: new Set(MUTANTS.map((mutant) => mutant.name)) };
+
+function allFiles(dir: string): string[] {
+  return readdirSync(dir)
+    .sort()
+    .flatMap((name) => {
+      const full = path.join(dir, name);
+      return statSync(full).isDirectory() ? allFiles(full) : name.endsWith('.json') ? [full] : [];
+    });
+}
+
+const files = allFiles(ROOT);
+
+describe('regressions/', () => {
+  it('holds at least one file per registered mutant-bearing system', () => {
+    expect(files.length).toBeGreaterThan(0);
+  });
+
+  for (const file of files) {
+    const name = path.relative(ROOT, file);
+    it(`${name}: passes against the implementation and fails against its mutants`, () => {
+      const regression = readRegression(file, lookup);
+      const result = replayRegression(file, regression, findSystem(regression.system)!, MUTANTS);
+      if (!result.real.ok) throw new Error(formatFailure(result.real.failure, regression.commands));
+      for (const entry of result.mutants) {
+        expect(entry.outcome.ok, `${entry.name} is no longer caught by ${name}`).toBe(false);
+      }
+    });
+    it(`${name}: is stored in canonical form`, () => {
+      const regression = readRegression(file, lookup);
+      expect(readFileSync(file, 'utf8')).toBe(serializeRegression(regression));
+    });
+  }
+});
+
+describe('regression file errors name the file and the JSON path', () => {
+  const good = {
+    format: 1,
+    system: 'residency-set',
+    description: 'example',
+    config: { slotCount: 2, initialCapacity: 2, objectSizesBytes: [1] },
+    origin: { tool: 'hand-written', date: '2026-11-30' },
+    catches: [],
+    commands: [{ op: 'create' }, { op: 'open', set: 0 }],
+  };
+  const parse = (value: unknown) => parseRegression(JSON.stringify(value), 'x.json', lookup);
+  const errorOf = (value: unknown): InputError => {
+    try {
+      parse(value);
+    } catch (error) {
+      if (error instanceof InputError) return error;
+      throw error;
+    }
+    throw new Error('expected an InputError');
+  };
+
+  it('accepts a well-formed file', () => {
+    expect(parse(good).commands).toHaveLength(2);
+  });
+  it('rejects invalid JSON', () => {
+    expect(() => parseRegression('{', 'bad.json', lookup)).toThrow(/^bad\.json: \$: not valid JSON/);
+  });
+  it('rejects an unknown op with its index', () => {
+    const error = errorOf({ ...good, commands: [{ op: 'create' }, { op: 'opn', set: 0 }] });
+    expect(error.message).toMatch(/^x\.json: \$\.commands\[1\]\.op: unknown op 'opn'/);
+  });
+  it('rejects a bad field type', () => {
+    expect(errorOf({ ...good, commands: [{ op: 'open', set: -1 }] }).jsonPath).toBe('$.commands[0].set');
+    expect(errorOf({ ...good, commands: [{ op: 'open' }] }).message).toMatch(/\$\.commands\[0\]\.set: missing field/);
+    expect(errorOf({ ...good, commands: [{ op: 'open', set: 0, sett: 1 }] }).message).toMatch(/\$\.commands\[0\]\.sett: unknown field/);
+  });
+  it('rejects an unknown system, format, mutant or a bad config', () => {
+    expect(errorOf({ ...good, system: 'nope' }).jsonPath).toBe('$.system');
+    expect(errorOf({ ...good, format: 2 }).jsonPath).toBe('$.format');
+    expect(errorOf({ ...good, catches: ['no-such-mutant'] }).jsonPath).toBe('$.catches[0]');
+    expect(errorOf({ ...good, config: { ...good.config, initialCapacity: 1 } }).message).toMatch(/\$\.config: initialCapacity must be >= 2/);
+    expect(errorOf({ ...good, config: { slotCount: 2 } }).jsonPath).toBe('$.config.initialCapacity');
+  });
+  it('never overwrites a file without force, and writes the same bytes for the same regression', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'regress-'));
+    const file = path.join(dir, 'residency-set', 'a.json');
+    const regression = parse(good);
+    writeRegression(file, regression, false);
+    const first = readFileSync(file, 'utf8');
+    expect(() => writeRegression(file, regression, false)).toThrow(/--force/);
+    writeFileSync(file, 'changed');
+    writeRegression(file, regression, true);
+    expect(readFileSync(file, 'utf8')).toBe(first);
+    expect(parseRegression(first, file, lookup)).toEqual(regression);
+  });
+});

@@ -1,0 +1,105 @@
+/**
+ * `npm run mutants`: the proof that the harness has teeth. Runs the property of each mutant's
+ * system against the mutant under a fixed seed and reports whether it was detected, after how
+ * many runs and milliseconds, by which check, and how short the shrunk counterexample is.
+ */
+import { writeFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { checkSystem, saveCommandLine } from '../harness/property';
+import { findSystem } from '../harness/registry';
+import { loadMutants } from '../harness/mutant-catalog';
+import { DEFAULT_SEED } from '../harness/seed';
+import { intOption, parseArgs, runMain, UsageError } from './args';
+
+const HELP = `usage: npm run mutants -- [--system NAME] [--mutant NAME] [--seed S] [--runs N] [--json FILE] [--commands]
+
+Runs every mutant of the bug catalog (mutants/) against its system's property with a fixed
+seed (default ${DEFAULT_SEED}, the seed of npm test) and up to N runs each (default 1000).
+For each mutant: detected or SURVIVED, runs and milliseconds until the first failure,
+the check that caught it (expected in parentheses when different), and the shrunk length.
+--commands also prints the regress command that stores each counterexample.
+Exit code 1 if any mutant survives or is caught by a different check than it names.`;
+
+export interface MutantReport {
+  readonly name: string;
+  readonly system: string;
+  readonly detected: boolean;
+  readonly expectedCheck: string;
+  readonly check: string | null;
+  readonly runsToDetection: number | null;
+  readonly msToDetection: number | null;
+  readonly originalLength: number | null;
+  readonly shrunkLength: number | null;
+  readonly seed: number;
+  readonly path: string | null;
+}
+
+await runMain(async () => {
+  const args = parseArgs(process.argv.slice(2), ['system', 'mutant', 'seed', 'runs', 'json'], ['help', 'commands']);
+  if (args.flags.has('help')) {
+    console.log(HELP);
+    return 0;
+  }
+  if (args.positionals.length > 0) throw new UsageError(`unexpected argument '${args.positionals[0]}'`);
+  const seed = intOption(args, 'seed', -(2 ** 31)) ?? DEFAULT_SEED;
+  const numRuns = intOption(args, 'runs', 1) ?? 1000;
+  let mutants = await loadMutants();
+  const systemFilter = args.options.get('system');
+  if (systemFilter !== undefined) {
+    if (findSystem(systemFilter) === undefined) throw new UsageError(`unknown system '${systemFilter}'`);
+    mutants = mutants.filter((mutant) => mutant.system === systemFilter);
+  }
+  const mutantFilter = args.options.get('mutant');
+  if (mutantFilter !== undefined) {
+    mutants = mutants.filter((mutant) => mutant.name === mutantFilter);
+    if (mutants.length === 0) throw new UsageError(`unknown mutant '${mutantFilter}'`);
+  }
+
+  const reports: MutantReport[] = [];
+  let bad = 0;
+  for (const mutant of mutants) {
+    const system = findSystem(mutant.system);
+    if (system === undefined) throw new Error(`mutant ${mutant.name} names unknown system ${mutant.system}`);
+    const started = performance.now();
+    let msToDetection: number | null = null;
+    const result = checkSystem(system, {
+      seed,
+      numRuns,
+      implFactory: mutant.createImpl,
+      onFirstFailure: () => {
+        msToDetection = performance.now() - started;
+      },
+    });
+    const report: MutantReport = {
+      name: mutant.name,
+      system: mutant.system,
+      detected: result.failed,
+      expectedCheck: mutant.expectedCheck,
+      check: result.failed ? result.failure.check : null,
+      runsToDetection: result.failed ? result.runIndex + 1 : null,
+      msToDetection: msToDetection === null ? null : Math.round(msToDetection as number),
+      originalLength: result.failed ? result.originalLength : null,
+      shrunkLength: result.failed ? result.commands.length : null,
+      seed,
+      path: result.failed ? result.path : null,
+    };
+    reports.push(report);
+    const ok = report.detected && report.check === report.expectedCheck;
+    if (!ok) bad++;
+    const status = !report.detected ? 'SURVIVED' : ok ? 'detected' : 'WRONG-CHECK';
+    console.log(
+      `${status.padEnd(11)} ${mutant.name.padEnd(40)} ${mutant.system.padEnd(20)} ` +
+        (report.detected
+          ? `run ${String(report.runsToDetection).padStart(4)}  ${String(report.msToDetection).padStart(6)} ms  ` +
+            `${String(report.originalLength).padStart(3)} -> ${String(report.shrunkLength).padStart(2)} commands  ${report.check}` +
+            (ok ? '' : ` (expected ${report.expectedCheck})`)
+          : `${numRuns} runs`),
+    );
+    if (args.flags.has('commands') && result.failed) console.log(`            ${saveCommandLine(mutant.system, seed, result.path, mutant.name)}`);
+  }
+  const detected = reports.filter((report) => report.detected).length;
+  console.log(`\n${detected} of ${reports.length} mutants detected; ${bad === 0 ? 'every one by its expected check' : `${bad} not as expected`}`);
+  const jsonFile = args.options.get('json');
+  if (jsonFile !== undefined) writeFileSync(jsonFile, JSON.stringify({ seed, numRuns, mutants: reports }, null, 2) + '\n');
+  return bad === 0 ? 0 : 1;
+});
