@@ -37,6 +37,11 @@ export interface CheckOptions {
   readonly noShrink?: boolean;
   /** Collects probe counts over every generated run (and its enabled fault sites). */
   readonly context?: RunContext;
+  /**
+   * Generate without fast-check's bias toward small values. Campaigns run one case per seed,
+   * where the bias of a first run would make half the sequences short.
+   */
+  readonly unbiased?: boolean;
   /** Called once, when the first failing case is found (before shrinking). */
   readonly onFirstFailure?: (runIndex: number) => void;
 }
@@ -78,7 +83,8 @@ export function checkSystem(system: SystemDef, options: CheckOptions): CheckResu
   let firstCheck: string | undefined;
   let generated = 0;
   let commandsRun = 0;
-  const property = fc.property(caseArb(system, options.plan, options.maxLength), (testCase) => {
+  const cases = caseArb(system, options.plan, options.maxLength);
+  const property = fc.property(options.unbiased ? fc.noBias(cases) : cases, (testCase) => {
     const outcome = runSequence(system, testCase.config, testCase.commands, firstCheck === undefined ? generationOptions : runOptions);
     if (firstCheck === undefined) {
       generated++;

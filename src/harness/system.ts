@@ -67,8 +67,12 @@ export interface SystemDef<S = any> {
   readonly invariants: readonly Invariant<S>[];
   /** Names of the coverage probes this system's model can report. */
   readonly probes: readonly string[];
-  /** Names of the fault sites this system honours. */
-  readonly faultSites?: readonly string[];
+  /**
+   * Fault sites (BUGGIFY style): each names the injection ops that fire it, e.g.
+   * `{ 'set-growth-failure': ['failNextGrowth'] }`. Faults are commands, so a finding replays
+   * from its file alone; a campaign switches sites on per run, and fault-free runs get none.
+   */
+  readonly faultOps?: Readonly<Record<string, readonly string[]>>;
 }
 
 /** A variant of a system's implementation that re-creates a documented pitfall. */

@@ -280,6 +280,7 @@ export const residencySetSystem: SystemDef<SetSide> = {
     'execute-merged-duplicates',
     'execute-with-open-set',
   ],
+  faultOps: { 'set-growth-failure': ['failNextGrowth'] },
 };
 
 /** Wraps any pool as a side; mutants use it to build their implementation side. */

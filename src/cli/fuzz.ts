@@ -1,0 +1,441 @@
+/**
+ * `npm run fuzz`: fuzz campaigns with fixed seeds.
+ *
+ * Run i of a system derives everything (fast-check seed, swarm weights, fault sites) from
+ * (campaign seed, system, i), so a campaign is the same whatever the worker or shard count.
+ * Findings are shrunk, replayed twice, de-duplicated by signature and written at once as
+ * regression files; the summary is checkpointed every second, so a killed campaign loses at
+ * most the runs in flight and never a finding.
+ */
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
+import {
+  addFinding,
+  emptySummary,
+  executeRun,
+  isCompleted,
+  mergeSummaries,
+  planRun,
+  recordRun,
+  runIndexOf,
+  shardLabel,
+  SUMMARY_FORMAT,
+  type CampaignSummary,
+  type FindingEntry,
+  type RunResult,
+  type Shard,
+} from '../harness/campaign';
+import { PROJECT_ROOT } from '../harness/mutant-catalog';
+import { isPlainObject } from '../harness/json';
+import { originDate, regressionPath, serializeRegression, REGRESSION_FORMAT } from '../harness/regression';
+import { DEFAULT_SEED } from '../harness/seed';
+import type { SystemDef } from '../harness/system';
+import { systemNames } from '../harness/registry';
+import { intOption, parseArgs, parseDuration, runMain, UsageError, type ParsedArgs } from './args';
+import { resolveTargets, type TargetSpec } from './fuzz-targets';
+import type { WorkerInit, WorkerReply, WorkerTask } from './fuzz-worker';
+
+const DEFAULT_RUNS = 150;
+const BATCH_RUNS = 8;
+const CHECKPOINT_MS = 1000;
+const PLAIN_PROGRESS_MS = 10_000;
+const TTY_PROGRESS_MS = 250;
+
+const HELP = `usage:
+  npm run fuzz -- [--system all|NAME[,NAME...]] [--seed S] [--runs N | --budget 30s|45m|8h]
+                  [--workers N] [--shard k/K] [--json FILE] [--out DIR] [--resume FILE]
+  npm run fuzz -- merge SUMMARY.json SUMMARY.json ... [--json FILE]
+
+Runs a fuzz campaign: run i of each system gets a seed derived from (campaign seed, system, i),
+draws its enabled ops and weights (swarm testing) and its fault sites from it, and runs one
+generated sequence side by side (model vs implementation) with every invariant checked.
+
+  --system    systems to fuzz (default all): ${systemNames().join(', ')}
+  --seed      campaign seed, a string or number (default ${DEFAULT_SEED})
+  --runs N    runs 0..N-1 of each system (default ${DEFAULT_RUNS} unless --budget is given)
+  --budget    run until this much time has passed (runs in flight finish)
+  --workers   worker threads (default: the number of cores; 1 runs in this thread)
+  --shard k/K take only runs i with i mod K = k; the K shards together are the whole campaign
+  --json      summary file, checkpointed every second (default .fuzz/last-campaign.json)
+  --out       where findings are written (default regressions/), as <system>/fuzz-<check>-<op>.json
+  --resume    continue the campaign a summary file describes (same seed, systems and shard)
+
+Exit codes: 0 no finding, 1 findings (each written as a regression file), 2 bad arguments.
+Ctrl-C or SIGTERM finishes the runs in flight, writes the summary and exits.
+merge combines the summaries of a campaign's shards into one.`;
+
+interface CampaignOptions {
+  readonly seed: string;
+  readonly targets: TargetSpec;
+  readonly systems: SystemDef[];
+  readonly runs: number | null;
+  readonly budgetMs: number | null;
+  readonly workers: number;
+  readonly shard: Shard;
+  readonly jsonFile: string;
+  readonly outDir: string;
+  readonly resumed: CampaignSummary | null;
+}
+
+function writeAtomically(file: string, text: string): void {
+  mkdirSync(path.dirname(file), { recursive: true });
+  const temp = `${file}.tmp-${process.pid}`;
+  writeFileSync(temp, text);
+  renameSync(temp, file);
+}
+
+function parseShard(raw: string | undefined): Shard {
+  if (raw === undefined) return { index: 0, count: 1 };
+  const match = /^(\d+)\/(\d+)$/.exec(raw);
+  if (match === null) throw new UsageError(`--shard must look like k/K (e.g. 0/4), got '${raw}'`);
+  const index = Number(match[1]);
+  const count = Number(match[2]);
+  if (count < 1 || index >= count) throw new UsageError(`--shard ${raw}: k must be in 0..K-1 and K >= 1`);
+  return { index, count };
+}
+
+function readSummary(file: string): CampaignSummary {
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new UsageError(`cannot read summary ${file}: ${reason}`);
+  }
+  if (!isPlainObject(value) || value.format !== SUMMARY_FORMAT || typeof value.seed !== 'string' || !isPlainObject(value.systems)) {
+    throw new UsageError(`${file} is not a campaign summary (format ${SUMMARY_FORMAT})`);
+  }
+  return value as unknown as CampaignSummary;
+}
+
+async function parseCampaign(args: ParsedArgs): Promise<CampaignOptions> {
+  if (args.positionals.length > 0) throw new UsageError(`unexpected argument '${args.positionals[0]}' (see --help)`);
+  const resumeFile = args.options.get('resume');
+  const resumed = resumeFile === undefined ? null : readSummary(resumeFile);
+  let seed = args.options.get('seed') ?? resumed?.seed ?? String(DEFAULT_SEED);
+  if (seed.trim() === '') throw new UsageError('--seed must not be empty');
+  seed = seed.trim();
+  let shard = parseShard(args.options.get('shard'));
+  if (resumed !== null) {
+    if (args.options.has('seed') && seed !== resumed.seed) throw new UsageError(`--seed ${seed} does not match the resumed campaign's seed ${resumed.seed}`);
+    if (resumed.shards.length !== 1) throw new UsageError(`${resumeFile} is a merged summary; resume one shard's summary`);
+    const resumedShard = parseShard(resumed.shards[0]);
+    if (args.options.has('shard') && shardLabel(shard) !== shardLabel(resumedShard)) throw new UsageError(`--shard does not match the resumed campaign's shard ${resumed.shards[0]}`);
+    shard = resumedShard;
+  }
+  const targets: TargetSpec = { systems: args.options.get('system') ?? (resumed ? Object.keys(resumed.systems).join(',') : 'all') };
+  const systems = await resolveTargets(targets);
+  const budgetRaw = args.options.get('budget');
+  const budgetMs = budgetRaw === undefined ? null : parseDuration(budgetRaw);
+  let runs = intOption(args, 'runs', 1) ?? null;
+  if (runs !== null && budgetMs !== null) throw new UsageError('give --runs or --budget, not both');
+  if (runs === null && budgetMs === null) runs = DEFAULT_RUNS;
+  const workers = intOption(args, 'workers', 1) ?? Math.max(1, cpus().length);
+  if (workers > 64) throw new UsageError(`--workers ${workers} is more than 64`);
+  return {
+    seed,
+    targets,
+    systems,
+    runs,
+    budgetMs,
+    workers,
+    shard,
+    jsonFile: args.options.get('json') ?? resumeFile ?? path.join(PROJECT_ROOT, '.fuzz', 'last-campaign.json'),
+    outDir: args.options.get('out') ?? path.join(PROJECT_ROOT, 'regressions'),
+    resumed,
+  };
+}
+
+/** Hands out (system, run index) pairs in campaign order, skipping runs already done. */
+class RunQueue {
+  private ordinal = 0;
+  private systemIndex = 0;
+  constructor(
+    private readonly options: CampaignOptions,
+    private readonly summary: CampaignSummary,
+  ) {}
+  next(): { system: string; runIndex: number } | null {
+    const { systems, shard, runs } = this.options;
+    for (let guard = 0; guard < 1_000_000; guard++) {
+      if (this.systemIndex === systems.length) {
+        this.systemIndex = 0;
+        this.ordinal++;
+      }
+      const runIndex = runIndexOf(shard, this.ordinal);
+      if (runs !== null && runIndex >= runs) return null;
+      const system = systems[this.systemIndex++]!;
+      const completion = this.summary.systems[system.name]?.completed[shardLabel(shard)];
+      if (!isCompleted(completion, this.ordinal)) return { system: system.name, runIndex };
+    }
+    throw new Error('run queue: no runnable run found in a million candidates');
+  }
+}
+
+class Campaign {
+  readonly summary: CampaignSummary;
+  private readonly started = performance.now();
+  private readonly previousElapsedMs: number;
+  private lastCheckpoint = 0;
+  private lastProgress = 0;
+  private stopping: 'budget' | 'interrupted' | null = null;
+  private readonly queue: RunQueue;
+  private readonly tty = process.stderr.isTTY === true;
+  private runsThisSession = 0;
+  private commandsThisSession = 0;
+
+  constructor(private readonly options: CampaignOptions) {
+    this.summary = options.resumed ? structuredClone(options.resumed) : emptySummary(options.seed, options.shard, options.systems);
+    for (const system of options.systems) {
+      this.summary.systems[system.name] ??= emptySummary(options.seed, options.shard, [system]).systems[system.name]!;
+    }
+    this.summary.stopped = 'running';
+    this.summary.timing.workers = options.workers;
+    this.previousElapsedMs = options.resumed?.timing.elapsedMs ?? 0;
+    this.queue = new RunQueue(options, this.summary);
+  }
+
+  stop(reason: 'budget' | 'interrupted'): void {
+    this.stopping ??= reason;
+  }
+
+  get stopped(): boolean {
+    if (this.stopping === null && this.options.budgetMs !== null && performance.now() - this.started >= this.options.budgetMs) {
+      this.stopping = 'budget';
+    }
+    return this.stopping !== null;
+  }
+
+  nextBatch(): WorkerTask | null {
+    if (this.stopped) return null;
+    const batch: { system: string; runIndex: number }[] = [];
+    while (batch.length < BATCH_RUNS) {
+      const next = this.queue.next();
+      if (next === null) break;
+      batch.push(next);
+    }
+    return batch.length === 0 ? null : { batch };
+  }
+
+  record(result: RunResult): void {
+    const system = this.summary.systems[result.system]!;
+    recordRun(system, result, this.options.shard);
+    this.runsThisSession++;
+    this.commandsThisSession += result.commands;
+    if (result.finding !== null) this.recordFinding(result);
+    this.tick(false);
+  }
+
+  private recordFinding(result: RunResult): void {
+    const finding = result.finding!;
+    const slug = `fuzz-${finding.check}-${finding.op}`.toLowerCase().replace(/[^a-z0-9._-]+/g, '-');
+    const file = regressionPath(this.options.outDir, finding.system, slug);
+    const entry: FindingEntry = {
+      signature: finding.signature,
+      system: finding.system,
+      check: finding.check,
+      op: finding.op,
+      runIndex: finding.runIndex,
+      commands: finding.commands.length,
+      file: path.relative(PROJECT_ROOT, file),
+      replay: `npm run regress -- replay ${path.relative(PROJECT_ROOT, file)}`,
+      weights: finding.weights,
+      faults: finding.faults,
+    };
+    const verdict = addFinding(this.summary.findings, entry);
+    if (verdict === 'duplicate') return;
+    writeAtomically(
+      file,
+      serializeRegression({
+        format: REGRESSION_FORMAT,
+        system: finding.system,
+        description: `fuzz campaign ${this.options.seed}, ${finding.system} run ${finding.runIndex}: ${finding.check} fails on op ${finding.op}`,
+        config: finding.config,
+        commands: finding.commands,
+        origin: { tool: 'fuzz', seed: finding.seed, path: finding.path, date: originDate(Date.now(), process.env.SOURCE_DATE_EPOCH), check: finding.check },
+        catches: [],
+      }),
+    );
+    this.clearLine();
+    console.log(`finding: ${finding.signature} (run ${finding.runIndex}, ${finding.originalLength} -> ${finding.commands.length} commands)`);
+    console.log(`  ${finding.message.split('\n')[0]}`);
+    console.log(`  written to ${entry.file}; replay: ${entry.replay}`);
+    this.checkpoint(true);
+  }
+
+  private elapsedMs(): number {
+    return this.previousElapsedMs + (performance.now() - this.started);
+  }
+
+  private fillTiming(): void {
+    const elapsedMs = this.elapsedMs();
+    this.summary.timing.elapsedMs = Math.round(elapsedMs);
+    for (const [name, system] of Object.entries(this.summary.systems)) {
+      this.summary.timing.commandsPerSecond[name] = elapsedMs > 0 ? Math.round(system.commands / (elapsedMs / 1000)) : 0;
+    }
+  }
+
+  checkpoint(force: boolean): void {
+    const now = performance.now();
+    if (!force && now - this.lastCheckpoint < CHECKPOINT_MS) return;
+    this.lastCheckpoint = now;
+    this.fillTiming();
+    writeAtomically(this.options.jsonFile, JSON.stringify(this.summary, null, 2) + '\n');
+  }
+
+  private clearLine(): void {
+    if (this.tty) process.stderr.write('\r\x1b[K');
+  }
+
+  tick(force: boolean): void {
+    this.checkpoint(force);
+    const now = performance.now();
+    const every = this.tty ? TTY_PROGRESS_MS : PLAIN_PROGRESS_MS;
+    if (!force && now - this.lastProgress < every) return;
+    this.lastProgress = now;
+    const seconds = (now - this.started) / 1000;
+    const rate = seconds > 0 ? Math.round(this.commandsThisSession / seconds) : 0;
+    let left = '';
+    if (this.options.budgetMs !== null) left = `, ${Math.max(0, Math.ceil((this.options.budgetMs - (now - this.started)) / 1000))}s left`;
+    else if (this.options.runs !== null) {
+      const total = this.options.systems.length * Math.ceil((this.options.runs - this.options.shard.index) / this.options.shard.count);
+      const done = Object.values(this.summary.systems).reduce((sum, system) => sum + system.runs, 0);
+      left = `, ${done}/${total} runs`;
+    }
+    const line = `fuzz: ${this.runsThisSession} runs, ${rate} commands/s, ${this.summary.findings.length} findings${left}`;
+    if (this.tty) process.stderr.write(`\r\x1b[K${line}`);
+    else console.error(line);
+  }
+
+  finish(): CampaignSummary {
+    this.summary.stopped = this.stopping ?? 'complete';
+    this.clearLine();
+    this.checkpoint(true);
+    return this.summary;
+  }
+}
+
+async function runInThread(campaign: Campaign, options: CampaignOptions): Promise<void> {
+  const systems = new Map(options.systems.map((system) => [system.name, system]));
+  for (;;) {
+    const task = campaign.nextBatch();
+    if (task === null) return;
+    for (const { system, runIndex } of task.batch) {
+      const definition = systems.get(system)!;
+      campaign.record(executeRun(definition, planRun(options.seed, definition, runIndex)));
+    }
+    // Let signals and timers in between batches.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+async function runInWorkers(campaign: Campaign, options: CampaignOptions): Promise<void> {
+  const init: WorkerInit = { campaignSeed: options.seed, targets: options.targets };
+  const boot = new URL('./fuzz-worker-boot.mjs', import.meta.url);
+  await Promise.all(
+    Array.from({ length: options.workers }, () => {
+      return new Promise<void>((resolve, reject) => {
+        const worker = new Worker(boot, { workerData: init });
+        const dispatch = (): void => {
+          const task = campaign.nextBatch();
+          if (task === null) {
+            void worker.terminate().then(() => resolve());
+            return;
+          }
+          worker.postMessage(task);
+        };
+        worker.on('message', (reply: WorkerReply) => {
+          if ('error' in reply) {
+            void worker.terminate();
+            reject(new Error(`worker failed: ${reply.error}`));
+            return;
+          }
+          for (const result of reply.results) campaign.record(result);
+          dispatch();
+        });
+        worker.on('error', reject);
+      });
+    }),
+  );
+}
+
+function printSummary(summary: CampaignSummary): void {
+  const rows = Object.entries(summary.systems).map(([name, system]) => [
+    name,
+    String(system.runs),
+    String(system.commands),
+    String(summary.timing.commandsPerSecond[name] ?? 0),
+    String(summary.findings.filter((finding) => finding.system === name).length),
+    system.probesNeverHit.length === 0 ? '-' : system.probesNeverHit.join(','),
+  ]);
+  const header = ['system', 'runs', 'commands', 'commands/s', 'findings', 'probes never hit'];
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
+  const format = (row: string[]) => row.map((cell, column) => (column === 0 || column === 5 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ');
+  console.log(format(header));
+  for (const row of rows) console.log(format(row));
+  const total = Object.values(summary.systems).reduce((sum, system) => sum + system.commands, 0);
+  console.log(
+    `\ncampaign seed ${summary.seed}, shard ${summary.shards.join('+')}: ${total} commands in ${(summary.timing.elapsedMs / 1000).toFixed(1)} s ` +
+      `(${Math.round(total / Math.max(summary.timing.elapsedMs / 1000, 1e-9))} commands/s side by side, ${summary.timing.workers} workers), stopped: ${summary.stopped}`,
+  );
+  if (summary.findings.length === 0) console.log('no findings');
+  for (const finding of summary.findings) {
+    console.log(`FINDING ${finding.signature}: run ${finding.runIndex}, ${finding.commands} commands -> ${finding.file}\n  ${finding.replay}`);
+  }
+}
+
+async function campaignMain(args: ParsedArgs): Promise<number> {
+  const options = await parseCampaign(args);
+  if (!existsSync(options.outDir)) mkdirSync(options.outDir, { recursive: true });
+  const campaign = new Campaign(options);
+  let interrupts = 0;
+  const onSignal = (): void => {
+    interrupts++;
+    if (interrupts > 1) process.exit(130);
+    campaign.stop('interrupted');
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  console.log(
+    `fuzz: seed ${options.seed}, systems ${options.systems.map((system) => system.name).join(',')}, ` +
+      `${options.runs !== null ? `runs 0..${options.runs - 1}` : `budget ${options.budgetMs! / 1000}s`}, shard ${shardLabel(options.shard)}, ` +
+      `${options.workers} worker${options.workers === 1 ? '' : 's'}${options.resumed ? ', resumed' : ''}`,
+  );
+  if (options.workers === 1) await runInThread(campaign, options);
+  else await runInWorkers(campaign, options);
+  const summary = campaign.finish();
+  process.off('SIGINT', onSignal);
+  process.off('SIGTERM', onSignal);
+  printSummary(summary);
+  console.log(`summary: ${path.relative(process.cwd(), options.jsonFile)}`);
+  return summary.findings.length > 0 ? 1 : 0;
+}
+
+async function mergeMain(argv: string[]): Promise<number> {
+  const args = parseArgs(argv, ['json'], []);
+  if (args.positionals.length === 0) throw new UsageError('merge needs one or more summary files');
+  let merged: CampaignSummary;
+  try {
+    merged = mergeSummaries(args.positionals.map(readSummary));
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    throw new UsageError((error as Error).message);
+  }
+  const out = args.options.get('json');
+  if (out !== undefined) writeAtomically(out, JSON.stringify(merged, null, 2) + '\n');
+  printSummary(merged);
+  return merged.findings.length > 0 ? 1 : 0;
+}
+
+await runMain(async () => {
+  const argv = process.argv.slice(2);
+  if (argv[0] === 'merge') return mergeMain(argv.slice(1));
+  const args = parseArgs(argv, ['system', 'seed', 'runs', 'budget', 'workers', 'shard', 'json', 'out', 'resume'], ['help']);
+  if (args.flags.has('help')) {
+    console.log(HELP);
+    return 0;
+  }
+  return campaignMain(args);
+});
