@@ -69,6 +69,11 @@ export function parseDuration(raw: string, name = 'budget'): number {
 
 /** Runs a CLI main: usage and input errors print one line and exit 2; findings exit 1. */
 export async function runMain(main: () => Promise<number>): Promise<void> {
+  // A closed pipe (`npm run fuzz | head`) ends the output, not the process with a stack trace.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw error;
+  });
   try {
     process.exitCode = await main();
   } catch (error) {
