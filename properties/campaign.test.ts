@@ -1,0 +1,121 @@
+/**
+ * Campaign properties: runs derive from the campaign seed alone, shards partition the campaign,
+ * merged shard summaries equal the unsharded summary, and the CLI reports user mistakes in one
+ * line with exit code 2.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  addFinding,
+  emptySummary,
+  executeRun,
+  mergeSummaries,
+  planRun,
+  recordRun,
+  runIndexOf,
+  type CampaignSummary,
+  type RunResult,
+  type Shard,
+} from '../src/harness/campaign';
+import { residencySetSystem } from '../src/systems/residency-set';
+import { MUTANTS } from '../mutants/index';
+
+const ROOT = path.resolve(__dirname, '..');
+const SEED = 'campaign-test';
+
+function runShard(shard: Shard, runs: number, implFactory?: (typeof MUTANTS)[number]['createImpl']): { summary: CampaignSummary; results: RunResult[] } {
+  const summary = emptySummary(SEED, shard, [residencySetSystem]);
+  const results: RunResult[] = [];
+  for (let ordinal = 0; runIndexOf(shard, ordinal) < runs; ordinal++) {
+    const result = executeRun(residencySetSystem, planRun(SEED, residencySetSystem, runIndexOf(shard, ordinal)), implFactory);
+    results.push(result);
+    recordRun(summary.systems[residencySetSystem.name]!, result, shard);
+    if (result.finding) {
+      const f = result.finding;
+      addFinding(summary.findings, { signature: f.signature, system: f.system, check: f.check, op: f.op, runIndex: f.runIndex, commands: f.commands.length, file: `x/${f.signature}`, replay: '', weights: f.weights, faults: f.faults });
+    }
+  }
+  summary.stopped = 'complete';
+  return { summary, results };
+}
+
+function withoutTiming(summary: CampaignSummary): unknown {
+  const { timing: _timing, shards: _shards, ...rest } = summary;
+  const systems = Object.fromEntries(Object.entries(rest.systems).map(([name, { completed: _completed, ...system }]) => [name, system]));
+  return { ...rest, systems };
+}
+
+describe('campaign runs', () => {
+  it('derive their plan from (seed, system, run index) alone, with swarm and fault variety', () => {
+    expect(planRun(SEED, residencySetSystem, 7)).toEqual(planRun(SEED, residencySetSystem, 7));
+    const plans = Array.from({ length: 200 }, (_, i) => planRun(SEED, residencySetSystem, i));
+    expect(new Set(plans.map((plan) => plan.seed)).size).toBe(200);
+    expect(plans.some((plan) => plan.weights === null || plan.weights.insert === undefined)).toBe(true);
+    expect(plans.some((plan) => plan.weights !== null && plan.weights.open === 0)).toBe(true);
+    expect(plans.some((plan) => plan.faults.length === 0)).toBe(true);
+    expect(plans.some((plan) => plan.faults.includes('set-growth-failure'))).toBe(true);
+    // A fault-free run never generates the fault's op.
+    for (const plan of plans.filter((p) => p.faults.length === 0)) expect(plan.weights?.failNextGrowth).toBe(0);
+  });
+
+  it('shard k/K owns exactly the run indices i with i mod K = k', () => {
+    for (let count = 1; count <= 5; count++) {
+      for (let index = 0; index < count; index++) {
+        const owned = Array.from({ length: 6 }, (_, ordinal) => runIndexOf({ index, count }, ordinal));
+        expect(owned.every((runIndex) => runIndex % count === index)).toBe(true);
+      }
+    }
+  });
+
+  it('K shards together are exactly the unsharded campaign, and their merged summary equals its summary', () => {
+    const mutant = MUTANTS.find((m) => m.name === 'set-open-keeps-size')!;
+    const whole = runShard({ index: 0, count: 1 }, 30, mutant.createImpl);
+    const shards = [0, 1, 2].map((index) => runShard({ index, count: 3 }, 30, mutant.createImpl));
+    const byIndex = (results: RunResult[]) => new Map(results.map((result) => [result.runIndex, result]));
+    const union = byIndex(shards.flatMap((shard) => shard.results));
+    expect([...union.keys()].sort((a, b) => a - b)).toEqual([...byIndex(whole.results).keys()]);
+    expect(union).toEqual(byIndex(whole.results));
+    expect(whole.summary.findings.length).toBeGreaterThan(0);
+    const merged = mergeSummaries(shards.map((shard) => shard.summary));
+    expect(withoutTiming(merged)).toEqual(withoutTiming(whole.summary));
+    expect(merged.shards).toEqual(['0/3', '1/3', '2/3']);
+  });
+
+  it('refuses to merge different campaigns or the same shard twice', () => {
+    const a = runShard({ index: 0, count: 2 }, 4).summary;
+    expect(() => mergeSummaries([a, { ...a, seed: 'other' }])).toThrow(/different seeds/);
+    expect(() => mergeSummaries([a, a])).toThrow(/more than one summary/);
+  });
+});
+
+describe('fuzz CLI', () => {
+  const tsx = path.join(ROOT, 'node_modules', '.bin', 'tsx');
+  const fuzz = (...args: string[]) => spawnSync(tsx, [path.join(ROOT, 'src', 'cli', 'fuzz.ts'), ...args], { encoding: 'utf8', cwd: ROOT });
+
+  it.each([
+    [['--shard', '3/2'], /--shard 3\/2/],
+    [['--budget', '-5m'], /--budget must look like/],
+    [['--system', 'nope'], /unknown system 'nope'/],
+    [['--resume', '/nonexistent/summary.json'], /cannot read summary/],
+    [['--runs', '0'], /--runs must be an integer >= 1/],
+    [['--frobnicate'], /unknown option --frobnicate/],
+  ])('%j is a one-line error with exit code 2', (args, pattern) => {
+    const result = fuzz(...args);
+    expect(result.status).toBe(2);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toMatch(pattern);
+  });
+
+  it('gives the same summary (apart from timings) with one worker and with two', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'fuzz-'));
+    const one = fuzz('--system', 'residency-set', '--runs', '24', '--workers', '1', '--json', path.join(dir, 'one.json'), '--out', dir);
+    const two = fuzz('--system', 'residency-set', '--runs', '24', '--workers', '2', '--json', path.join(dir, 'two.json'), '--out', dir);
+    expect(one.status, one.stderr).toBe(0);
+    expect(two.status, two.stderr).toBe(0);
+    const read = (name: string) => withoutTiming(JSON.parse(readFileSync(path.join(dir, name), 'utf8')) as CampaignSummary);
+    expect(read('two.json')).toEqual(read('one.json'));
+  });
+});
