@@ -38,7 +38,10 @@ export class BestFitModel extends IntervalModel {
   }
 
   protected place(sizeBytes: number, alignBytes: number): number | null {
-    if (sizeBytes > this.maxAllocationBytes) return null;
+    if (sizeBytes > this.maxAllocationBytes) {
+      this.events.push('committed-path');
+      return null;
+    }
     const reservationBytes = bestFitReservationBytes(sizeBytes, alignBytes, this.poolAlignBytes);
     const candidates = this.list
       .filter((block) => block.free && block.sizeBytes >= reservationBytes)
@@ -46,6 +49,8 @@ export class BestFitModel extends IntervalModel {
     const chosen = candidates[0];
     if (chosen === undefined) return null;
     const index = this.list.indexOf(chosen);
+    if (candidates.some((block) => block.offsetBytes < chosen.offsetBytes)) this.events.push('best-fit-not-lowest-offset');
+    if (reservationBytes > alignUp(sizeBytes, this.poolAlignBytes)) this.events.push('alignment-reserved');
     const userOffsetBytes = alignUp(chosen.offsetBytes, alignBytes);
     const parts = [
       { offsetBytes: chosen.offsetBytes, sizeBytes: reservationBytes, free: false, userOffsetBytes, userSizeBytes: sizeBytes, order: 0 },

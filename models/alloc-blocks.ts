@@ -31,6 +31,8 @@ export function freeBlock(offsetBytes: number, sizeBytes: number, order = 0): Mo
 export abstract class IntervalModel implements BlockAllocator {
   /** Tiles [0, capacityBytes), ascending by offset. */
   protected list: ModelBlock[];
+  /** What the policy did since the last drain (splits, merges, padding): coverage probes. */
+  protected events: string[] = [];
 
   constructor(readonly capacityBytes: number) {
     this.list = [freeBlock(0, capacityBytes)];
@@ -48,7 +50,17 @@ export abstract class IntervalModel implements BlockAllocator {
     block.free = true;
     block.userOffsetBytes = -1;
     block.userSizeBytes = 0;
+    const blocksBefore = this.list.length;
     this.coalesce(index);
+    const merged = blocksBefore - this.list.length;
+    if (merged >= 1) this.events.push('free-merged');
+    if (merged >= 2) this.events.push('free-merged-twice');
+  }
+
+  drainEvents(): string[] {
+    const events = this.events;
+    this.events = [];
+    return events;
   }
 
   /** Chooses and takes a block for a valid request; null when nothing fits. */

@@ -45,6 +45,7 @@ export class BuddyModel extends IntervalModel {
       from = this.list.findIndex((block) => block.free && block.order === k);
     }
     if (from === -1) return null;
+    if (this.list[from]!.order > order + 1) this.events.push('split-cascade');
     while (this.list[from]!.order > order) {
       const block = this.list[from]!;
       const half = block.sizeBytes / 2;

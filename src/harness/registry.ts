@@ -4,8 +4,11 @@
  */
 import type { SystemDef } from './system';
 import { residencySetSystem } from '../systems/residency-set';
+import { allocBuddySystem } from '../systems/alloc-buddy';
+import { allocBestFitSystem } from '../systems/alloc-best-fit';
+import { allocFirstFitSystem } from '../systems/alloc-first-fit';
 
-export const SYSTEMS: readonly SystemDef[] = [residencySetSystem];
+export const SYSTEMS: readonly SystemDef[] = [residencySetSystem, allocBuddySystem, allocBestFitSystem, allocFirstFitSystem];
 
 export function systemNames(): string[] {
   return SYSTEMS.map((system) => system.name);

@@ -1,0 +1,56 @@
+/**
+ * System `alloc-best-fit`: the best-fit pool of Unreal's FRHIMemoryPool shape (spec/allocators.md
+ * "Best-fit pool"; seed §3.4), 256-byte and 64 KiB pool alignments, with the single-allocation
+ * limit. Model: models/alloc-best-fit.ts; implementation: src/alloc/best-fit.ts.
+ */
+import fc from 'fast-check';
+import { BestFitModel } from '../../models/alloc-best-fit';
+import { BestFitAllocator } from '../alloc/best-fit';
+import { checkSubAllocatorConfig } from '../alloc/config';
+import { blockStructure, noAdjacentFreeBlocks } from './alloc-common';
+import { subAllocatorSystem } from './alloc-sub';
+
+export const allocBestFitSystem = subAllocatorSystem({
+  name: 'alloc-best-fit',
+  summary: 'best-fit pool: offset-ordered block list, size-sorted free blocks, aligned-size rule, single-allocation limit',
+  configSchema: { capacityBytes: 'nat', poolAlignBytes: 'nat', maxAllocationBytes: 'nat' },
+  validateConfig(config) {
+    try {
+      checkSubAllocatorConfig('best-fit', config);
+      return null;
+    } catch (error) {
+      return (error as Error).message;
+    }
+  },
+  configArb: () =>
+    fc
+      .tuple(
+        fc.constantFrom(256, 65536),
+        fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 1, max: 24 }) }, { weight: 1, arbitrary: fc.integer({ min: 25, max: 256 }) }),
+        fc.oneof(
+          { weight: 3, arbitrary: fc.constant(1) },
+          { weight: 1, arbitrary: fc.constant(0.5) },
+          { weight: 1, arbitrary: fc.double({ min: 0, max: 1, noNaN: true }) },
+        ),
+      )
+      .map(([poolAlignBytes, units, limitFraction]) => {
+        const capacityBytes = poolAlignBytes * units;
+        return { capacityBytes, poolAlignBytes, maxAllocationBytes: Math.max(1, Math.floor(capacityBytes * limitFraction)) };
+      }),
+  grainsBytes: (config) => [config.poolAlignBytes ?? 256, config.maxAllocationBytes ?? config.capacityBytes],
+  createModel: (config) => new BestFitModel(config),
+  createImpl: (config) => new BestFitAllocator(config),
+  structure: blockStructure(
+    'blocks tile the pool at multiples of the pool alignment; no two free blocks are adjacent; the size-sorted free array holds exactly the free blocks in (size, offset) order',
+    (blocks, s) => {
+      const poolAlignBytes = (s.allocator as unknown as { poolAlignBytes: number }).poolAlignBytes;
+      for (const block of blocks) {
+        if (block.offsetBytes % poolAlignBytes !== 0 || block.sizeBytes % poolAlignBytes !== 0) {
+          return `block [${block.offsetBytes}+${block.sizeBytes}] is off the ${poolAlignBytes}-byte pool grid`;
+        }
+      }
+      return noAdjacentFreeBlocks(blocks);
+    },
+  ),
+  policyProbes: ['committed-path', 'best-fit-not-lowest-offset', 'alignment-reserved', 'free-merged-twice'],
+});

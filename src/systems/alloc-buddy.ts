@@ -1,0 +1,54 @@
+/**
+ * System `alloc-buddy`: the buddy allocator (spec/allocators.md "Buddy"; seed §5.2, VMA 2.3,
+ * Dawn). Model: models/alloc-buddy.ts; implementation: src/alloc/buddy.ts.
+ */
+import fc from 'fast-check';
+import { BuddyModel } from '../../models/alloc-buddy';
+import { BuddyAllocator } from '../alloc/buddy';
+import { checkSubAllocatorConfig } from '../alloc/config';
+import { blockStructure } from './alloc-common';
+import { subAllocatorSystem } from './alloc-sub';
+
+export const allocBuddySystem = subAllocatorSystem({
+  name: 'alloc-buddy',
+  summary: 'buddy allocator: per-order free lists, split keeping the left half, merge with offset XOR size',
+  configSchema: { capacityBytes: 'nat', minBlockBytes: 'nat' },
+  validateConfig(config) {
+    try {
+      checkSubAllocatorConfig('buddy', config);
+      return null;
+    } catch (error) {
+      return (error as Error).message;
+    }
+  },
+  configArb: () =>
+    fc
+      .tuple(
+        fc.constantFrom(1, 16, 256, 4096),
+        fc.oneof({ weight: 5, arbitrary: fc.integer({ min: 0, max: 6 }) }, { weight: 1, arbitrary: fc.integer({ min: 7, max: 12 }) }),
+      )
+      .map(([minBlockBytes, maxOrder]) => ({ capacityBytes: minBlockBytes * 2 ** maxOrder, minBlockBytes })),
+  grainsBytes: (config) => [config.minBlockBytes ?? 256],
+  createModel: (config) => new BuddyModel(config),
+  createImpl: (config) => new BuddyAllocator(config),
+  structure: blockStructure(
+    'blocks tile the capacity, each minBlock * 2^k bytes at a multiple of its size; no free buddy pair is left unmerged; the free lists hold exactly the free blocks',
+    (blocks, s) => {
+      const minBlockBytes = (s.allocator as unknown as { minBlockBytes: number }).minBlockBytes;
+      const freeAt = new Map<number, number>();
+      for (const block of blocks) {
+        const units = block.sizeBytes / minBlockBytes;
+        if (!Number.isInteger(units) || !Number.isInteger(Math.log2(units))) return `block at ${block.offsetBytes} has size ${block.sizeBytes}, not minBlock * 2^k`;
+        if (block.offsetBytes % block.sizeBytes !== 0) return `block [${block.offsetBytes}+${block.sizeBytes}] is not aligned to its size`;
+        if (block.free) freeAt.set(block.offsetBytes, block.sizeBytes);
+      }
+      for (const [offsetBytes, sizeBytes] of freeAt) {
+        if (sizeBytes === s.capacityBytes) continue;
+        const buddyOffsetBytes = (offsetBytes / sizeBytes) % 2 === 0 ? offsetBytes + sizeBytes : offsetBytes - sizeBytes;
+        if (freeAt.get(buddyOffsetBytes) === sizeBytes) return `free buddies [${offsetBytes}+${sizeBytes}] and [${buddyOffsetBytes}+${sizeBytes}] are unmerged`;
+      }
+      return null;
+    },
+  ),
+  policyProbes: ['split-cascade', 'free-merged-twice'],
+});

@@ -1,0 +1,383 @@
+/**
+ * What the three sub-allocator systems (`alloc-buddy`, `alloc-best-fit`, `alloc-first-fit`) and
+ * the user-allocator system share: the command language, the side (an allocator plus the live
+ * allocations as its caller sees them), the generators and the invariants of the common
+ * contract (spec/allocators.md "Common contract").
+ *
+ * Commands are plain data:
+ *   {op:'alloc', sizeBytes, alignBytes}   sizes may be 0 or negative and alignments not powers
+ *                                         of two: those are bad requests (typed errors)
+ *   {op:'free', index}                    frees the live allocation number `index` modulo the
+ *                                         live count, in allocation order (skipped when none)
+ *   {op:'freeAgain'}                      frees the offset freed last once more (double free,
+ *                                         unless it was handed out again meanwhile)
+ *   {op:'freeInterior', index, deltaBytes} frees live.offset + 1 + deltaBytes % live.size
+ *   {op:'freeUnknown', offsetBytes}       frees a raw offset
+ * so every subsequence of a program is still a program. Raw frees go to the allocator as they
+ * are; whether they are errors is the model's answer, not the generator's.
+ */
+import fc from 'fast-check';
+import type { Json, JsonObject } from '../harness/json';
+import type { Command, GenerationPlan, Invariant, RunEnv } from '../harness/system';
+import type { Allocator, BlockAllocator, BlockInfo } from '../alloc/allocator';
+import { weightedOps } from './generation';
+import { ContractError } from '../contract';
+
+/** A live allocation as the caller tracks it. */
+export interface TrackedAllocation {
+  readonly offsetBytes: number;
+  readonly sizeBytes: number;
+  readonly alignBytes: number;
+}
+
+export interface AllocSide<A extends Allocator = Allocator> {
+  readonly allocator: A;
+  readonly capacityBytes: number;
+  readonly env: RunEnv;
+  /** True for the reference model (reports probes and drains model events). */
+  readonly isModel: boolean;
+  /** Live allocations in allocation order; `free` handles index into it. */
+  readonly live: TrackedAllocation[];
+  /** The offset the last successful free released, for `freeAgain`. */
+  lastFreedOffsetBytes: number | null;
+  /** Result of the last alloc command of the current step; undefined when the step was no alloc. */
+  lastAllocResult: number | null | undefined;
+  /** Broken promises of the allocator the side saw (a non-integer return, a free of nothing live). */
+  readonly violations: string[];
+}
+
+export function allocSide<A extends Allocator>(allocator: A, capacityBytes: number, env: RunEnv, isModel: boolean): AllocSide<A> {
+  return { allocator, capacityBytes, env, isModel, live: [], lastFreedOffsetBytes: null, lastAllocResult: undefined, violations: [] };
+}
+
+export const allocOps = {
+  alloc: { sizeBytes: 'int', alignBytes: 'nat' },
+  free: { index: 'nat' },
+  freeAgain: {},
+  freeInterior: { index: 'nat', deltaBytes: 'nat' },
+  freeUnknown: { offsetBytes: 'nat' },
+} as const;
+
+/** Only valid requests and frees of live allocations: what a user's allocator is promised. */
+export const validAllocOps = { alloc: allocOps.alloc, free: allocOps.free } as const;
+
+const SKIPPED: Json = { skipped: true };
+
+/** Models report what their policy did (splits, merges, padding) as events; probes count them. */
+export interface EventSource {
+  drainEvents(): string[];
+}
+
+function hasEvents(value: unknown): value is EventSource {
+  return typeof (value as Partial<EventSource>).drainEvents === 'function';
+}
+
+/** Frees `offsetBytes` and keeps the tracked live list in step. */
+function freeOffset(s: AllocSide, offsetBytes: number): Json {
+  s.allocator.free(offsetBytes);
+  const index = s.live.findIndex((allocation) => allocation.offsetBytes === offsetBytes);
+  if (index === -1) {
+    s.violations.push(`free(${offsetBytes}) was accepted but nothing live starts there`);
+  } else {
+    s.live.splice(index, 1);
+  }
+  s.lastFreedOffsetBytes = offsetBytes;
+  if (s.isModel && s.live.length === 0) s.env.probe('freed-everything');
+  return {};
+}
+
+/**
+ * Applies one command. `compareOffsets` false (a user's allocator with policy 'any') keeps the
+ * allocation result out of the observation: then only the invariants judge.
+ */
+export function applyAllocCommand(s: AllocSide, command: Command, compareOffsets = true): Json {
+  s.lastAllocResult = undefined;
+  try {
+    return applyInner(s, command, compareOffsets);
+  } catch (error) {
+    if (s.isModel && error instanceof ContractError) s.env.probe(`error-${error.code}`);
+    throw error;
+  } finally {
+    if (s.isModel && hasEvents(s.allocator)) for (const event of s.allocator.drainEvents()) s.env.probe(event);
+  }
+}
+
+function applyInner(s: AllocSide, command: Command, compareOffsets: boolean): Json {
+  switch (command.op) {
+    case 'alloc': {
+      const sizeBytes = command.sizeBytes as number;
+      const alignBytes = command.alignBytes as number;
+      const result: unknown = s.allocator.alloc(sizeBytes, alignBytes);
+      let offsetBytes: number | null;
+      if (result === null) {
+        offsetBytes = null;
+      } else if (typeof result === 'number' && Number.isSafeInteger(result)) {
+        offsetBytes = result;
+      } else {
+        s.violations.push(`alloc(${sizeBytes}, ${alignBytes}) returned ${typeof result === 'number' ? result : JSON.stringify(result) ?? String(result)}, neither an integer offset nor null`);
+        offsetBytes = null;
+      }
+      s.lastAllocResult = offsetBytes;
+      if (offsetBytes !== null) s.live.push({ offsetBytes, sizeBytes, alignBytes });
+      else if (s.isModel) s.env.probe(s.live.length === 0 ? 'too-large-for-empty' : 'out-of-memory');
+      return compareOffsets ? { offsetBytes } : {};
+    }
+    case 'free': {
+      if (s.live.length === 0) return SKIPPED;
+      return freeOffset(s, s.live[(command.index as number) % s.live.length]!.offsetBytes);
+    }
+    case 'freeAgain': {
+      if (s.lastFreedOffsetBytes === null) return SKIPPED;
+      if (s.isModel && !s.live.some((allocation) => allocation.offsetBytes === s.lastFreedOffsetBytes)) s.env.probe('double-free');
+      return freeOffset(s, s.lastFreedOffsetBytes);
+    }
+    case 'freeInterior': {
+      if (s.live.length === 0) return SKIPPED;
+      const target = s.live[(command.index as number) % s.live.length]!;
+      return freeOffset(s, target.offsetBytes + 1 + ((command.deltaBytes as number) % target.sizeBytes));
+    }
+    case 'freeUnknown':
+      return freeOffset(s, command.offsetBytes as number);
+    default:
+      throw new Error(`allocator system: unknown op ${command.op}`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Generation
+
+/** Powers of two from 1 up to and including the first one >= limit. */
+function powersOfTwoUpTo(limit: number): number[] {
+  const powers = [1];
+  while (powers[powers.length - 1]! < limit) powers.push(powers[powers.length - 1]! * 2);
+  return powers;
+}
+
+/**
+ * Request sizes on a log scale relative to the capacity (so both tiny and exhausting requests
+ * are common), plus boundaries: the grains the allocator rounds to and their neighbours, the
+ * capacity and half of it.
+ */
+export function sizeArb(capacityBytes: number, grainsBytes: readonly number[]): fc.Arbitrary<number> {
+  const maxExponent = Math.ceil(Math.log2(capacityBytes)) + 1;
+  const logScale = fc
+    .tuple(fc.integer({ min: 0, max: maxExponent }), fc.double({ min: 0, max: 1, noNaN: true }))
+    .map(([exponent, fraction]) => Math.max(1, Math.floor(2 ** exponent * (1 + fraction))));
+  const boundaries = new Set<number>([1, capacityBytes, Math.max(1, Math.floor(capacityBytes / 2)), capacityBytes + 1]);
+  for (const grain of grainsBytes) for (const value of [grain - 1, grain, grain + 1, 2 * grain]) if (value >= 1) boundaries.add(value);
+  return fc.oneof({ weight: 4, arbitrary: logScale }, { weight: 1, arbitrary: fc.constantFrom(...[...boundaries].sort((a, b) => a - b)) });
+}
+
+/** Alignments: mostly small powers of two, sometimes up to the capacity. */
+export function alignArb(capacityBytes: number, extraBytes: readonly number[] = []): fc.Arbitrary<number> {
+  const powers = powersOfTwoUpTo(Math.max(capacityBytes, ...extraBytes));
+  return fc.oneof(
+    { weight: 3, arbitrary: fc.constantFrom(1, 2, 4, 8, 16, 256) },
+    { weight: 2, arbitrary: fc.constantFrom(...powers) },
+    { weight: 1, arbitrary: fc.constantFrom(...extraBytes.length > 0 ? extraBytes : [1]) },
+  );
+}
+
+/** Bad requests: size 0 or negative, or an alignment that is no power of two. */
+function badAllocArb(capacityBytes: number): fc.Arbitrary<Command> {
+  return fc.oneof(
+    fc.record({ op: fc.constant('alloc'), sizeBytes: fc.integer({ min: -2, max: 0 }), alignBytes: fc.constantFrom(1, 16, 3) }),
+    fc.record({ op: fc.constant('alloc'), sizeBytes: fc.integer({ min: 1, max: capacityBytes }), alignBytes: fc.constantFrom(0, 3, 6, 24, 768) }),
+  );
+}
+
+/** Probes every sub-allocator system reports (plus its policy's own). */
+export const COMMON_ALLOC_PROBES = [
+  'out-of-memory',
+  'too-large-for-empty',
+  'freed-everything',
+  'double-free',
+  'free-merged',
+  'error-BAD_SIZE',
+  'error-BAD_ALIGN',
+  'error-BAD_FREE',
+] as const;
+
+export const DEFAULT_ALLOC_WEIGHTS = {
+  alloc: 10,
+  badAlloc: 1,
+  free: 7,
+  freeAgain: 1,
+  freeInterior: 1,
+  freeUnknown: 1,
+};
+
+export function allocCommandArb(
+  capacityBytes: number,
+  grainsBytes: readonly number[],
+  plan?: GenerationPlan,
+  options: { readonly misuse?: boolean } = {},
+): fc.Arbitrary<Command> {
+  const goodAlloc: fc.Arbitrary<Command> = fc
+    .tuple(sizeArb(capacityBytes, grainsBytes), alignArb(capacityBytes, grainsBytes))
+    .map(([sizeBytes, alignBytes]) => ({ op: 'alloc', sizeBytes, alignBytes }));
+  const index = fc.nat({ max: 255 });
+  const misuse = options.misuse ?? true;
+  const arbs = {
+    alloc: goodAlloc,
+    badAlloc: badAllocArb(capacityBytes),
+    free: index.map((i) => ({ op: 'free', index: i })),
+    freeAgain: fc.constant({ op: 'freeAgain' }),
+    freeInterior: fc.tuple(index, fc.nat({ max: capacityBytes })).map(([i, deltaBytes]) => ({ op: 'freeInterior', index: i, deltaBytes })),
+    freeUnknown: fc.nat({ max: capacityBytes + 1 }).map((offsetBytes) => ({ op: 'freeUnknown', offsetBytes })),
+  };
+  const defaults = misuse
+    ? DEFAULT_ALLOC_WEIGHTS
+    : { ...DEFAULT_ALLOC_WEIGHTS, badAlloc: 0, freeAgain: 0, freeInterior: 0, freeUnknown: 0 };
+  // A plan names ops; 'alloc' weights cover the bad requests too (they are alloc commands).
+  const weights = plan?.weights === undefined ? undefined : { ...plan.weights, badAlloc: misuse ? plan.weights.badAlloc ?? plan.weights.alloc ?? defaults.badAlloc : 0 };
+  return weightedOps(arbs, defaults, weights === undefined ? plan : { weights });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Invariants
+
+export function bothSides<S>(check: (s: S) => string | null): (model: S, impl: S) => string | null {
+  return (model, impl) => {
+    const fromImpl = check(impl);
+    if (fromImpl !== null) return `implementation: ${fromImpl}`;
+    const fromModel = check(model);
+    return fromModel === null ? null : `model: ${fromModel}`;
+  };
+}
+
+function sortedByOffset(live: readonly TrackedAllocation[]): TrackedAllocation[] {
+  return [...live].sort((a, b) => a.offsetBytes - b.offsetBytes);
+}
+
+export const inBoundsAligned: Invariant<AllocSide> = {
+  name: 'in-bounds-aligned',
+  description: 'every live allocation lies inside [0, capacity) and starts at a multiple of its alignment',
+  check: bothSides((s) => {
+    for (const allocation of s.live) {
+      const { offsetBytes, sizeBytes, alignBytes } = allocation;
+      if (offsetBytes < 0 || offsetBytes + sizeBytes > s.capacityBytes) {
+        return `[${offsetBytes}, ${offsetBytes + sizeBytes}) leaves [0, ${s.capacityBytes})`;
+      }
+      if (offsetBytes % alignBytes !== 0) return `offset ${offsetBytes} is not aligned to ${alignBytes}`;
+    }
+    return null;
+  }),
+};
+
+export const noOverlap: Invariant<AllocSide> = {
+  name: 'no-overlap',
+  description: 'no two live allocations share a byte',
+  check: bothSides((s) => {
+    const sorted = sortedByOffset(s.live);
+    for (let i = 1; i < sorted.length; i++) {
+      const before = sorted[i - 1]!;
+      const after = sorted[i]!;
+      if (before.offsetBytes + before.sizeBytes > after.offsetBytes) {
+        return `[${before.offsetBytes}, ${before.offsetBytes + before.sizeBytes}) overlaps [${after.offsetBytes}, ${after.offsetBytes + after.sizeBytes})`;
+      }
+    }
+    return null;
+  }),
+};
+
+export const honestAnswers: Invariant<AllocSide> = {
+  name: 'honest-answers',
+  description: 'alloc returns an integer offset or null; a free is accepted only for the start of a live allocation',
+  check: bothSides((s) => (s.violations.length === 0 ? null : s.violations[0]!)),
+};
+
+export const accounting: Invariant<AllocSide<BlockAllocator>> = {
+  name: 'accounting',
+  description: "free + used + waste = capacity; used is the sum of the caller's live sizes; the allocator's live list is the caller's",
+  check: bothSides((s) => {
+    const a = s.allocator;
+    const freeBytes = a.freeBytes();
+    const usedBytes = a.usedBytes();
+    const wasteBytes = a.wasteBytes();
+    if (freeBytes < 0 || usedBytes < 0 || wasteBytes < 0) return `negative count: free ${freeBytes}, used ${usedBytes}, waste ${wasteBytes}`;
+    if (freeBytes + usedBytes + wasteBytes !== s.capacityBytes) {
+      return `free ${freeBytes} + used ${usedBytes} + waste ${wasteBytes} != capacity ${s.capacityBytes}`;
+    }
+    let trackedBytes = 0;
+    for (const allocation of s.live) trackedBytes += allocation.sizeBytes;
+    if (usedBytes !== trackedBytes) return `usedBytes ${usedBytes} but the caller holds ${trackedBytes} bytes`;
+    const reported = a.live();
+    const tracked = sortedByOffset(s.live);
+    if (reported.length !== tracked.length) return `the allocator reports ${reported.length} live allocations, the caller holds ${tracked.length}`;
+    for (let i = 0; i < tracked.length; i++) {
+      if (reported[i]!.offsetBytes !== tracked[i]!.offsetBytes || reported[i]!.sizeBytes !== tracked[i]!.sizeBytes) {
+        return `live allocation #${i} is ${JSON.stringify(reported[i])}, the caller holds ${JSON.stringify(tracked[i])}`;
+      }
+    }
+    return null;
+  }),
+};
+
+export const noFalseOutOfMemory: Invariant<AllocSide> = {
+  name: 'no-false-out-of-memory',
+  description: 'when the model finds room for a request, the implementation does too',
+  check: (model, impl) =>
+    model.lastAllocResult !== undefined && model.lastAllocResult !== null && impl.lastAllocResult === null
+      ? `the model placed the request at ${model.lastAllocResult}, the implementation answered null`
+      : null,
+};
+
+export const pristineWhenEmpty: Invariant<AllocSide<BlockAllocator>> = {
+  name: 'pristine-when-empty',
+  description: 'with nothing live, the allocator is back to one free block of full size',
+  check: bothSides((s) => {
+    if (s.live.length > 0 || s.allocator.isPristine()) return null;
+    const blocks = s.allocator.blocks();
+    return `nothing is live but the blocks are ${describeBlocks(blocks)}`;
+  }),
+};
+
+export function describeBlocks(blocks: readonly BlockInfo[], max = 12): string {
+  const shown = blocks.slice(0, max).map((block) => `${block.free ? 'free' : 'used'}[${block.offsetBytes}+${block.sizeBytes}]`);
+  return shown.join(' ') + (blocks.length > max ? ` ... (${blocks.length} blocks)` : '');
+}
+
+/** Checks that `blocks` tile [0, capacity) in offset order; returns the first gap or overlap. */
+export function checkTiling(blocks: readonly BlockInfo[], capacityBytes: number): string | null {
+  let expectedOffsetBytes = 0;
+  for (const block of blocks) {
+    if (block.sizeBytes <= 0) return `empty block at ${block.offsetBytes}`;
+    if (block.offsetBytes !== expectedOffsetBytes) return `block at ${block.offsetBytes} where the tiling expects ${expectedOffsetBytes}`;
+    expectedOffsetBytes += block.sizeBytes;
+  }
+  return expectedOffsetBytes === capacityBytes ? null : `blocks end at ${expectedOffsetBytes}, capacity is ${capacityBytes}`;
+}
+
+/** The `block-structure` invariant: tiling, the policy's own rule, and the allocator's self-check. */
+export function blockStructure(
+  description: string,
+  policyRule: (blocks: readonly BlockInfo[], s: AllocSide<BlockAllocator>) => string | null,
+): Invariant<AllocSide<BlockAllocator>> {
+  return {
+    name: 'block-structure',
+    description,
+    check: bothSides((s) => {
+      const blocks = s.allocator.blocks();
+      const tiling = checkTiling(blocks, s.capacityBytes);
+      if (tiling !== null) return tiling;
+      let freeBytes = 0;
+      for (const block of blocks) if (block.free) freeBytes += block.sizeBytes;
+      if (freeBytes !== s.allocator.freeBytes()) return `free blocks hold ${freeBytes} bytes, freeBytes() says ${s.allocator.freeBytes()}`;
+      return policyRule(blocks, s) ?? s.allocator.checkIndexes();
+    }),
+  };
+}
+
+/** No two free blocks are adjacent (best fit and first fit merge with both neighbours). */
+export function noAdjacentFreeBlocks(blocks: readonly BlockInfo[]): string | null {
+  for (let i = 1; i < blocks.length; i++) {
+    if (blocks[i - 1]!.free && blocks[i]!.free) return `free blocks at ${blocks[i - 1]!.offsetBytes} and ${blocks[i]!.offsetBytes} are adjacent and unmerged`;
+  }
+  return null;
+}
+
+/** The invariants of a sub-allocator system, in the order the runner checks them. */
+export function subAllocatorInvariants(structure: Invariant<AllocSide<BlockAllocator>>): Invariant<AllocSide<BlockAllocator>>[] {
+  return [inBoundsAligned, noOverlap, honestAnswers, accounting, noFalseOutOfMemory, pristineWhenEmpty, structure];
+}
