@@ -3,8 +3,8 @@
  * merged shard summaries equal the unsharded summary, and the CLI reports user mistakes in one
  * line with exit code 2.
  */
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -117,5 +117,35 @@ describe('fuzz CLI', () => {
     expect(two.status, two.stderr).toBe(0);
     const read = (name: string) => withoutTiming(JSON.parse(readFileSync(path.join(dir, name), 'utf8')) as CampaignSummary);
     expect(read('two.json')).toEqual(read('one.json'));
+  });
+
+  it('loses no finding and no run to a SIGKILL: the resumed campaign equals an uninterrupted one', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'fuzz-kill-'));
+    const common = ['--system', 'residency-set', '--runs', '1500', '--workers', '1', '--out', dir, '--checkpoint', '100ms'];
+    const whole = fuzz(...common, '--json', path.join(dir, 'whole.json'));
+    expect(whole.status, whole.stderr).toBe(0);
+
+    const summaryFile = path.join(dir, 'killed.json');
+    const child = spawn(tsx, [path.join(ROOT, 'src', 'cli', 'fuzz.ts'), ...common, '--json', summaryFile], { cwd: ROOT, stdio: 'ignore' });
+    const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+    const progressed = (): boolean => {
+      if (!existsSync(summaryFile)) return false;
+      const summary = JSON.parse(readFileSync(summaryFile, 'utf8')) as CampaignSummary;
+      return summary.systems['residency-set']!.runs >= 100;
+    };
+    for (let waited = 0; !progressed() && waited < 20_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    child.kill('SIGKILL');
+    await exited;
+    const killed = JSON.parse(readFileSync(summaryFile, 'utf8')) as CampaignSummary;
+    expect(killed.stopped).toBe('running');
+    expect(killed.systems['residency-set']!.runs).toBeLessThan(1500);
+
+    const resumed = fuzz('--resume', summaryFile, '--out', dir);
+    expect(resumed.status, resumed.stderr).toBe(0);
+    const read = (file: string) => {
+      const summary = JSON.parse(readFileSync(file, 'utf8')) as CampaignSummary;
+      return { ...(withoutTiming(summary) as object), stopped: summary.stopped };
+    };
+    expect(read(summaryFile)).toEqual(read(path.join(dir, 'whole.json')));
   });
 });

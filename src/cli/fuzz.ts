@@ -40,7 +40,6 @@ import type { WorkerInit, WorkerReply, WorkerTask } from './fuzz-worker';
 
 const DEFAULT_RUNS = 150;
 const BATCH_RUNS = 8;
-const CHECKPOINT_MS = 1000;
 const PLAIN_PROGRESS_MS = 10_000;
 const TTY_PROGRESS_MS = 250;
 
@@ -61,7 +60,9 @@ generated sequence side by side (model vs implementation) with every invariant c
   --shard k/K take only runs i with i mod K = k; the K shards together are the whole campaign
   --json      summary file, checkpointed every second (default .fuzz/last-campaign.json)
   --out       where findings are written (default regressions/), as <system>/fuzz-<check>-<op>.json
-  --resume    continue the campaign a summary file describes (same seed, systems and shard)
+  --resume    continue the campaign a summary file describes (same seed, systems, shard, runs)
+  --checkpoint how often the summary is rewritten (default 1s); a SIGKILL loses at most the runs
+              finished since, which a resume runs again
 
 Exit codes: 0 no finding, 1 findings (each written as a regression file), 2 bad arguments.
 Ctrl-C or SIGTERM finishes the runs in flight, writes the summary and exits.
@@ -78,6 +79,7 @@ interface CampaignOptions {
   readonly jsonFile: string;
   readonly outDir: string;
   readonly resumed: CampaignSummary | null;
+  readonly checkpointMs: number;
 }
 
 function writeAtomically(file: string, text: string): void {
@@ -132,7 +134,12 @@ async function parseCampaign(args: ParsedArgs): Promise<CampaignOptions> {
   const budgetMs = budgetRaw === undefined ? null : parseDuration(budgetRaw);
   let runs = intOption(args, 'runs', 1) ?? null;
   if (runs !== null && budgetMs !== null) throw new UsageError('give --runs or --budget, not both');
+  if (resumed !== null && runs === null && budgetMs === null) runs = resumed.runs;
+  if (resumed !== null && resumed.runs !== null && runs !== null && runs !== resumed.runs) {
+    throw new UsageError(`--runs ${runs} does not match the resumed campaign's ${resumed.runs} runs`);
+  }
   if (runs === null && budgetMs === null) runs = DEFAULT_RUNS;
+  const checkpointRaw = args.options.get('checkpoint');
   const workers = intOption(args, 'workers', 1) ?? Math.max(1, cpus().length);
   if (workers > 64) throw new UsageError(`--workers ${workers} is more than 64`);
   return {
@@ -146,6 +153,7 @@ async function parseCampaign(args: ParsedArgs): Promise<CampaignOptions> {
     jsonFile: args.options.get('json') ?? resumeFile ?? path.join(PROJECT_ROOT, '.fuzz', 'last-campaign.json'),
     outDir: args.options.get('out') ?? path.join(PROJECT_ROOT, 'regressions'),
     resumed,
+    checkpointMs: checkpointRaw === undefined ? 1000 : parseDuration(checkpointRaw, 'checkpoint'),
   };
 }
 
@@ -187,7 +195,7 @@ class Campaign {
   private commandsThisSession = 0;
 
   constructor(private readonly options: CampaignOptions) {
-    this.summary = options.resumed ? structuredClone(options.resumed) : emptySummary(options.seed, options.shard, options.systems);
+    this.summary = options.resumed ? structuredClone(options.resumed) : emptySummary(options.seed, options.shard, options.systems, options.runs);
     for (const system of options.systems) {
       this.summary.systems[system.name] ??= emptySummary(options.seed, options.shard, [system]).systems[system.name]!;
     }
@@ -279,7 +287,7 @@ class Campaign {
 
   checkpoint(force: boolean): void {
     const now = performance.now();
-    if (!force && now - this.lastCheckpoint < CHECKPOINT_MS) return;
+    if (!force && now - this.lastCheckpoint < this.options.checkpointMs) return;
     this.lastCheckpoint = now;
     this.fillTiming();
     writeAtomically(this.options.jsonFile, JSON.stringify(this.summary, null, 2) + '\n');
@@ -432,7 +440,7 @@ async function mergeMain(argv: string[]): Promise<number> {
 await runMain(async () => {
   const argv = process.argv.slice(2);
   if (argv[0] === 'merge') return mergeMain(argv.slice(1));
-  const args = parseArgs(argv, ['system', 'seed', 'runs', 'budget', 'workers', 'shard', 'json', 'out', 'resume'], ['help']);
+  const args = parseArgs(argv, ['system', 'seed', 'runs', 'budget', 'workers', 'shard', 'json', 'out', 'resume', 'checkpoint'], ['help']);
   if (args.flags.has('help')) {
     console.log(HELP);
     return 0;

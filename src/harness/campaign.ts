@@ -192,6 +192,8 @@ export function runIndexOf(shard: Shard, ordinal: number): number {
 export interface CampaignSummary {
   format: number;
   seed: string;
+  /** Runs per system (run indices 0..runs-1), or null for a time-budgeted campaign. */
+  runs: number | null;
   /** Shards merged into this summary, as "k/K". */
   shards: string[];
   systems: Record<string, SystemSummary>;
@@ -213,10 +215,11 @@ export function emptySystemSummary(system: SystemDef, shard: Shard): SystemSumma
   };
 }
 
-export function emptySummary(seed: string, shard: Shard, systems: readonly SystemDef[]): CampaignSummary {
+export function emptySummary(seed: string, shard: Shard, systems: readonly SystemDef[], runs: number | null = null): CampaignSummary {
   return {
     format: SUMMARY_FORMAT,
     seed,
+    runs,
     shards: [shardLabel(shard)],
     systems: Object.fromEntries(systems.map((system) => [system.name, emptySystemSummary(system, shard)])),
     findings: [],
@@ -288,6 +291,7 @@ export function mergeSummaries(summaries: readonly CampaignSummary[]): CampaignS
   const merged: CampaignSummary = {
     format: SUMMARY_FORMAT,
     seed,
+    runs: summaries[0]!.runs,
     shards: [...new Set(summaries.flatMap((summary) => summary.shards))].sort(),
     systems: {},
     findings: [],
