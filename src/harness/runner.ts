@@ -65,19 +65,29 @@ export interface RunOptions {
   readonly context?: RunContext;
 }
 
-type Applied = { readonly observation: Json; readonly crash?: string };
+/** What a side that threw something other than a ContractError returns instead of an observation. */
+class Crash {
+  constructor(readonly text: string) {}
+}
 
-function applySafely(system: SystemDef, side: unknown, command: Command): Applied {
+function applySafely(system: SystemDef, side: unknown, command: Command): Json | Crash {
   try {
-    return { observation: system.apply(side, command) };
+    return system.apply(side, command);
   } catch (error) {
-    if (error instanceof ContractError) return { observation: { error: error.code } };
-    const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    return { observation: { crash: text }, crash: text };
+    if (error instanceof ContractError) return { error: error.code };
+    return new Crash(error instanceof Error ? `${error.name}: ${error.message}` : String(error));
   }
 }
 
-/** Runs one sequence side by side. Deterministic: no clock, no randomness. */
+function observationOf(applied: Json | Crash): Json {
+  return applied instanceof Crash ? { crash: applied.text } : applied;
+}
+
+/**
+ * Runs one sequence side by side. Deterministic: no clock, no randomness. The per-step fast
+ * path allocates nothing beyond the observations; a failing step is then evaluated in full
+ * (invariants are pure checks) to list every check that failed.
+ */
 export function runSequence(
   system: SystemDef,
   config: JsonObject,
@@ -88,52 +98,66 @@ export function runSequence(
   const model = system.createModel(config, context);
   const impl = (options.implFactory ?? system.createImpl)(config, new SilentEnv(context));
   const invariants = system.invariants;
+  const invariantCount = invariants.length;
   for (let step = 0; step < commands.length; step++) {
     const command = commands[step]!;
     const fromModel = applySafely(system, model, command);
     const fromImpl = applySafely(system, impl, command);
-    const failed: string[] = [];
-    const messages: string[] = [];
-    if (fromModel.crash !== undefined) {
-      failed.push(MODEL_EXCEPTION_CHECK);
-      messages.push(`the model threw ${fromModel.crash}`);
-    }
-    if (fromImpl.crash !== undefined) {
-      failed.push(IMPL_EXCEPTION_CHECK);
-      messages.push(`the implementation threw ${fromImpl.crash}`);
-    }
-    if (failed.length === 0) {
-      for (const invariant of invariants) {
-        const message = invariant.check(model, impl, config);
-        if (message !== null) {
-          failed.push(invariant.name);
-          messages.push(`${invariant.name}: ${message}`);
-        }
-      }
-    }
-    if (!jsonEqual(fromModel.observation, fromImpl.observation)) {
-      failed.push(OBSERVATION_CHECK);
-      messages.push('the observations of model and implementation differ');
-    }
-    if (failed.length > 0) {
-      return {
-        ok: false,
-        failure: {
-          system: system.name,
-          config,
-          step,
-          command,
-          check: failed[0]!,
-          checks: failed,
-          message: messages.join('\n'),
-          modelObservation: fromModel.observation,
-          implObservation: fromImpl.observation,
-          diff: jsonDiff(fromModel.observation, fromImpl.observation),
-        },
-      };
-    }
+    let ok = !(fromModel instanceof Crash) && !(fromImpl instanceof Crash);
+    for (let i = 0; ok && i < invariantCount; i++) ok = invariants[i]!.check(model, impl, config) === null;
+    if (ok && jsonEqual(fromModel as Json, fromImpl as Json)) continue;
+    return { ok: false, failure: describeFailure(system, config, step, command, model, impl, fromModel, fromImpl) };
   }
   return { ok: true, steps: commands.length };
+}
+
+function describeFailure(
+  system: SystemDef,
+  config: JsonObject,
+  step: number,
+  command: Command,
+  model: unknown,
+  impl: unknown,
+  fromModel: Json | Crash,
+  fromImpl: Json | Crash,
+): Failure {
+  const failed: string[] = [];
+  const messages: string[] = [];
+  if (fromModel instanceof Crash) {
+    failed.push(MODEL_EXCEPTION_CHECK);
+    messages.push(`the model threw ${fromModel.text}`);
+  }
+  if (fromImpl instanceof Crash) {
+    failed.push(IMPL_EXCEPTION_CHECK);
+    messages.push(`the implementation threw ${fromImpl.text}`);
+  }
+  if (failed.length === 0) {
+    for (const invariant of system.invariants) {
+      const message = invariant.check(model, impl, config);
+      if (message !== null) {
+        failed.push(invariant.name);
+        messages.push(`${invariant.name}: ${message}`);
+      }
+    }
+  }
+  const modelObservation = observationOf(fromModel);
+  const implObservation = observationOf(fromImpl);
+  if (!jsonEqual(modelObservation, implObservation)) {
+    failed.push(OBSERVATION_CHECK);
+    messages.push('the observations of model and implementation differ');
+  }
+  return {
+    system: system.name,
+    config,
+    step,
+    command,
+    check: failed[0]!,
+    checks: failed,
+    message: messages.join('\n'),
+    modelObservation,
+    implObservation,
+    diff: jsonDiff(modelObservation, implObservation),
+  };
 }
 
 /** A multi-line human report of a failure, including the sequence up to the failing step. */
