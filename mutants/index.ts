@@ -4,5 +4,6 @@
  */
 import type { Mutant } from '../src/harness/system';
 import { RESIDENCY_SET_MUTANTS } from './residency-set';
+import { RING_UPLOAD_MUTANTS } from './ring-upload';
 
-export const MUTANTS: readonly Mutant[] = [...RESIDENCY_SET_MUTANTS];
+export const MUTANTS: readonly Mutant[] = [...RESIDENCY_SET_MUTANTS, ...RING_UPLOAD_MUTANTS];

@@ -7,8 +7,9 @@ import { residencySetSystem } from '../systems/residency-set';
 import { allocBuddySystem } from '../systems/alloc-buddy';
 import { allocBestFitSystem } from '../systems/alloc-best-fit';
 import { allocFirstFitSystem } from '../systems/alloc-first-fit';
+import { ringUploadSystem } from '../systems/ring-upload';
 
-export const SYSTEMS: readonly SystemDef[] = [residencySetSystem, allocBuddySystem, allocBestFitSystem, allocFirstFitSystem];
+export const SYSTEMS: readonly SystemDef[] = [residencySetSystem, allocBuddySystem, allocBestFitSystem, allocFirstFitSystem, ringUploadSystem];
 
 export function systemNames(): string[] {
   return SYSTEMS.map((system) => system.name);

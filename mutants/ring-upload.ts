@@ -1,0 +1,125 @@
+/**
+ * Bug catalog for `ring-upload`: each mutant re-creates one pitfall of the ring upload
+ * allocator (spec/allocators.md, seed gpu-resource-lifetime.zh.txt) by overriding one step of the
+ * shipped implementation.
+ */
+import type { JsonObject } from '../src/harness/json';
+import type { Mutant, RunEnv } from '../src/harness/system';
+import { validateRequest } from '../src/alloc/allocator';
+import { NO_SLOT, RANGE_RESERVED, RANGE_SUBMITTED, RingUploadAllocatorImpl } from '../src/alloc/ring-upload';
+import { ringSide } from '../src/systems/ring-upload';
+
+type RingClass = new (capacityBytes: number) => RingUploadAllocatorImpl;
+
+function mutant(name: string, expectedCheck: string, description: string, Ring: RingClass): Mutant {
+  return {
+    name,
+    system: 'ring-upload',
+    description,
+    expectedCheck,
+    createImpl: (config: JsonObject, env: RunEnv) => ringSide(new Ring(config.capacityBytes as number), config, env),
+  };
+}
+
+export const RING_UPLOAD_MUTANTS: Mutant[] = [
+  mutant(
+    'ring-tracks-only-submitted',
+    'no-overlap',
+    'Only submitted ranges take part in conflict checks (the seed\'s race): with reservations outstanding and nothing submitted the ring looks idle, restarts at 0, and two recording threads get the same bytes',
+    class extends RingUploadAllocatorImpl {
+      protected override conflictHead(): number {
+        const mask = this.order.length - 1;
+        for (let i = 0; i < this.orderCount; i++) {
+          const slot = this.order[(this.orderFront + i) & mask]!;
+          if (this.stateOf[slot] === RANGE_SUBMITTED) return slot;
+        }
+        return NO_SLOT;
+      }
+    },
+  ),
+  mutant(
+    'ring-wrap-ignores-submitted',
+    'no-overlap',
+    'On wrap-around the landing bytes at offset 0 are checked only against ranges the CPU still holds (reserved), as if a submitted range the CPU let go of were free. The seed\'s 1024-byte example: [0,256) is handed out while [0,512) waits for fence value 7 (the named unit test); the generator first finds it on a completed range not yet collected',
+    class extends RingUploadAllocatorImpl {
+      protected override wrapBlocked(headOffsetBytes: number, sizeBytes: number): boolean {
+        if (headOffsetBytes >= this.cursorBytes) return true;
+        const mask = this.order.length - 1;
+        for (let i = 0; i < this.orderCount; i++) {
+          const slot = this.order[(this.orderFront + i) & mask]!;
+          if (this.stateOf[slot] === RANGE_RESERVED) return this.offsetOf[slot]! < sizeBytes;
+        }
+        return false;
+      }
+    },
+  ),
+  mutant(
+    'ring-wrap-crosses-tail',
+    'no-overlap',
+    'On wrap-around only the landing bytes are checked against the oldest range, so the wrap jumps over a live range waiting in the skipped tail',
+    class extends RingUploadAllocatorImpl {
+      protected override wrapBlocked(headOffsetBytes: number, sizeBytes: number): boolean {
+        return headOffsetBytes < sizeBytes;
+      }
+    },
+  ),
+  mutant(
+    'ring-cancel-submitted',
+    'gpu-in-flight-untouched',
+    'Cancel releases any live range, including one already submitted: the GPU still reads bytes the ring calls free',
+    class extends RingUploadAllocatorImpl {
+      protected override mayCancel(): boolean {
+        return true;
+      }
+    },
+  ),
+  mutant(
+    'ring-collect-one-value-early',
+    'gpu-in-flight-untouched',
+    'Collect frees ranges whose value is the completed value plus one (an off-by-one on the completion test)',
+    class extends RingUploadAllocatorImpl {
+      protected override isComplete(fenceValue: number, completedValue: number): boolean {
+        return fenceValue <= completedValue + 1;
+      }
+    },
+  ),
+  mutant(
+    'ring-ignores-alignment',
+    'within-capacity-aligned',
+    'The range starts at the raw write cursor: the alignment is validated but never applied',
+    class extends RingUploadAllocatorImpl {
+      override allocate(sizeBytes: number, alignBytes: number): number | null {
+        validateRequest(sizeBytes, alignBytes);
+        return super.allocate(sizeBytes, 1);
+      }
+    },
+  ),
+  mutant(
+    'ring-free-ignores-holes',
+    'accounting',
+    'freeBytes reports capacity minus live bytes, as for a heap, counting padding, skipped tails and holes as free',
+    class extends RingUploadAllocatorImpl {
+      override freeBytes(): number {
+        return this.capacityBytes - this.usedBytes();
+      }
+    },
+  ),
+  mutant(
+    'ring-fixed-record-table',
+    'no-false-out-of-memory',
+    'Range records live in a fixed table of four entries that never grows: the ring answers null with bytes to spare',
+    class extends RingUploadAllocatorImpl {
+      protected override takeSlot(): number {
+        return this.orderCount >= 4 ? NO_SLOT : super.takeSlot();
+      }
+    },
+  ),
+  mutant(
+    'ring-accepts-decreasing-fence',
+    'observation',
+    'Submit does not check that fence values never decrease, so collect (which pops from the front) can hold back or free out of order',
+    class extends RingUploadAllocatorImpl {
+      protected override checkFenceOrder(): void {}
+    },
+  ),
+];

@@ -1,0 +1,120 @@
+import { describe, expect, it } from 'vitest';
+import { ringUploadSystem } from '../src/systems/ring-upload';
+import { RingUploadAllocatorImpl } from '../src/alloc/ring-upload';
+import { RingUploadModel } from '../models/ring-upload';
+import { RingErrors, type RingUploadAllocator } from '../src/alloc/ring-upload-types';
+import { AllocErrors } from '../src/alloc/allocator';
+import { runSequence } from '../src/harness/runner';
+import type { Command } from '../src/harness/system';
+import { RING_UPLOAD_MUTANTS } from '../mutants/ring-upload';
+import { describeSystem } from './support';
+
+describeSystem(ringUploadSystem, { numRuns: 400, mutantRuns: 300 });
+
+function mutantNamed(name: string) {
+  const found = RING_UPLOAD_MUTANTS.find((mutant) => mutant.name === name);
+  if (found === undefined) throw new Error(`no mutant ${name}`);
+  return found;
+}
+
+/** The seed's example (gpu-resource-lifetime.zh.txt, 环形上传区间) as a plain-data program. */
+const SEED_1024_EXAMPLE: Command[] = [
+  // Six frames already signalled and completed: the next submission signals value 7.
+  ...Array.from({ length: 6 }, (): Command => ({ op: 'signal' })),
+  { op: 'gpuProgress', steps: 6 },
+  { op: 'allocate', sizeBytes: 512, alignBytes: 256 },
+  { op: 'submit', index: 0, endBatch: true },
+  // The cursor runs to the end of the ring; the CPU lets go of that range again.
+  { op: 'allocate', sizeBytes: 512, alignBytes: 256 },
+  { op: 'cancel', index: 0 },
+  // Wrap: [0,256) is still read by the GPU until value 7 completes.
+  { op: 'allocate', sizeBytes: 256, alignBytes: 256 },
+  { op: 'gpuProgress', steps: 1 },
+  { op: 'allocate', sizeBytes: 256, alignBytes: 256 },
+  { op: 'collect' },
+  { op: 'allocate', sizeBytes: 256, alignBytes: 256 },
+];
+
+describe('ring-upload: the seed\'s examples', () => {
+  for (const [name, make] of [
+    ['model', (capacityBytes: number) => new RingUploadModel(capacityBytes)],
+    ['implementation', (capacityBytes: number) => new RingUploadAllocatorImpl(capacityBytes)],
+  ] as const) {
+    it(`${name}: capacity 1024, [0,512) submitted with 7 and completed 6: a wrapped 256-byte request waits for 7`, () => {
+      const ring: RingUploadAllocator = make(1024);
+      expect(ring.allocate(512, 256)).toBe(0);
+      ring.submit(0, 7);
+      expect(ring.allocate(512, 256)).toBe(512);
+      ring.cancel(512);
+      expect(ring.collect(6)).toEqual([]);
+      expect(ring.allocate(256, 256)).toBeNull();
+      expect(ring.live()).toEqual([{ offsetBytes: 0, sizeBytes: 512, state: 'submitted', fenceValue: 7 }]);
+      expect(ring.collect(7)).toEqual([0]);
+      expect(ring.isPristine()).toBe(true);
+      expect(ring.freeBytes()).toBe(1024);
+      expect(ring.allocate(256, 256)).toBe(0);
+    });
+
+    it(`${name}: two recording threads reserve before either submits and get different bytes`, () => {
+      const ring = make(1024);
+      const first = ring.allocate(300, 4);
+      const second = ring.allocate(300, 4);
+      expect([first, second]).toEqual([0, 300]);
+      ring.submit(second!, 1);
+      ring.submit(first!, 1);
+      expect(ring.collect(1)).toEqual([300, 0]);
+    });
+
+    it(`${name}: a hole left by an out-of-order free is reused only when the cursor comes back`, () => {
+      const ring = make(100);
+      expect(ring.allocate(40, 1)).toBe(0);
+      expect(ring.allocate(40, 1)).toBe(40);
+      ring.cancel(40);
+      // [40,80) is free again but the cursor sits at 80 and [0,40) is still reserved.
+      expect(ring.freeBytes()).toBe(20);
+      expect(ring.wasteBytes()).toBe(40);
+      expect(ring.allocate(30, 1)).toBeNull();
+      ring.cancel(0);
+      expect(ring.allocate(30, 1)).toBe(0);
+    });
+
+    it(`${name}: typed errors for bad requests, bad submits and bad cancels`, () => {
+      const ring = make(64);
+      expect(() => ring.allocate(0, 1)).toThrow(AllocErrors.BAD_SIZE);
+      expect(() => ring.allocate(8, 3)).toThrow(AllocErrors.BAD_ALIGN);
+      expect(ring.allocate(65, 1)).toBeNull();
+      expect(ring.allocate(16, 16)).toBe(0);
+      expect(() => ring.cancel(4)).toThrow(RingErrors.UNKNOWN_RANGE);
+      ring.submit(0, 3);
+      expect(() => ring.submit(0, 3)).toThrow(RingErrors.ALREADY_SUBMITTED);
+      expect(() => ring.cancel(0)).toThrow(RingErrors.ALREADY_SUBMITTED);
+      expect(ring.allocate(16, 16)).toBe(16);
+      expect(() => ring.submit(16, 2)).toThrow(RingErrors.FENCE_ORDER);
+      ring.cancel(16);
+      expect(() => ring.cancel(16)).toThrow(RingErrors.UNKNOWN_RANGE);
+    });
+  }
+
+  it('the seed\'s 1024-byte example passes side by side and catches a wrap that ignores submitted ranges', () => {
+    const config = { capacityBytes: 1024 };
+    expect(runSequence(ringUploadSystem, config, SEED_1024_EXAMPLE)).toEqual({ ok: true, steps: SEED_1024_EXAMPLE.length });
+    const outcome = runSequence(ringUploadSystem, config, SEED_1024_EXAMPLE, { implFactory: mutantNamed('ring-wrap-ignores-submitted').createImpl });
+    expect(outcome.ok).toBe(false);
+    if (!outcome.ok) {
+      expect(outcome.failure.step).toBe(SEED_1024_EXAMPLE.findIndex((command) => command.op === 'cancel') + 1);
+      expect(outcome.failure.check).toBe('gpu-in-flight-untouched');
+      expect(outcome.failure.implObservation).toEqual({ offsetBytes: 0 });
+    }
+  });
+
+  it('the seed\'s race: a ring that checks only submitted ranges gives two reservations the same bytes', () => {
+    const program: Command[] = [
+      { op: 'allocate', sizeBytes: 256, alignBytes: 1 },
+      { op: 'allocate', sizeBytes: 256, alignBytes: 1 },
+    ];
+    const config = { capacityBytes: 1024 };
+    expect(runSequence(ringUploadSystem, config, program).ok).toBe(true);
+    const outcome = runSequence(ringUploadSystem, config, program, { implFactory: mutantNamed('ring-tracks-only-submitted').createImpl });
+    expect(outcome.ok ? null : outcome.failure.check).toBe('no-overlap');
+  });
+});

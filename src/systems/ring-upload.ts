@@ -1,0 +1,432 @@
+/**
+ * System `ring-upload`: the ring upload allocator with three states (spec/allocators.md "Ring
+ * upload allocator"; seed gpu-resource-lifetime.zh.txt, 环形上传区间) against a simulated GPU
+ * queue (src/gpu/queue-timeline.ts).
+ *
+ * Commands are plain data. `index` picks the k-th outstanding reservation (reservation order)
+ * or the k-th submitted range (submission order) modulo how many there are, so every
+ * subsequence of a program is still a program. Several reservations are usually outstanding at
+ * once: they are the seed's "two recording threads" that both reserve before either submits.
+ *
+ * The GPU side is explicit: `submit` records GPU work that reads the range at the queue's next
+ * fence value; `signal` closes the batch; `gpuProgress` moves the completed value; `collect`
+ * hands the completed value to the ring. The invariants ask the timeline which bytes are in
+ * flight, independent of the ring's own bookkeeping.
+ */
+import fc from 'fast-check';
+import type { Json, JsonObject } from '../harness/json';
+import type { Command, GenerationPlan, Invariant, RunEnv, SystemDef } from '../harness/system';
+import { RingUploadModel } from '../../models/ring-upload';
+import { RingUploadAllocatorImpl } from '../alloc/ring-upload';
+import type { RingUploadAllocator } from '../alloc/ring-upload-types';
+import { alignUp } from '../alloc/allocator';
+import { QueueTimeline } from '../gpu/queue-timeline';
+import { weightedOps } from './generation';
+
+/** Capacity limit of generated and replayed configs. */
+export const RING_MAX_CAPACITY_BYTES = 1 << 30;
+
+/** One side of a run: the ring, its GPU queue, and the caller's handles. */
+export interface RingSide {
+  readonly ring: RingUploadAllocator;
+  readonly timeline: QueueTimeline;
+  readonly capacityBytes: number;
+  readonly env: RunEnv;
+  /** Offsets of outstanding reservations, in reservation order. */
+  readonly reserved: number[];
+  /** Offsets of submitted, not yet collected ranges, in submission order. */
+  readonly submitted: number[];
+  /** Per live offset: what the caller was handed (id, size, alignment), from the API results alone. */
+  readonly handouts: Map<number, Handout>;
+  nextHandoutId: number;
+  /** Offset of the last range freed by cancel or collect (for double-free misuse), or -1. */
+  lastFreedOffset: number;
+  /** End of the last successful allocation (the caller's view of the write cursor). */
+  lastEndBytes: number;
+  /** The highest fence value this caller submitted. */
+  lastSubmittedValue: number;
+  /** The result of this step's allocate, or undefined if the step was no allocate. */
+  lastAllocate: number | null | undefined;
+  /** Ranges handed out while the GPU could still read their bytes (found at hand-out time). */
+  readonly violations: string[];
+}
+
+export interface Handout {
+  readonly id: number;
+  readonly sizeBytes: number;
+  readonly alignBytes: number;
+}
+
+export const ringUploadOps = {
+  allocate: { sizeBytes: 'int', alignBytes: 'int' },
+  submit: { index: 'nat', endBatch: 'bool' },
+  cancel: { index: 'nat' },
+  signal: {},
+  gpuProgress: { steps: 'nat' },
+  collect: {},
+  misuse: { kind: 'nat', index: 'nat' },
+} as const;
+
+/** Misuse kinds (`kind` modulo their count). */
+export const RING_MISUSE_KINDS = [
+  'cancel-submitted',
+  'submit-twice',
+  'interior-offset',
+  'double-free',
+  'unknown-offset',
+  'stale-fence',
+] as const;
+
+const DEFAULT_WEIGHTS: Record<keyof typeof ringUploadOps, number> = {
+  allocate: 12,
+  submit: 7,
+  cancel: 2,
+  signal: 2,
+  gpuProgress: 4,
+  collect: 4,
+  misuse: 1,
+};
+
+const SKIPPED: Json = { skipped: true };
+
+export function ringSide(ring: RingUploadAllocator, config: JsonObject, env: RunEnv): RingSide {
+  return {
+    ring,
+    timeline: new QueueTimeline(),
+    capacityBytes: config.capacityBytes as number,
+    env,
+    reserved: [],
+    submitted: [],
+    handouts: new Map(),
+    nextHandoutId: 1,
+    lastFreedOffset: -1,
+    lastEndBytes: 0,
+    lastSubmittedValue: 0,
+    lastAllocate: undefined,
+    violations: [],
+  };
+}
+
+function pick(list: readonly number[], index: number): number | undefined {
+  return list.length === 0 ? undefined : list[index % list.length];
+}
+
+function removeFrom(list: number[], offsetBytes: number): void {
+  const at = list.indexOf(offsetBytes);
+  if (at !== -1) list.splice(at, 1);
+}
+
+function liveCount(s: RingSide): number {
+  return s.reserved.length + s.submitted.length;
+}
+
+function forget(s: RingSide, offsetBytes: number): void {
+  removeFrom(s.reserved, offsetBytes);
+  removeFrom(s.submitted, offsetBytes);
+  s.handouts.delete(offsetBytes);
+  s.lastFreedOffset = offsetBytes;
+}
+
+/** True if `offsetBytes` is not the oldest live handout (freeing it leaves a hole). */
+function isOutOfOrder(s: RingSide, offsetBytes: number): boolean {
+  const id = s.handouts.get(offsetBytes)?.id;
+  if (id === undefined) return false;
+  for (const other of s.handouts.values()) if (other.id < id) return true;
+  return false;
+}
+
+function doCancel(s: RingSide, offsetBytes: number): Json {
+  const outOfOrder = isOutOfOrder(s, offsetBytes);
+  s.ring.cancel(offsetBytes);
+  if (outOfOrder) s.env.probe('out-of-order-free');
+  forget(s, offsetBytes);
+  return {};
+}
+
+function doSubmit(s: RingSide, offsetBytes: number, fenceValue: number, endBatch: boolean): Json {
+  s.ring.submit(offsetBytes, fenceValue);
+  removeFrom(s.reserved, offsetBytes);
+  if (!s.submitted.includes(offsetBytes)) s.submitted.push(offsetBytes);
+  s.lastSubmittedValue = Math.max(s.lastSubmittedValue, fenceValue);
+  const handout = s.handouts.get(offsetBytes);
+  if (handout !== undefined) s.timeline.submitRead(offsetBytes, handout.sizeBytes, fenceValue, handout.id);
+  if (endBatch) s.timeline.signal();
+  return { fenceValue };
+}
+
+function allocate(s: RingSide, sizeBytes: number, alignBytes: number): Json {
+  const liveBefore = liveCount(s);
+  const reservedBefore = s.reserved.length;
+  const cursorBytes = liveBefore === 0 ? 0 : s.lastEndBytes;
+  const wraps =
+    Number.isSafeInteger(sizeBytes) && sizeBytes > 0 && alignBytes > 0 && sizeBytes <= s.capacityBytes &&
+    alignUp(cursorBytes, alignBytes) + sizeBytes > s.capacityBytes;
+  const offsetBytes = s.ring.allocate(sizeBytes, alignBytes);
+  s.lastAllocate = offsetBytes;
+  if (offsetBytes === null) {
+    if (liveBefore > 0 && wraps) {
+      s.env.probe('wrap-refused');
+      const blocking = s.timeline.findInFlightOverlap(0, sizeBytes);
+      if (blocking !== null) {
+        s.env.probe('wrap-refused-by-in-flight');
+        if (s.capacityBytes === 1024 && sizeBytes === 256 && blocking.offsetBytes === 0 && blocking.sizeBytes === 512) {
+          s.env.probe('seed-1024-example');
+        }
+      }
+    } else if (liveBefore > 0 && sizeBytes <= s.capacityBytes) {
+      s.env.probe('tail-refused');
+    }
+    if (liveBefore > 0 && s.ring.freeBytes() === 0) s.env.probe('ring-full');
+    return { offsetBytes: null };
+  }
+  const handoutId = s.nextHandoutId++;
+  s.reserved.push(offsetBytes);
+  s.handouts.set(offsetBytes, { id: handoutId, sizeBytes, alignBytes });
+  s.lastEndBytes = offsetBytes + sizeBytes;
+  if (liveBefore > 0 && wraps) s.env.probe('wrap-taken');
+  if (liveBefore === 0 && cursorBytes === 0 && s.nextHandoutId > 2) s.env.probe('idle-ring-restarts-at-zero');
+  if (reservedBefore >= 1) s.env.probe('two-reservations-outstanding');
+  // The judge: nothing handed out may overlap bytes an unfinished GPU read still uses.
+  const read = s.timeline.findInFlightOverlap(offsetBytes, sizeBytes);
+  if (read !== null) {
+    s.violations.push(
+      `allocate handed out [${offsetBytes}, ${offsetBytes + sizeBytes}) while the GPU may still read ` +
+        `[${read.offsetBytes}, ${read.offsetBytes + read.sizeBytes}) until fence value ${read.fenceValue} (completed ${s.timeline.completedValue})`,
+    );
+  }
+  return { offsetBytes };
+}
+
+function misuse(s: RingSide, kind: number, index: number): Json {
+  const unknownOffset = s.capacityBytes + index;
+  switch (RING_MISUSE_KINDS[kind % RING_MISUSE_KINDS.length]) {
+    case 'cancel-submitted':
+      return doCancel(s, pick(s.submitted, index) ?? unknownOffset);
+    case 'submit-twice':
+      return doSubmit(s, pick(s.submitted, index) ?? unknownOffset, s.timeline.nextValueToSignal, false);
+    case 'interior-offset': {
+      const offsetBytes = pick([...s.reserved, ...s.submitted], index);
+      const range = offsetBytes === undefined ? null : s.ring.rangeAt(offsetBytes);
+      const target = range !== null && range.sizeBytes > 1 ? range.offsetBytes + 1 + (index % (range.sizeBytes - 1)) : unknownOffset;
+      return index % 2 === 0 ? doCancel(s, target) : doSubmit(s, target, s.timeline.nextValueToSignal, false);
+    }
+    case 'double-free':
+      return doCancel(s, s.lastFreedOffset >= 0 ? s.lastFreedOffset : unknownOffset);
+    case 'unknown-offset':
+      return index % 2 === 0 ? doCancel(s, unknownOffset) : doSubmit(s, unknownOffset, s.timeline.nextValueToSignal, false);
+    case 'stale-fence': {
+      const offsetBytes = pick(s.reserved, index);
+      if (offsetBytes === undefined) return SKIPPED;
+      return doSubmit(s, offsetBytes, s.lastSubmittedValue - 1, false);
+    }
+    default:
+      throw new Error(`ring-upload: unknown misuse kind ${kind}`);
+  }
+}
+
+function apply(s: RingSide, command: Command): Json {
+  s.lastAllocate = undefined;
+  switch (command.op) {
+    case 'allocate':
+      return allocate(s, command.sizeBytes as number, command.alignBytes as number);
+    case 'submit': {
+      const offsetBytes = pick(s.reserved, command.index as number);
+      if (offsetBytes === undefined) return SKIPPED;
+      if (s.reserved.indexOf(offsetBytes) > 0) s.env.probe('submit-out-of-reservation-order');
+      return doSubmit(s, offsetBytes, s.timeline.nextValueToSignal, command.endBatch as boolean);
+    }
+    case 'cancel': {
+      const offsetBytes = pick(s.reserved, command.index as number);
+      if (offsetBytes === undefined) return SKIPPED;
+      return doCancel(s, offsetBytes);
+    }
+    case 'signal':
+      return { signalled: s.timeline.signal() };
+    case 'gpuProgress':
+      return { completedValue: s.timeline.advance(command.steps as number) };
+    case 'collect': {
+      const freed = s.ring.collect(s.timeline.completedValue);
+      if (freed.length >= 2) s.env.probe('collect-several');
+      if (freed.some((offsetBytes) => isOutOfOrder(s, offsetBytes))) s.env.probe('out-of-order-free');
+      for (const offsetBytes of freed) forget(s, offsetBytes);
+      return { freed };
+    }
+    case 'misuse':
+      return misuse(s, command.kind as number, command.index as number);
+    default:
+      throw new Error(`ring-upload: unknown op ${command.op}`);
+  }
+}
+
+function bothSides(check: (s: RingSide) => string | null): (model: RingSide, impl: RingSide) => string | null {
+  return (model, impl) => {
+    const fromImpl = check(impl);
+    if (fromImpl !== null) return `implementation: ${fromImpl}`;
+    const fromModel = check(model);
+    return fromModel === null ? null : `model: ${fromModel}`;
+  };
+}
+
+const invariants: Invariant<RingSide>[] = [
+  {
+    name: 'within-capacity-aligned',
+    description: 'every live range lies inside [0, capacity) and starts at a multiple of the alignment it was requested with',
+    check: bothSides((s) => {
+      for (const range of s.ring.live()) {
+        const { offsetBytes, sizeBytes } = range;
+        if (!Number.isSafeInteger(offsetBytes) || offsetBytes < 0 || offsetBytes + sizeBytes > s.capacityBytes) {
+          return `range [${offsetBytes}, ${offsetBytes + sizeBytes}) leaves the ring of ${s.capacityBytes} bytes`;
+        }
+        const handout = s.handouts.get(offsetBytes);
+        if (handout === undefined) return `live range at ${offsetBytes} was never handed to the caller`;
+        if (offsetBytes % handout.alignBytes !== 0) return `range at ${offsetBytes} is not aligned to ${handout.alignBytes}`;
+      }
+      return null;
+    }),
+  },
+  {
+    name: 'gpu-in-flight-untouched',
+    description:
+      'no range is handed out while an unfinished GPU read uses its bytes, and every in-flight read is of a range the ring still holds as submitted',
+    check: bothSides((s) => {
+      if (s.violations.length > 0) return s.violations[0]!;
+      for (let i = 0; i < s.timeline.inFlightCount; i++) {
+        const read = s.timeline.inFlightAt(i);
+        const range = s.ring.rangeAt(read.offsetBytes);
+        if (range === null || range.state !== 'submitted' || range.sizeBytes !== read.sizeBytes || s.handouts.get(read.offsetBytes)?.id !== read.ownerId) {
+          return (
+            `the GPU may still read [${read.offsetBytes}, ${read.offsetBytes + read.sizeBytes}) until fence value ${read.fenceValue} ` +
+            `(completed ${s.timeline.completedValue}) but the ring no longer holds it as that submitted range`
+          );
+        }
+      }
+      return null;
+    }),
+  },
+  {
+    name: 'no-overlap',
+    description: 'no two live ranges (reserved or submitted) share a byte',
+    check: bothSides((s) => {
+      const live = s.ring.live();
+      for (let i = 1; i < live.length; i++) {
+        const before = live[i - 1]!;
+        const after = live[i]!;
+        if (before.offsetBytes + before.sizeBytes > after.offsetBytes) {
+          return (
+            `${before.state} [${before.offsetBytes}, ${before.offsetBytes + before.sizeBytes}) overlaps ` +
+            `${after.state} [${after.offsetBytes}, ${after.offsetBytes + after.sizeBytes})`
+          );
+        }
+      }
+      return null;
+    }),
+  },
+  {
+    name: 'no-false-out-of-memory',
+    description: 'when the model finds room for a request the implementation does too',
+    check: (model, impl) =>
+      typeof model.lastAllocate === 'number' && impl.lastAllocate === null
+        ? `the model placed the request at ${model.lastAllocate}, the implementation answered null`
+        : null,
+  },
+  {
+    name: 'accounting',
+    description: 'free + used + waste = capacity, used = live bytes, the same split as the model, pristine exactly when nothing is live',
+    check: (model, impl) => {
+      const own = bothSides((s) => {
+        const live = s.ring.live();
+        const liveBytes = live.reduce((sum, range) => sum + range.sizeBytes, 0);
+        const free = s.ring.freeBytes();
+        const used = s.ring.usedBytes();
+        const waste = s.ring.wasteBytes();
+        if (used !== liveBytes) return `usedBytes ${used} but live ranges hold ${liveBytes}`;
+        if (free < 0 || waste < 0 || free + used + waste !== s.capacityBytes) {
+          return `free ${free} + used ${used} + waste ${waste} != capacity ${s.capacityBytes}`;
+        }
+        if (s.ring.isPristine() !== (live.length === 0)) return `isPristine() is ${s.ring.isPristine()} with ${live.length} live ranges`;
+        if (live.length === 0 && free !== s.capacityBytes) return `nothing is live but only ${free} of ${s.capacityBytes} bytes are free`;
+        return null;
+      })(model, impl);
+      if (own !== null) return own;
+      const a = [model.ring.freeBytes(), model.ring.usedBytes(), model.ring.wasteBytes()];
+      const b = [impl.ring.freeBytes(), impl.ring.usedBytes(), impl.ring.wasteBytes()];
+      if (a.join() !== b.join()) return `implementation free/used/waste ${b.join('/')}, model ${a.join('/')}`;
+      return null;
+    },
+  },
+];
+
+function sizeArb(capacityBytes: number): fc.Arbitrary<number> {
+  const third = Math.max(1, Math.floor(capacityBytes / 3));
+  return fc.oneof(
+    { weight: 5, arbitrary: fc.constantFrom(capacityBytes / 2, capacityBytes / 4, capacityBytes / 8).map((size) => Math.max(1, Math.floor(size))) },
+    { weight: 4, arbitrary: fc.integer({ min: 1, max: third }) },
+    { weight: 1, arbitrary: fc.integer({ min: 1, max: capacityBytes }) },
+    { weight: 1, arbitrary: fc.constantFrom(0, -1, capacityBytes + 1) },
+  );
+}
+
+const alignArb: fc.Arbitrary<number> = fc.oneof(
+  { weight: 12, arbitrary: fc.constantFrom(1, 1, 4, 16, 256) },
+  { weight: 1, arbitrary: fc.constantFrom(0, 3, 48, -4) },
+);
+
+function commandArb(config: JsonObject, plan?: GenerationPlan): fc.Arbitrary<Command> {
+  const capacityBytes = config.capacityBytes as number;
+  const index = fc.nat({ max: 7 });
+  const arbs: Record<keyof typeof ringUploadOps, fc.Arbitrary<Command>> = {
+    allocate: fc.tuple(sizeArb(capacityBytes), alignArb).map(([sizeBytes, alignBytes]) => ({ op: 'allocate', sizeBytes, alignBytes })),
+    // Mostly the oldest reservation (index 0), often another one: submit order != reservation order.
+    submit: fc
+      .tuple(fc.oneof({ weight: 2, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: index }), fc.boolean())
+      .map(([i, endBatch]) => ({ op: 'submit', index: i, endBatch })),
+    cancel: index.map((i) => ({ op: 'cancel', index: i })),
+    signal: fc.constant({ op: 'signal' }),
+    gpuProgress: fc.oneof({ weight: 5, arbitrary: fc.integer({ min: 1, max: 2 }) }, { weight: 1, arbitrary: fc.constantFrom(0, 5) }).map((steps) => ({
+      op: 'gpuProgress',
+      steps,
+    })),
+    collect: fc.constant({ op: 'collect' }),
+    misuse: fc.tuple(fc.nat({ max: RING_MISUSE_KINDS.length - 1 }), index).map(([kind, i]) => ({ op: 'misuse', kind, index: i })),
+  };
+  return weightedOps(arbs, DEFAULT_WEIGHTS, plan);
+}
+
+export const ringUploadSystem: SystemDef<RingSide> = {
+  name: 'ring-upload',
+  summary: 'ring upload allocator: reserved -> submitted(value) -> completed, wrap-around, in-order collect, against a simulated GPU queue',
+  configSchema: { capacityBytes: 'nat' },
+  ops: ringUploadOps,
+  validateConfig(config) {
+    const capacityBytes = config.capacityBytes as number;
+    if (capacityBytes < 1 || capacityBytes > RING_MAX_CAPACITY_BYTES) return `capacityBytes must be 1..${RING_MAX_CAPACITY_BYTES}, got ${capacityBytes}`;
+    return null;
+  },
+  configArb: () =>
+    fc.record({
+      capacityBytes: fc.oneof(
+        { weight: 4, arbitrary: fc.constant(1024) },
+        { weight: 3, arbitrary: fc.constantFrom(64, 256, 4096) },
+        { weight: 2, arbitrary: fc.integer({ min: 1, max: 2048 }) },
+      ),
+    }),
+  commandArb,
+  sequence: { minLength: 1, maxLength: 200 },
+  createModel: (config, env) => ringSide(new RingUploadModel(config.capacityBytes as number), config, env),
+  createImpl: (config, env) => ringSide(new RingUploadAllocatorImpl(config.capacityBytes as number), config, env),
+  apply,
+  invariants,
+  probes: [
+    'two-reservations-outstanding',
+    'submit-out-of-reservation-order',
+    'wrap-taken',
+    'wrap-refused',
+    'wrap-refused-by-in-flight',
+    'seed-1024-example',
+    'tail-refused',
+    'ring-full',
+    'out-of-order-free',
+    'collect-several',
+    'idle-ring-restarts-at-zero',
+  ],
+};
