@@ -109,14 +109,27 @@ describe('fuzz CLI', () => {
     expect(result.stderr).toMatch(pattern);
   });
 
-  it('gives the same summary (apart from timings) with one worker and with two', () => {
+  it('writes byte-identical findings and equal summaries with one worker and with two', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'fuzz-'));
-    const one = fuzz('--system', 'residency-set', '--runs', '24', '--workers', '1', '--json', path.join(dir, 'one.json'), '--out', dir);
-    const two = fuzz('--system', 'residency-set', '--runs', '24', '--workers', '2', '--json', path.join(dir, 'two.json'), '--out', dir);
-    expect(one.status, one.stderr).toBe(0);
-    expect(two.status, two.stderr).toBe(0);
-    const read = (name: string) => withoutTiming(JSON.parse(readFileSync(path.join(dir, name), 'utf8')) as CampaignSummary);
-    expect(read('two.json')).toEqual(read('one.json'));
+    const campaign = (workers: string) =>
+      spawnSync(
+        tsx,
+        [path.join(ROOT, 'src', 'cli', 'fuzz.ts'), '--mutant', 'set-open-keeps-size', '--runs', '30', '--workers', workers, '--json', path.join(dir, `w${workers}.json`), '--out', path.join(dir, `w${workers}`)],
+        { encoding: 'utf8', cwd: ROOT, env: { ...process.env, SOURCE_DATE_EPOCH: '1764460800' } },
+      );
+    const one = campaign('1');
+    const two = campaign('2');
+    expect(one.status, one.stderr).toBe(1);
+    expect(two.status, two.stderr).toBe(1);
+    // The two campaigns wrote to different folders; everything else must match.
+    const read = (name: string) => withoutTiming(JSON.parse(readFileSync(path.join(dir, name), 'utf8').replaceAll(`${path.sep}w2${path.sep}`, `${path.sep}w1${path.sep}`)) as CampaignSummary);
+    expect(read('w2.json')).toEqual(read('w1.json'));
+    const finding = path.join('residency-set', 'fuzz-contents-match-model-open.json');
+    const text = readFileSync(path.join(dir, 'w1', finding), 'utf8');
+    expect(readFileSync(path.join(dir, 'w2', finding), 'utf8')).toBe(text);
+    const regression = JSON.parse(text) as { catches: string[]; origin: { date: string } };
+    expect(regression.catches).toEqual(['set-open-keeps-size']);
+    expect(regression.origin.date).toBe('2025-11-30');
   });
 
   it('loses no finding and no run to a SIGKILL: the resumed campaign equals an uninterrupted one', async () => {

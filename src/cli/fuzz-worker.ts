@@ -13,13 +13,13 @@ export interface WorkerTask {
 export type WorkerReply = { readonly results: RunResult[] } | { readonly error: string };
 
 const init = workerData as WorkerInit;
-const systems = new Map((await resolveTargets(init.targets)).map((system) => [system.name, system]));
+const targets = new Map((await resolveTargets(init.targets)).map((target) => [target.system.name, target]));
 
 parentPort!.on('message', (task: WorkerTask) => {
   try {
     const results = task.batch.map(({ system, runIndex }) => {
-      const definition = systems.get(system)!;
-      return executeRun(definition, planRun(init.campaignSeed, definition, runIndex));
+      const target = targets.get(system)!;
+      return executeRun(target.system, planRun(init.campaignSeed, target.system, runIndex), target.implFactory);
     });
     parentPort!.postMessage({ results } satisfies WorkerReply);
   } catch (error) {

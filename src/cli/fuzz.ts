@@ -35,7 +35,7 @@ import { DEFAULT_SEED } from '../harness/seed';
 import type { SystemDef } from '../harness/system';
 import { systemNames } from '../harness/registry';
 import { intOption, parseArgs, parseDuration, runMain, UsageError, type ParsedArgs } from './args';
-import { resolveTargets, type TargetSpec } from './fuzz-targets';
+import { resolveTargets, type Target, type TargetSpec } from './fuzz-targets';
 import type { WorkerInit, WorkerReply, WorkerTask } from './fuzz-worker';
 
 const DEFAULT_RUNS = 150;
@@ -44,7 +44,7 @@ const PLAIN_PROGRESS_MS = 10_000;
 const TTY_PROGRESS_MS = 250;
 
 const HELP = `usage:
-  npm run fuzz -- [--system all|NAME[,NAME...]] [--seed S] [--runs N | --budget 30s|45m|8h]
+  npm run fuzz -- [--system all|NAME[,NAME...]] [--mutant NAME] [--seed S] [--runs N | --budget 30s|45m|8h]
                   [--workers N] [--shard k/K] [--json FILE] [--out DIR] [--resume FILE]
   npm run fuzz -- merge SUMMARY.json SUMMARY.json ... [--json FILE]
 
@@ -53,6 +53,8 @@ draws its enabled ops and weights (swarm testing) and its fault sites from it, a
 generated sequence side by side (model vs implementation) with every invariant checked.
 
   --system    systems to fuzz (default all): ${systemNames().join(', ')}
+  --mutant    fuzz a mutant of the bug catalog instead of the real implementation (its
+              findings record the mutant in "catches")
   --seed      campaign seed, a string or number (default ${DEFAULT_SEED})
   --runs N    runs 0..N-1 of each system (default ${DEFAULT_RUNS} unless --budget is given)
   --budget    run until this much time has passed (runs in flight finish)
@@ -70,7 +72,8 @@ merge combines the summaries of a campaign's shards into one.`;
 
 interface CampaignOptions {
   readonly seed: string;
-  readonly targets: TargetSpec;
+  readonly targetSpec: TargetSpec;
+  readonly targets: Target[];
   readonly systems: SystemDef[];
   readonly runs: number | null;
   readonly budgetMs: number | null;
@@ -80,6 +83,12 @@ interface CampaignOptions {
   readonly outDir: string;
   readonly resumed: CampaignSummary | null;
   readonly checkpointMs: number;
+}
+
+/** A path as users should type it: relative inside the project, absolute outside. */
+function displayPath(file: string): string {
+  const relative = path.relative(PROJECT_ROOT, file);
+  return relative.startsWith('..') || path.isAbsolute(relative) ? path.resolve(file) : relative;
 }
 
 function writeAtomically(file: string, text: string): void {
@@ -128,8 +137,14 @@ async function parseCampaign(args: ParsedArgs): Promise<CampaignOptions> {
     if (args.options.has('shard') && shardLabel(shard) !== shardLabel(resumedShard)) throw new UsageError(`--shard does not match the resumed campaign's shard ${resumed.shards[0]}`);
     shard = resumedShard;
   }
-  const targets: TargetSpec = { systems: args.options.get('system') ?? (resumed ? Object.keys(resumed.systems).join(',') : 'all') };
-  const systems = await resolveTargets(targets);
+  const resumedSpec = resumed?.targets as TargetSpec | undefined;
+  if (resumed !== null && (args.options.has('system') || args.options.has('mutant'))) {
+    throw new UsageError('--resume takes the systems and mutant from the summary; drop --system/--mutant');
+  }
+  const mutant = args.options.get('mutant');
+  const targetSpec: TargetSpec = resumedSpec ?? { systems: args.options.get('system') ?? 'all', ...(mutant === undefined ? {} : { mutant }) };
+  const targets = await resolveTargets(targetSpec);
+  const systems = targets.map((target) => target.system);
   const budgetRaw = args.options.get('budget');
   const budgetMs = budgetRaw === undefined ? null : parseDuration(budgetRaw);
   let runs = intOption(args, 'runs', 1) ?? null;
@@ -144,6 +159,7 @@ async function parseCampaign(args: ParsedArgs): Promise<CampaignOptions> {
   if (workers > 64) throw new UsageError(`--workers ${workers} is more than 64`);
   return {
     seed,
+    targetSpec,
     targets,
     systems,
     runs,
@@ -195,7 +211,7 @@ class Campaign {
   private commandsThisSession = 0;
 
   constructor(private readonly options: CampaignOptions) {
-    this.summary = options.resumed ? structuredClone(options.resumed) : emptySummary(options.seed, options.shard, options.systems, options.runs);
+    this.summary = options.resumed ? structuredClone(options.resumed) : emptySummary(options.seed, options.shard, options.systems, options.runs, { ...options.targetSpec });
     for (const system of options.systems) {
       this.summary.systems[system.name] ??= emptySummary(options.seed, options.shard, [system]).systems[system.name]!;
     }
@@ -247,8 +263,8 @@ class Campaign {
       op: finding.op,
       runIndex: finding.runIndex,
       commands: finding.commands.length,
-      file: path.relative(PROJECT_ROOT, file),
-      replay: `npm run regress -- replay ${path.relative(PROJECT_ROOT, file)}`,
+      file: displayPath(file),
+      replay: `npm run regress -- replay ${displayPath(file)}`,
       weights: finding.weights,
       faults: finding.faults,
     };
@@ -263,11 +279,12 @@ class Campaign {
         config: finding.config,
         commands: finding.commands,
         origin: { tool: 'fuzz', seed: finding.seed, path: finding.path, date: originDate(Date.now(), process.env.SOURCE_DATE_EPOCH), check: finding.check },
-        catches: [],
+        catches: [...(this.options.targets.find((target) => target.system.name === finding.system)?.catches ?? [])],
       }),
     );
     this.clearLine();
-    console.log(`finding: ${finding.signature} (run ${finding.runIndex}, ${finding.originalLength} -> ${finding.commands.length} commands)`);
+    const replaced = verdict === 'replaced' ? ', replacing a later run with the same signature' : '';
+    console.log(`finding: ${finding.signature} (run ${finding.runIndex}, ${finding.originalLength} -> ${finding.commands.length} commands${replaced})`);
     console.log(`  ${finding.message.split('\n')[0]}`);
     console.log(`  written to ${entry.file}; replay: ${entry.replay}`);
     this.checkpoint(true);
@@ -326,13 +343,13 @@ class Campaign {
 }
 
 async function runInThread(campaign: Campaign, options: CampaignOptions): Promise<void> {
-  const systems = new Map(options.systems.map((system) => [system.name, system]));
+  const targets = new Map(options.targets.map((target) => [target.system.name, target]));
   for (;;) {
     const task = campaign.nextBatch();
     if (task === null) return;
     for (const { system, runIndex } of task.batch) {
-      const definition = systems.get(system)!;
-      campaign.record(executeRun(definition, planRun(options.seed, definition, runIndex)));
+      const target = targets.get(system)!;
+      campaign.record(executeRun(target.system, planRun(options.seed, target.system, runIndex), target.implFactory));
     }
     // Let signals and timers in between batches.
     await new Promise((resolve) => setImmediate(resolve));
@@ -340,7 +357,7 @@ async function runInThread(campaign: Campaign, options: CampaignOptions): Promis
 }
 
 async function runInWorkers(campaign: Campaign, options: CampaignOptions): Promise<void> {
-  const init: WorkerInit = { campaignSeed: options.seed, targets: options.targets };
+  const init: WorkerInit = { campaignSeed: options.seed, targets: options.targetSpec };
   const boot = new URL('./fuzz-worker-boot.mjs', import.meta.url);
   await Promise.all(
     Array.from({ length: options.workers }, () => {
@@ -417,7 +434,7 @@ async function campaignMain(args: ParsedArgs): Promise<number> {
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
   printSummary(summary);
-  console.log(`summary: ${path.relative(process.cwd(), options.jsonFile)}`);
+  console.log(`summary: ${displayPath(options.jsonFile)}`);
   return summary.findings.length > 0 ? 1 : 0;
 }
 
@@ -440,7 +457,7 @@ async function mergeMain(argv: string[]): Promise<number> {
 await runMain(async () => {
   const argv = process.argv.slice(2);
   if (argv[0] === 'merge') return mergeMain(argv.slice(1));
-  const args = parseArgs(argv, ['system', 'seed', 'runs', 'budget', 'workers', 'shard', 'json', 'out', 'resume', 'checkpoint'], ['help']);
+  const args = parseArgs(argv, ['system', 'mutant', 'seed', 'runs', 'budget', 'workers', 'shard', 'json', 'out', 'resume', 'checkpoint'], ['help']);
   if (args.flags.has('help')) {
     console.log(HELP);
     return 0;

@@ -194,6 +194,8 @@ export interface CampaignSummary {
   seed: string;
   /** Runs per system (run indices 0..runs-1), or null for a time-budgeted campaign. */
   runs: number | null;
+  /** What the campaign runs against (plain data; a resume rebuilds the same targets). */
+  targets: JsonObject;
   /** Shards merged into this summary, as "k/K". */
   shards: string[];
   systems: Record<string, SystemSummary>;
@@ -215,11 +217,18 @@ export function emptySystemSummary(system: SystemDef, shard: Shard): SystemSumma
   };
 }
 
-export function emptySummary(seed: string, shard: Shard, systems: readonly SystemDef[], runs: number | null = null): CampaignSummary {
+export function emptySummary(
+  seed: string,
+  shard: Shard,
+  systems: readonly SystemDef[],
+  runs: number | null = null,
+  targets: JsonObject = { systems: 'all' },
+): CampaignSummary {
   return {
     format: SUMMARY_FORMAT,
     seed,
     runs,
+    targets,
     shards: [shardLabel(shard)],
     systems: Object.fromEntries(systems.map((system) => [system.name, emptySystemSummary(system, shard)])),
     findings: [],
@@ -292,6 +301,7 @@ export function mergeSummaries(summaries: readonly CampaignSummary[]): CampaignS
     format: SUMMARY_FORMAT,
     seed,
     runs: summaries[0]!.runs,
+    targets: summaries[0]!.targets,
     shards: [...new Set(summaries.flatMap((summary) => summary.shards))].sort(),
     systems: {},
     findings: [],
