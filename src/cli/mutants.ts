@@ -18,7 +18,8 @@ seed (default ${DEFAULT_SEED}, the seed of npm test) and up to N runs each (defa
 For each mutant: detected or SURVIVED, runs and milliseconds until the first failure,
 the check that caught it (expected in parentheses when different), and the shrunk length.
 --commands also prints the regress command that stores each counterexample.
-Exit code 1 if any mutant survives or is caught by a different check than it names.`;
+Exit code 1 if any mutant survives. A mutant caught by another check than the one it names is
+reported (npm test holds every mutant to its named check under the default seed).`;
 
 export interface MutantReport {
   readonly name: string;
@@ -85,7 +86,7 @@ await runMain(async () => {
     };
     reports.push(report);
     const ok = report.detected && report.check === report.expectedCheck;
-    if (!ok) bad++;
+    if (!report.detected) bad++;
     const status = !report.detected ? 'SURVIVED' : ok ? 'detected' : 'WRONG-CHECK';
     console.log(
       `${status.padEnd(11)} ${mutant.name.padEnd(40)} ${mutant.system.padEnd(20)} ` +
@@ -98,7 +99,11 @@ await runMain(async () => {
     if (args.flags.has('commands') && result.failed) console.log(`            ${saveCommandLine(mutant.system, seed, result.path, mutant.name)}`);
   }
   const detected = reports.filter((report) => report.detected).length;
-  console.log(`\n${detected} of ${reports.length} mutants detected; ${bad === 0 ? 'every one by its expected check' : `${bad} not as expected`}`);
+  const unexpected = reports.filter((report) => report.detected && report.check !== report.expectedCheck).length;
+  console.log(
+    `\n${detected} of ${reports.length} mutants detected` +
+      (unexpected === 0 ? (detected > 0 ? ', every one by the check it names' : '') : `; ${unexpected} by another check than the one named`),
+  );
   const jsonFile = args.options.get('json');
   if (jsonFile !== undefined) writeFileSync(jsonFile, JSON.stringify({ seed, numRuns, mutants: reports }, null, 2) + '\n');
   return bad === 0 ? 0 : 1;
