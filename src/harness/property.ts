@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import type { JsonObject } from './json';
-import { runSequence, minimizeSequence, RunContext, type Failure, type ImplFactory } from './runner';
+import { runSequence, minimizeCase, RunContext, type Failure, type ImplFactory } from './runner';
 import type { Command, GenerationPlan, SystemDef } from './system';
 
 export interface Case {
@@ -54,7 +54,7 @@ export interface Finding {
   readonly runIndex: number;
   /** Sequence length of the first failing case before shrinking. */
   readonly originalLength: number;
-  /** The shrunk case, then made 1-minimal. */
+  /** The shrunk case, then minimized (1-minimal sequence, greedily shrunk config). */
   readonly config: JsonObject;
   readonly commands: Command[];
   readonly failure: Failure;
@@ -116,8 +116,8 @@ export function checkSystem(system: SystemDef, options: CheckOptions): CheckResu
   if (!details.failed) return { failed: false, numRuns: details.numRuns, commandsRun };
   if (details.counterexample === null) throw new Error(`${system.name}: fast-check failed without a counterexample`);
   const [shrunk] = details.counterexample;
-  const commands = minimizeSequence(system, shrunk.config, shrunk.commands, runOptions);
-  const outcome = runSequence(system, shrunk.config, commands, runOptions);
+  const { config, commands } = minimizeCase(system, shrunk.config, shrunk.commands, runOptions);
+  const outcome = runSequence(system, config, commands, runOptions);
   if (outcome.ok) throw new Error(`${system.name}: a counterexample stopped failing on replay (nondeterminism)`);
   const path = details.counterexamplePath ?? '';
   const runIndex = Number(path.split(':')[0] ?? 0);
@@ -128,7 +128,7 @@ export function checkSystem(system: SystemDef, options: CheckOptions): CheckResu
     path,
     runIndex: options.path === undefined ? runIndex : Number((options.path.split(':')[0]) ?? 0),
     originalLength: firstLength,
-    config: shrunk.config,
+    config,
     commands,
     failure: outcome.failure,
   };

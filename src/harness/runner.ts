@@ -183,6 +183,20 @@ export function formatFailure(failure: Failure, commands?: readonly Command[]): 
   return lines.join('\n');
 }
 
+/** Bounds of the greedy config shrink in `minimizeCase`. */
+const CONFIG_SHRINK_ROUNDS = 64;
+const CONFIG_CANDIDATES_PER_ROUND = 256;
+
+function failsWith(system: SystemDef, config: JsonObject, commands: readonly Command[], check: string, options: RunOptions): RunOutcome | null {
+  let outcome: RunOutcome;
+  try {
+    outcome = runSequence(system, config, commands, options);
+  } catch {
+    return null; // a config the system cannot even build is not a smaller counterexample
+  }
+  return !outcome.ok && outcome.failure.check === check ? outcome : null;
+}
+
 /**
  * Makes a failing sequence 1-minimal: removes commands one at a time (last first) while the
  * sequence still fails with the same first check. Runs after fast-check's shrinker, whose
@@ -200,11 +214,47 @@ export function minimizeSequence(
   let current = commands.slice(0, first.failure.step + 1);
   for (let index = current.length - 1; index >= 0; index--) {
     const candidate = [...current.slice(0, index), ...current.slice(index + 1)];
-    const outcome = runSequence(system, config, candidate, options);
-    if (!outcome.ok && outcome.failure.check === check) {
+    const outcome = failsWith(system, config, candidate, check, options);
+    if (outcome !== null && !outcome.ok) {
       current = candidate.slice(0, outcome.failure.step + 1);
       index = Math.min(index, current.length);
     }
   }
   return current;
+}
+
+/**
+ * Minimizes a failing case: the sequence is made 1-minimal, then the config is shrunk greedily
+ * with the config arbitrary's own shrinker (fewer objects, smaller pools) as long as the same
+ * check still fails, and the sequence is minimized again after each accepted step.
+ */
+export function minimizeCase(
+  system: SystemDef,
+  config: JsonObject,
+  commands: readonly Command[],
+  options: RunOptions = {},
+): { config: JsonObject; commands: Command[] } {
+  const first = runSequence(system, config, commands, options);
+  if (first.ok) return { config, commands: [...commands] };
+  const check = first.failure.check;
+  let currentConfig = config;
+  let current = minimizeSequence(system, config, commands, options);
+  const configArb = system.configArb();
+  for (let round = 0; round < CONFIG_SHRINK_ROUNDS; round++) {
+    if (!configArb.canShrinkWithoutContext(currentConfig)) break;
+    let accepted = false;
+    let tried = 0;
+    for (const candidate of configArb.shrink(currentConfig, undefined)) {
+      if (tried++ >= CONFIG_CANDIDATES_PER_ROUND) break;
+      if ((system.validateConfig?.(candidate.value) ?? null) !== null) continue;
+      if (failsWith(system, candidate.value, current, check, options) !== null) {
+        currentConfig = candidate.value;
+        current = minimizeSequence(system, currentConfig, current, options);
+        accepted = true;
+        break;
+      }
+    }
+    if (!accepted) break;
+  }
+  return { config: currentConfig, commands: current };
 }
