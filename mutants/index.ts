@@ -4,6 +4,7 @@
  */
 import type { Mutant } from '../src/harness/system';
 import { RESIDENCY_SET_MUTANTS } from './residency-set';
+import { ALLOC_MUTANTS } from './alloc';
 import { RING_UPLOAD_MUTANTS } from './ring-upload';
 
-export const MUTANTS: readonly Mutant[] = [...RESIDENCY_SET_MUTANTS, ...RING_UPLOAD_MUTANTS];
+export const MUTANTS: readonly Mutant[] = [...RESIDENCY_SET_MUTANTS, ...ALLOC_MUTANTS, ...RING_UPLOAD_MUTANTS];

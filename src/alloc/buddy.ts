@@ -52,8 +52,7 @@ export class BuddyAllocator implements BlockAllocator {
     if (order > this.maxOrder) return null;
     const fromOrder = this.smallestFreeOrderAtLeast(order);
     if (fromOrder < 0) return null;
-    const unit = this.popLowest(fromOrder);
-    this.split(unit, fromOrder, order);
+    const unit = this.split(this.popLowest(fromOrder), fromOrder, order);
     this.allocationOrder[unit] = order;
     this.allocationSizeBytes[unit] = sizeBytes;
     this.liveCount++;
@@ -89,9 +88,13 @@ export class BuddyAllocator implements BlockAllocator {
     return candidates === 0 ? -1 : lowestBit(candidates);
   }
 
-  /** Splits the free block of order `fromOrder` at `unit` down to order `toOrder`, keeping the left half. */
-  protected split(unit: number, fromOrder: number, toOrder: number): void {
+  /**
+   * Splits the taken block of order `fromOrder` at `unit` down to order `toOrder`, keeping the
+   * left half each time (the right halves go to the free lists); returns the unit it keeps.
+   */
+  protected split(unit: number, fromOrder: number, toOrder: number): number {
     for (let order = fromOrder - 1; order >= toOrder; order--) this.pushFree(unit + (1 << order), order);
+    return unit;
   }
 
   /** The buddy unit of the block of order `order` at `unit`. */

@@ -1,0 +1,364 @@
+/**
+ * Bug catalog for the sub-allocators (`alloc-buddy`, `alloc-best-fit`, `alloc-first-fit`): each
+ * mutant re-creates one pitfall (spec/allocators.md, seed §3.4/§5, VMA/Dawn/OffsetAllocator
+ * issues) by overriding one step of the shipped implementation.
+ */
+import type { JsonObject } from '../src/harness/json';
+import type { Mutant, RunEnv } from '../src/harness/system';
+import { alignUp, type BlockAllocator } from '../src/alloc/allocator';
+import type { SubAllocatorConfig } from '../src/alloc/config';
+import { BuddyAllocator } from '../src/alloc/buddy';
+import { BestFitAllocator } from '../src/alloc/best-fit';
+import { FirstFitAllocator } from '../src/alloc/first-fit';
+import { subAllocatorSide } from '../src/systems/alloc-sub';
+
+type AllocatorClass = new (config: SubAllocatorConfig) => BlockAllocator;
+
+function mutant(system: string, name: string, expectedCheck: string, description: string, Allocator: AllocatorClass): Mutant {
+  return {
+    name,
+    system,
+    description,
+    expectedCheck,
+    createImpl: (config: JsonObject, env: RunEnv) => subAllocatorSide(new Allocator(config as unknown as SubAllocatorConfig), config, env),
+  };
+}
+
+const buddy = (name: string, expectedCheck: string, description: string, Allocator: AllocatorClass) =>
+  mutant('alloc-buddy', name, expectedCheck, description, Allocator);
+const bestFit = (name: string, expectedCheck: string, description: string, Allocator: AllocatorClass) =>
+  mutant('alloc-best-fit', name, expectedCheck, description, Allocator);
+const firstFit = (name: string, expectedCheck: string, description: string, Allocator: AllocatorClass) =>
+  mutant('alloc-first-fit', name, expectedCheck, description, Allocator);
+
+export const BUDDY_MUTANTS: Mutant[] = [
+  buddy(
+    'buddy-wrong-buddy',
+    'pristine-when-empty',
+    'The buddy is taken as offset + size instead of offset XOR size, so a right child merges with the next block (misaligned, overlapping orders)',
+    class extends BuddyAllocator {
+      protected override buddyOf(unit: number, order: number): number {
+        return unit + (1 << order);
+      }
+    },
+  ),
+  buddy(
+    'buddy-split-keeps-right',
+    'observation',
+    'Splitting keeps the right half and frees the left one: still a valid buddy allocator, but not the spec\'s (lowest offset first)',
+    class extends BuddyAllocator {
+      protected override split(unit: number, fromOrder: number, toOrder: number): number {
+        let at = unit;
+        for (let order = fromOrder - 1; order >= toOrder; order--) {
+          this.pushFree(at, order);
+          at += 1 << order;
+        }
+        return at;
+      }
+    },
+  ),
+  buddy(
+    'buddy-top-order-unreachable',
+    'no-false-out-of-memory',
+    'The search for a larger free order stops below maxOrder (k < maxOrder), so the whole-capacity block is never split: out of memory on an empty allocator',
+    class extends BuddyAllocator {
+      protected override smallestFreeOrderAtLeast(order: number): number {
+        const candidates = this.nonEmptyOrders & ~((1 << order) - 1) & ((1 << this.maxOrder) - 1);
+        return candidates === 0 ? -1 : 31 - Math.clz32(candidates & -candidates);
+      }
+    },
+  ),
+  buddy(
+    'buddy-order-ignores-align',
+    'in-bounds-aligned',
+    'The order comes from the size alone; a small block is aligned to its size, not to a larger requested alignment',
+    class extends BuddyAllocator {
+      protected override orderFor(sizeBytes: number, alignBytes: number): number {
+        return super.orderFor(sizeBytes, 1);
+      }
+    },
+  ),
+  buddy(
+    'buddy-returns-units',
+    'no-overlap',
+    'alloc returns the block index in minBlock units instead of its byte offset (index/offset confusion): the caller writes over a neighbour',
+    class extends BuddyAllocator {
+      override alloc(sizeBytes: number, alignBytes: number): number | null {
+        const offsetBytes = super.alloc(sizeBytes, alignBytes);
+        return offsetBytes === null ? null : offsetBytes / this.minBlockBytes;
+      }
+    },
+  ),
+  buddy(
+    'buddy-interior-free-accepted',
+    'honest-answers',
+    'free() rounds the offset down to the order-0 block, so a free of an interior offset silently frees the allocation',
+    class extends BuddyAllocator {
+      protected override liveUnitAt(offsetBytes: number): number {
+        const rounded = Number.isSafeInteger(offsetBytes) ? offsetBytes - (offsetBytes % this.minBlockBytes) : offsetBytes;
+        return super.liveUnitAt(rounded);
+      }
+    },
+  ),
+  buddy(
+    'buddy-merge-one-level',
+    'block-structure',
+    'Free merges with its buddy once and stops, so merges never cascade and everything freed leaves split blocks',
+    class extends BuddyAllocator {
+      protected override release(unit: number, order: number): void {
+        const buddy = this.buddyOf(unit, order);
+        if (order < this.maxOrder && this.freeLists[order]!.test(buddy >>> order)) {
+          this.removeFree(buddy, order);
+          this.pushFree(Math.min(unit, buddy), order + 1);
+        } else {
+          this.pushFree(unit, order);
+        }
+      }
+    },
+  ),
+  buddy(
+    'buddy-used-counts-blocks',
+    'accounting',
+    'usedBytes() reports the block bytes instead of the callers\' bytes, hiding internal waste from the budget',
+    class extends BuddyAllocator {
+      override usedBytes(): number {
+        return this.blockBytesTotal;
+      }
+      override wasteBytes(): number {
+        return 0;
+      }
+    },
+  ),
+];
+
+export const BEST_FIT_MUTANTS: Mutant[] = [
+  bestFit(
+    'bf-chooses-first-fit',
+    'observation',
+    'The search takes the lowest-offset block that is large enough instead of the smallest (first fit posing as best fit)',
+    class extends BestFitAllocator {
+      protected override chooseFree(reservationUnits: number): number {
+        for (let node = this.head; node !== -1; node = this.next[node]!) {
+          if (this.isFree[node] === 1 && this.sizeUnits[node]! >= reservationUnits) return node;
+        }
+        return -1;
+      }
+    },
+  ),
+  bestFit(
+    'bf-padding-not-reserved',
+    'no-overlap',
+    'The block is sized alignUp(size, poolAlign) even when the alignment exceeds the pool alignment, so the aligned-up offset runs past the block into its neighbour',
+    class extends BestFitAllocator {
+      protected override reservationBytes(sizeBytes: number): number {
+        return alignUp(sizeBytes, this.poolAlignBytes);
+      }
+    },
+  ),
+  bestFit(
+    'bf-offset-not-aligned',
+    'in-bounds-aligned',
+    'The caller gets the block start instead of alignUp(blockStart, align) when the alignment exceeds the pool alignment',
+    class extends BestFitAllocator {
+      protected override callerOffset(node: number): number {
+        return this.offsetUnits[node]! * this.poolAlignBytes;
+      }
+    },
+  ),
+  bestFit(
+    'bf-double-free-ignored',
+    'honest-answers',
+    'A free of an offset whose block is already free returns silently (FRHIMemoryPool does not check) instead of BAD_FREE',
+    class extends BestFitAllocator {
+      override free(offsetBytes: number): void {
+        for (let node = this.head; node !== -1; node = this.next[node]!) {
+          if (this.isFree[node] === 1 && this.offsetUnits[node]! * this.poolAlignBytes === offsetBytes) return;
+        }
+        super.free(offsetBytes);
+      }
+    },
+  ),
+  bestFit(
+    'bf-used-drops-block-size',
+    'accounting',
+    'Free subtracts the block\'s reserved size from the used total instead of the caller\'s size, so used bytes drift below what callers hold',
+    class extends BestFitAllocator {
+      override free(offsetBytes: number): void {
+        const node = this.liveByOffset.get(offsetBytes);
+        const wasteBytes = node === undefined ? 0 : this.sizeUnits[node]! * this.poolAlignBytes - this.userSizeBytes[node]!;
+        super.free(offsetBytes);
+        this.usedBytesTotal -= wasteBytes;
+      }
+    },
+  ),
+  bestFit(
+    'bf-limit-rounds-size',
+    'no-false-out-of-memory',
+    'The single-allocation limit compares the pool-rounded size, so a request just under the limit is sent to the committed path',
+    class extends BestFitAllocator {
+      protected override withinLimit(sizeBytes: number): boolean {
+        return alignUp(sizeBytes, this.poolAlignBytes) <= this.maxAllocationBytes;
+      }
+    },
+  ),
+  bestFit(
+    'bf-last-free-skips-merge',
+    'pristine-when-empty',
+    'Freeing the last live allocation skips the merges (as if an empty pool were reset lazily, which never happens), leaving the empty pool in pieces',
+    class extends BestFitAllocator {
+      protected override mergeNext(node: number): void {
+        if (this.liveByOffset.size > 0) super.mergeNext(node);
+      }
+      protected override mergePrevious(node: number): number {
+        return this.liveByOffset.size > 0 ? super.mergePrevious(node) : node;
+      }
+    },
+  ),
+  bestFit(
+    'bf-no-merge-next',
+    'block-structure',
+    'Free merges with the previous neighbour only; free space after the block stays split (false out of memory later)',
+    class extends BestFitAllocator {
+      protected override mergeNext(): void {}
+    },
+  ),
+  bestFit(
+    'bf-split-rest-unindexed',
+    'block-structure',
+    'Splitting links the remainder into the block list but forgets to add it to the size-sorted free blocks',
+    class extends BestFitAllocator {
+      protected override takeLowEnd(node: number, units: number): void {
+        const restUnits = this.sizeUnits[node]! - units;
+        if (restUnits === 0) return;
+        super.takeLowEnd(node, units);
+        const rest = this.next[node]!;
+        this.indexRemove(rest);
+      }
+    },
+  ),
+];
+
+export const FIRST_FIT_MUTANTS: Mutant[] = [
+  firstFit(
+    'ff-next-fit',
+    'observation',
+    'The search resumes after the last allocation (next fit, a rover) instead of starting at offset 0',
+    class extends FirstFitAllocator {
+      private roverBytes = 0;
+      protected override chooseFree(sizeBytes: number, alignBytes: number): number {
+        const blocks = this.blocks().filter((block) => block.free);
+        const ordered = [...blocks.filter((block) => block.offsetBytes >= this.roverBytes), ...blocks.filter((block) => block.offsetBytes < this.roverBytes)];
+        for (const block of ordered) {
+          if (this.fits(block.offsetBytes, block.offsetBytes + block.sizeBytes, sizeBytes, alignBytes)) {
+            this.roverBytes = block.offsetBytes;
+            return this.freeByStart.get(block.offsetBytes)!;
+          }
+        }
+        return -1;
+      }
+    },
+  ),
+  firstFit(
+    'ff-fit-off-by-one',
+    'no-overlap',
+    'The fit test is alignedStart + size <= end + 1: an allocation may take one byte past its free block',
+    class extends FirstFitAllocator {
+      protected override fits(start: number, end: number, sizeBytes: number, alignBytes: number): boolean {
+        return this.alignedStart(start, alignBytes) + sizeBytes <= end + 1;
+      }
+      protected override carve(node: number, blockStart: number, blockEnd: number, allocStart: number, allocEnd: number): void {
+        super.carve(node, blockStart, blockEnd, allocStart, Math.min(allocEnd, blockEnd));
+      }
+    },
+  ),
+  firstFit(
+    'ff-ignores-alignment',
+    'in-bounds-aligned',
+    'The allocation starts at the free block\'s start whatever the requested alignment',
+    class extends FirstFitAllocator {
+      protected override alignedStart(blockStart: number): number {
+        return blockStart;
+      }
+    },
+  ),
+  firstFit(
+    'ff-interior-free-accepted',
+    'honest-answers',
+    'free() of an offset inside a live allocation frees that allocation instead of failing',
+    class extends FirstFitAllocator {
+      override free(offsetBytes: number): void {
+        for (const [startBytes, sizeBytes] of this.liveSizes) {
+          if (offsetBytes > startBytes && offsetBytes < startBytes + sizeBytes) return super.free(startBytes);
+        }
+        super.free(offsetBytes);
+      }
+    },
+  ),
+  firstFit(
+    'ff-padding-leaked',
+    'accounting',
+    'The alignment padding in front of an allocation is dropped instead of staying a free block (bytes vanish from the free total)',
+    class extends FirstFitAllocator {
+      protected override carve(node: number, blockStart: number, blockEnd: number, allocStart: number, allocEnd: number): void {
+        super.carve(node, allocStart, blockEnd, allocStart, allocEnd);
+      }
+    },
+  ),
+  firstFit(
+    'ff-worst-case-padding',
+    'no-false-out-of-memory',
+    'The fit test reserves align - 1 bytes of padding even when the block start is already aligned',
+    class extends FirstFitAllocator {
+      protected override fits(start: number, end: number, sizeBytes: number, alignBytes: number): boolean {
+        return start + alignBytes - 1 + sizeBytes <= end;
+      }
+    },
+  ),
+  firstFit(
+    'ff-last-free-skips-merge',
+    'pristine-when-empty',
+    'Freeing the last live allocation skips coalescing (as if an empty allocator were reset lazily, which never happens), leaving it in pieces',
+    class extends FirstFitAllocator {
+      protected override coalesce(start: number, end: number): void {
+        if (this.liveSizes.size > 0) super.coalesce(start, end);
+        else this.addFree(start, end - start);
+      }
+    },
+  ),
+  firstFit(
+    'ff-no-merge-next',
+    'block-structure',
+    'Free merges with the previous free block only, never with the next one (false out of memory later)',
+    class extends FirstFitAllocator {
+      protected override coalesce(start: number, end: number): void {
+        const before = this.freeByEnd.get(start);
+        if (before !== undefined) this.resizeFree(before, end - this.key[before]!);
+        else this.addFree(start, end - start);
+      }
+    },
+  ),
+  firstFit(
+    'ff-stale-end-key',
+    'block-structure',
+    'Resizing a free block records its new end but keeps the old one, so a later free can merge with a block that no longer ends there',
+    class extends FirstFitAllocator {
+      protected override resizeFree(node: number, sizeBytes: number): void {
+        const oldEnd = this.key[node]! + this.size[node]!;
+        super.resizeFree(node, sizeBytes);
+        this.freeByEnd.set(oldEnd, node);
+      }
+    },
+  ),
+  firstFit(
+    'ff-accepts-bad-alignment',
+    'observation',
+    'Only the size is validated: a non-power-of-two alignment (0 treated as 1) is served instead of BAD_ALIGN',
+    class extends FirstFitAllocator {
+      override alloc(sizeBytes: number, alignBytes: number): number | null {
+        return super.alloc(sizeBytes, Number.isSafeInteger(alignBytes) && alignBytes > 0 && Number.isInteger(Math.log2(alignBytes)) ? alignBytes : 1);
+      }
+    },
+  ),
+];
+
+export const ALLOC_MUTANTS: Mutant[] = [...BUDDY_MUTANTS, ...BEST_FIT_MUTANTS, ...FIRST_FIT_MUTANTS];

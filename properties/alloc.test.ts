@@ -1,0 +1,170 @@
+import { describe, expect, it } from 'vitest';
+import seedrandom from 'seedrandom';
+import { describeSystem, TEST_SEED } from './support';
+import { allocBuddySystem } from '../src/systems/alloc-buddy';
+import { allocBestFitSystem } from '../src/systems/alloc-best-fit';
+import { allocFirstFitSystem } from '../src/systems/alloc-first-fit';
+import { createSubAllocator, type SubAllocatorKind } from '../src/alloc/index';
+import { createSubAllocatorModel } from '../models/alloc-index';
+import { BestFitAllocator } from '../src/alloc/best-fit';
+import { BestFitModel } from '../models/alloc-best-fit';
+import { BuddyAllocator } from '../src/alloc/buddy';
+import { BuddyModel } from '../models/alloc-buddy';
+import { FirstFitAllocator } from '../src/alloc/first-fit';
+import { FirstFitModel } from '../models/alloc-first-fit';
+import { BitsetIndex } from '../src/alloc/bitset-index';
+import { ContractError } from '../src/contract';
+import type { BlockAllocator } from '../src/alloc/allocator';
+
+describeSystem(allocBuddySystem, { numRuns: 1000, mutantRuns: 300 });
+describeSystem(allocBestFitSystem, { numRuns: 1000, mutantRuns: 300 });
+describeSystem(allocFirstFitSystem, { numRuns: 1000, mutantRuns: 300 });
+
+const blocksOf = (a: BlockAllocator) => a.blocks().map((b) => `${b.free ? 'f' : 'u'}${b.offsetBytes}+${b.sizeBytes}`).join(' ');
+
+describe('sub-allocators: spec examples, model and implementation alike', () => {
+  for (const [name, make] of [
+    ['model', (config: object) => new BestFitModel({ capacityBytes: 4096, poolAlignBytes: 256, ...config })],
+    ['implementation', (config: object) => new BestFitAllocator({ capacityBytes: 4096, poolAlignBytes: 256, ...config })],
+  ] as const) {
+    it(`best fit (${name}): aligned-size rule, smallest block wins, merges with both neighbours, the limit`, () => {
+      const pool = make({ maxAllocationBytes: 2048 });
+      expect(pool.alloc(100, 16)).toBe(0); // 256 % 16 == 0: block of alignUp(100, 256) = 256
+      expect(pool.alloc(600, 512)).toBe(512); // 256 % 512 != 0: block of alignUp(1112, 256) = 1280 at 256
+      expect(pool.wasteBytes()).toBe(156 + 680);
+      expect(pool.alloc(2049, 1)).toBeNull(); // the committed path
+      const hole = pool.alloc(256, 1)!; // 1536
+      expect(pool.alloc(256, 1)).toBe(1792);
+      pool.free(hole); // free blocks: [1536+256], [2048+2048]
+      expect(pool.alloc(200, 1)).toBe(1536); // the smaller one, not the first by offset
+      pool.free(1536);
+      expect(blocksOf(pool)).toBe('u0+256 u256+1280 f1536+256 u1792+256 f2048+2048');
+      pool.free(1792); // merges with both neighbours
+      expect(blocksOf(pool)).toBe('u0+256 u256+1280 f1536+2560');
+      pool.free(0);
+      pool.free(512);
+      expect(pool.isPristine()).toBe(true);
+      expect(() => pool.free(512)).toThrow(ContractError);
+      expect(() => pool.alloc(0, 1)).toThrow(/BAD_SIZE/);
+      expect(() => pool.alloc(1, 3)).toThrow(/BAD_ALIGN/);
+    });
+  }
+
+  for (const [name, make] of [
+    ['model', () => new BuddyModel({ capacityBytes: 1024, minBlockBytes: 64 })],
+    ['implementation', () => new BuddyAllocator({ capacityBytes: 1024, minBlockBytes: 64 })],
+  ] as const) {
+    it(`buddy (${name}): split keeps the left half, alignment raises the order, merges cascade`, () => {
+      const buddy = make();
+      expect(buddy.alloc(100, 1)).toBe(0); // order 1 (128): splits 1024 -> 512 -> 256 -> 128
+      expect(blocksOf(buddy)).toBe('u0+128 f128+128 f256+256 f512+512');
+      expect(buddy.alloc(10, 256)).toBe(256); // align 256 -> order 2
+      expect(buddy.alloc(64, 1)).toBe(128); // lowest-offset free block of order 0 after splitting 128
+      expect(buddy.wasteBytes()).toBe(28 + 246 + 0);
+      expect(buddy.alloc(1025, 1)).toBeNull();
+      buddy.free(0);
+      buddy.free(128);
+      expect(blocksOf(buddy)).toBe('f0+256 u256+256 f512+512');
+      buddy.free(256);
+      expect(buddy.isPristine()).toBe(true);
+      expect(() => buddy.free(64)).toThrow(/BAD_FREE/);
+    });
+  }
+
+  for (const [name, make] of [
+    ['model', () => new FirstFitModel({ capacityBytes: 1000 })],
+    ['implementation', () => new FirstFitAllocator({ capacityBytes: 1000 })],
+  ] as const) {
+    it(`first fit (${name}): padding stays free, the first block that fits wins, coalescing`, () => {
+      const ff = make();
+      expect(ff.alloc(10, 1)).toBe(0);
+      expect(ff.alloc(10, 64)).toBe(64); // padding [10, 64) stays free
+      expect(blocksOf(ff)).toBe('u0+10 f10+54 u64+10 f74+926');
+      expect(ff.alloc(50, 1)).toBe(10); // fits the padding
+      expect(ff.alloc(5, 1)).toBe(74); // [60, 64) is too small
+      expect(ff.alloc(4, 1)).toBe(60);
+      expect(ff.alloc(1000, 1)).toBeNull();
+      ff.free(10);
+      ff.free(60); // merges with the previous free block; the next block is live
+      expect(blocksOf(ff)).toBe('u0+10 f10+54 u64+10 u74+5 f79+921');
+      ff.free(74); // merges with the next free block
+      ff.free(64);
+      ff.free(0);
+      expect(ff.isPristine()).toBe(true);
+      expect(ff.wasteBytes()).toBe(0);
+    });
+  }
+
+  it('createSubAllocator and createSubAllocatorModel build every kind; configs are checked', () => {
+    for (const kind of ['buddy', 'best-fit', 'first-fit'] as SubAllocatorKind[]) {
+      const config = { capacityBytes: 1 << 16, minBlockBytes: 256, poolAlignBytes: 256 };
+      expect(createSubAllocator(kind, config).isPristine()).toBe(true);
+      expect(createSubAllocatorModel(kind, config).capacityBytes).toBe(1 << 16);
+    }
+    expect(() => new BuddyAllocator({ capacityBytes: 3000, minBlockBytes: 256 })).toThrow(/power of two/);
+    expect(() => new BestFitAllocator({ capacityBytes: 1000, poolAlignBytes: 256 })).toThrow(/multiple/);
+    expect(() => new FirstFitAllocator({ capacityBytes: 0 })).toThrow(/positive/);
+  });
+});
+
+describe('sub-allocators at scale: implementation against model over long random runs', () => {
+  for (const kind of ['buddy', 'best-fit', 'first-fit'] as SubAllocatorKind[]) {
+    it(`${kind}: 3000 operations with hundreds live agree offset for offset`, () => {
+      const random = seedrandom(`${TEST_SEED}/${kind}`);
+      const config = { capacityBytes: 1 << 22, minBlockBytes: 64, poolAlignBytes: 256 };
+      const impl = createSubAllocator(kind, config);
+      const model = createSubAllocatorModel(kind, config);
+      const live: number[] = [];
+      let peakLive = 0;
+      for (let step = 0; step < 3000; step++) {
+        if (live.length > 0 && random() < 0.45) {
+          const [offset] = live.splice(Math.floor(random() * live.length), 1);
+          impl.free(offset!);
+          model.free(offset!);
+        } else {
+          const sizeBytes = Math.max(1, Math.floor(2 ** (random() * 15)));
+          const alignBytes = 2 ** Math.floor(random() * 13);
+          const offset = model.alloc(sizeBytes, alignBytes);
+          expect(impl.alloc(sizeBytes, alignBytes)).toBe(offset);
+          if (offset !== null) live.push(offset);
+        }
+        peakLive = Math.max(peakLive, live.length);
+        if (step % 250 === 0) {
+          expect(impl.checkIndexes()).toBeNull();
+          expect(blocksOf(impl)).toBe(blocksOf(model));
+        }
+      }
+      expect(peakLive).toBeGreaterThan(100);
+      expect(impl.freeBytes()).toBe(model.freeBytes());
+      for (const offset of live) {
+        impl.free(offset);
+        model.free(offset);
+      }
+      expect(impl.isPristine()).toBe(true);
+      expect(model.isPristine()).toBe(true);
+    });
+  }
+});
+
+describe('BitsetIndex', () => {
+  it('finds the next set bit across levels, against a plain array', () => {
+    const random = seedrandom(`${TEST_SEED}/bitset`);
+    for (const bitCount of [1, 31, 32, 33, 1024, 1025, 40000]) {
+      const bits = new BitsetIndex(bitCount);
+      const plain = new Uint8Array(bitCount);
+      for (let i = 0; i < 4000; i++) {
+        const index = Math.floor(random() * bitCount);
+        if (random() < 0.5) {
+          bits.set(index);
+          plain[index] = 1;
+        } else {
+          bits.clear(index);
+          plain[index] = 0;
+        }
+        const from = Math.floor(random() * (bitCount + 1));
+        expect(bits.findNext(from)).toBe(plain.indexOf(1, from));
+      }
+      expect(bits.count).toBe(plain.reduce((sum, bit) => sum + bit, 0));
+    }
+  });
+});
