@@ -1,0 +1,507 @@
+/**
+ * Reference model of the residency manager (residency-library.md §4-§8, §10; Unreal's settings
+ * from the seed ue5-dx12-residency-set, sections 2, 5, 6, 8, 9).
+ *
+ * Written for obviousness: the LRU lists are plain arrays (head = index 0, the stalest), every
+ * move is indexOf + splice, sync points are an array of {generation, [queue, value][]}, and
+ * generations and ticks are BigInt with explicit 64-bit wrap-around where the library wraps.
+ * Slow on purpose; the implementation must agree with it decision for decision: the same device
+ * calls with the same objects in the same order, the same CPU waits, the same events.
+ *
+ * Choices the spec leaves open, made here and followed by the implementation:
+ * - Objects are created when tracking begins and destroyed when it ends (Unreal's lifetime:
+ *   EndTrackingObject, then the resource is released, and its residency with it). With
+ *   `startEvicted` they are created NOT_RESIDENT and tracked EVICTED (Unreal); otherwise they
+ *   are created resident and tracked RESIDENT (the library's default).
+ * - Tracking twice is ALREADY_TRACKED; ending tracking of an object in an open set or referenced
+ *   by unfinished GPU work (or queued paging work) is END_TRACKING_IN_USE; executing a set that
+ *   holds an untracked object is SET_HOLDS_UNTRACKED (checked after the open-set validation).
+ * - Latent defect (a), G-1 underflow: the model keeps the library's guard (the fallback is taken
+ *   when the resident head's last sync point is >= G), under which the G-1 rule only runs for
+ *   G > 0, and asserts it. A wrapping G-1 at G = 0 would trim to 2^64-1 and evict the current
+ *   work's objects; the mutant g-minus-one-underflow re-creates that.
+ * - Latent defect (b), a failed batch counted as made: the model does not count it. The batch
+ *   cursor goes back to the batch's start, the loop takes the pressure path (wait and trim, or
+ *   the fallback) and retries, so every object marked RESIDENT gets its device call.
+ * - A failed fallback MakeResident or a failed Evict (the library ignores both) is retried once;
+ *   injected failures are one-shot per call kind, so the retry succeeds and bookkeeping stays
+ *   equal to the device. Each failure is reported as an event.
+ * - The pressure loop is bounded (every waiting round pops a sync point or ends in the
+ *   fallback); exceeding the bound throws, which the harness reports as a finding.
+ * - WaitForSyncPoint past the end of the list returns (the library reads the sentinel).
+ * - A CPU wait lets the simulated GPU run until the fence is reached; waits are made only for
+ *   fences not yet complete, so each logged wait is a real block.
+ * - The pressure trim's Evict is issued even with 0 objects (2025+); the aged trim's only if it
+ *   selected something.
+ * - Unreal's budget cap (when configured): local budget = min(reported, limit), the limit being
+ *   the debug budget if set, else the reported budget, and 0 while backgrounded; with a limit of
+ *   0 the grace period is 0.
+ */
+import { ContractError } from '../src/contract';
+import type { SimGpu } from '../src/gpu/sim-gpu';
+import { SimGpu as Gpu } from '../src/gpu/sim-gpu';
+import { ResidencySetModel } from './residency-set';
+import type { HResult } from '../src/residency/residency-set-types';
+import {
+  ManagerErrors,
+  MAX_GRACE_SECONDS,
+  MIN_GRACE_SECONDS,
+  NEVER_TRIM_TICKS,
+  TRIM_THRESHOLD,
+  U64_MASK,
+  type ObjectStatus,
+  type ResidencyManager,
+  type ResidencyManagerConfig,
+} from '../src/residency/residency-manager-types';
+
+interface SyncPoint {
+  generation: bigint;
+  /** (queue, fence value last signalled on it) for every queue known when it was made. */
+  entries: [number, number][];
+}
+
+interface Work {
+  objects: number[];
+  generation: bigint;
+  pagingFenceValue: number;
+}
+
+interface LocalBudget {
+  budgetBytes: number;
+  usageBytes: number;
+  /** Unreal's LocalMemoryBudgetLimit, or null without the cap. */
+  limitBytes: number | null;
+}
+
+export class ResidencyManagerModel implements ResidencyManager {
+  readonly gpu: SimGpu;
+  readonly sets: ResidencySetModel;
+  private readonly statusOf: ObjectStatus[];
+  private readonly resident: number[] = [];
+  private readonly evicted: number[] = [];
+  private numResident = 0;
+  private numEvicted = 0;
+  private residentSizeBytes = 0;
+  private readonly lastSync: bigint[];
+  private readonly lastUsedTicks: bigint[];
+  private generation = 0n;
+  private readonly knownQueues: number[] = [];
+  private readonly fenceValue = new Map<number, number>();
+  private readonly syncPoints: SyncPoint[] = [];
+  private pagingCounter: number;
+  private readonly works: Work[] = [];
+  private background = false;
+  private events: string[] = [];
+
+  constructor(readonly config: ResidencyManagerConfig) {
+    this.gpu = new Gpu({
+      objectSizesBytes: config.objectSizesBytes,
+      queueCount: config.queueCount,
+      ticksPerSecond: config.ticksPerSecond,
+      localBudgetBytes: config.localBudgetBytes,
+      nonLocalBudgetBytes: config.nonLocalBudgetBytes,
+    });
+    this.sets = new ResidencySetModel({
+      slotCount: config.slotCount,
+      initialCapacity: config.initialCapacity,
+      objectSizesBytes: config.objectSizesBytes,
+    });
+    const count = config.objectSizesBytes.length;
+    this.statusOf = new Array<ObjectStatus>(count).fill('untracked');
+    this.lastSync = new Array<bigint>(count).fill(0n);
+    this.lastUsedTicks = new Array<bigint>(count).fill(0n);
+    // Without Device3 the paging counter is bumped from 0 to 1 at Initialize (§5).
+    this.pagingCounter = config.mode === 'async' ? 1 : 0;
+  }
+
+  private size(object: number): number {
+    return this.config.objectSizesBytes[object]!;
+  }
+
+  private emit(event: string): void {
+    this.events.push(event);
+  }
+
+  drainEvents(): string[] {
+    const events = this.events;
+    this.events = [];
+    return events;
+  }
+
+  // ---- LRU cache (§4) -----------------------------------------------------------------------
+
+  private listOf(status: ObjectStatus): number[] {
+    return status === 'resident' ? this.resident : this.evicted;
+  }
+
+  private unlink(object: number): void {
+    const list = this.listOf(this.statusOf[object]!);
+    const at = list.indexOf(object);
+    if (at < 0) throw new Error(`model: object ${object} is not in its ${this.statusOf[object]} list`);
+    list.splice(at, 1);
+  }
+
+  /** LRU.Insert: at the head of the list matching the status. */
+  private lruInsert(object: number): void {
+    this.listOf(this.statusOf[object]!).unshift(object);
+    if (this.statusOf[object] === 'resident') {
+      this.numResident++;
+      this.residentSizeBytes += this.size(object);
+    } else {
+      this.numEvicted++;
+    }
+  }
+
+  private lruRemove(object: number): void {
+    this.unlink(object);
+    if (this.statusOf[object] === 'resident') {
+      this.numResident--;
+      this.residentSizeBytes -= this.size(object);
+    } else {
+      this.numEvicted--;
+    }
+  }
+
+  private lruMakeResident(object: number): void {
+    if (this.statusOf[object] !== 'evicted') throw new Error(`model: MakeResident bookkeeping of a ${this.statusOf[object]} object`);
+    this.unlink(object);
+    this.statusOf[object] = 'resident';
+    this.resident.push(object);
+    this.numEvicted--;
+    this.numResident++;
+    this.residentSizeBytes += this.size(object);
+  }
+
+  private lruEvict(object: number): void {
+    if (this.statusOf[object] !== 'resident') throw new Error(`model: Evict bookkeeping of a ${this.statusOf[object]} object`);
+    this.unlink(object);
+    this.statusOf[object] = 'evicted';
+    this.evicted.push(object);
+    this.numResident--;
+    this.numEvicted++;
+    this.residentSizeBytes -= this.size(object);
+  }
+
+  private objectReferenced(object: number): void {
+    this.unlink(object);
+    this.resident.push(object);
+  }
+
+  private trimAged(firstUncompleted: SyncPoint | null, nowTicks: bigint, graceTicks: bigint): number[] {
+    const chosen: number[] = [];
+    while (this.resident.length > 0) {
+      const head = this.resident[0]!;
+      if (firstUncompleted !== null && this.lastSync[head]! >= firstUncompleted.generation) break;
+      const ageTicks = (nowTicks - this.lastUsedTicks[head]!) & U64_MASK;
+      if (ageTicks <= graceTicks) break;
+      chosen.push(head);
+      this.lruEvict(head);
+    }
+    return chosen;
+  }
+
+  private trimToSyncPointInclusive(usageBytes: number, budgetBytes: number, syncPoint: bigint): number[] {
+    const chosen: number[] = [];
+    let usage = usageBytes;
+    while (this.resident.length > 0) {
+      const head = this.resident[0]!;
+      if (this.lastSync[head]! > syncPoint || usage < budgetBytes) break;
+      chosen.push(head);
+      this.lruEvict(head);
+      usage -= this.size(head);
+    }
+    return chosen;
+  }
+
+  // ---- tracking (§5) ------------------------------------------------------------------------
+
+  beginTracking(object: number): void {
+    if (this.statusOf[object] !== 'untracked') throw new ContractError(ManagerErrors.ALREADY_TRACKED, `object ${object} is already tracked`);
+    this.gpu.createObject(object, !this.config.startEvicted);
+    this.statusOf[object] = this.config.startEvicted ? 'evicted' : 'resident';
+    this.lastSync[object] = 0n;
+    this.lastUsedTicks[object] = 0n;
+    this.lruInsert(object);
+  }
+
+  endTracking(object: number): void {
+    if (this.statusOf[object] === 'untracked') throw new ContractError(ManagerErrors.NOT_TRACKED, `object ${object} is not tracked`);
+    const inQueuedWork = this.works.some((work) => work.objects.includes(object));
+    if (this.sets.flaggedSlots(object).length > 0 || inQueuedWork || this.gpu.isReferencedByPendingWork(object)) {
+      throw new ContractError(ManagerErrors.END_TRACKING_IN_USE, `object ${object} is in an open set or in flight`);
+    }
+    this.lruRemove(object);
+    this.statusOf[object] = 'untracked';
+    this.gpu.destroyObject(object);
+  }
+
+  // ---- budgets and grace (§5, §8.4; Unreal's cap) -------------------------------------------
+
+  private localMemory(): LocalBudget {
+    const reported = this.gpu.localMemory();
+    if (!this.config.unrealBudgetCap) return { ...reported, limitBytes: null };
+    const limitBytes = this.background ? 0 : this.config.debugBudgetBytes >= 0 ? this.config.debugBudgetBytes : reported.budgetBytes;
+    return { budgetBytes: Math.min(reported.budgetBytes, limitBytes), usageBytes: reported.usageBytes, limitBytes };
+  }
+
+  private graceTicks(local: LocalBudget): bigint {
+    if (local.limitBytes === 0) return 0n;
+    const freq = Math.fround(this.config.ticksPerSecond);
+    const minTicks = BigInt(Math.trunc(Math.fround(freq * MIN_GRACE_SECONDS)));
+    const maxTicks = BigInt(Math.trunc(Math.fround(freq * MAX_GRACE_SECONDS)));
+    const ratio = local.usageBytes / local.budgetBytes;
+    const pressure = ratio < 1.0 ? ratio : 1.0; // NaN and +Infinity become 1.0
+    if (!(pressure > TRIM_THRESHOLD)) return NEVER_TRIM_TICKS;
+    const normalized = (pressure - TRIM_THRESHOLD) / (1.0 - TRIM_THRESHOLD);
+    return BigInt(Math.trunc(Number(maxTicks - minTicks) * (1.0 - normalized))) + minTicks;
+  }
+
+  /** Exposed for the spec-example tests. */
+  gracePeriodTicks(localUsageBytes: number, localBudgetBytes: number): bigint {
+    return this.graceTicks({ usageBytes: localUsageBytes, budgetBytes: localBudgetBytes, limitBytes: null });
+  }
+
+  // ---- sync points (§6) ---------------------------------------------------------------------
+
+  private knowQueue(queue: number): void {
+    if (!this.fenceValue.has(queue)) {
+      this.knownQueues.push(queue);
+      this.fenceValue.set(queue, 1); // the counter starts at 1; the D3D fence completes at 0
+    }
+  }
+
+  signalFence(queue: number): number {
+    this.knowQueue(queue);
+    const value = this.fenceValue.get(queue)!;
+    this.gpu.queueSignal(queue, value);
+    this.fenceValue.set(queue, value + 1);
+    this.syncPoints.push({
+      generation: this.generation,
+      entries: this.knownQueues.map((q) => [q, this.fenceValue.get(q)! - 1]),
+    });
+    this.generation++;
+    return value;
+  }
+
+  private isComplete(point: SyncPoint): boolean {
+    return point.entries.every(([queue, value]) => this.gpu.fenceCompleted(queue) >= value);
+  }
+
+  private dequeueCompletedSyncPoints(): SyncPoint | null {
+    while (this.syncPoints.length > 0 && this.isComplete(this.syncPoints[0]!)) this.syncPoints.shift();
+    return this.syncPoints[0] ?? null;
+  }
+
+  private waitForSyncPoint(generation: bigint): void {
+    while (this.syncPoints.length > 0) {
+      const head = this.syncPoints[0]!;
+      if (head.generation > generation) return;
+      if (head.generation === generation) {
+        this.emit('wait-sync-point');
+        for (const [queue, value] of head.entries) {
+          if (this.gpu.fenceCompleted(queue) < value) this.gpu.cpuWait(queue, value);
+        }
+      }
+      this.syncPoints.shift();
+      if (head.generation === generation) return;
+    }
+  }
+
+  // ---- submission (§7) ----------------------------------------------------------------------
+
+  executeCommandLists(queue: number, lists: readonly (readonly number[])[], sets: readonly (number | null)[]): HResult {
+    if (!this.validateSets(sets)) return 'E_INVALIDARG';
+    return this.executeSubset(queue, lists, sets, 0, sets.length);
+  }
+
+  /** Open sets are E_INVALIDARG; a set holding an untracked object is a contract error. */
+  private validateSets(sets: readonly (number | null)[]): boolean {
+    for (const set of sets) if (set !== null && this.sets.isOpen(set)) return false;
+    for (const set of sets) {
+      if (set === null) continue;
+      for (const object of this.sets.contents(set)) {
+        if (this.statusOf[object] === 'untracked') throw new ContractError(ManagerErrors.SET_HOLDS_UNTRACKED, `set ${set} holds untracked object ${object}`);
+      }
+    }
+    return true;
+  }
+
+  private executeSubset(queue: number, lists: readonly (readonly number[])[], sets: readonly (number | null)[], from: number, to: number): HResult {
+    const count = to - from;
+    const merged = this.sets.execute(sets.slice(from, to));
+    if (merged.hr !== 'S_OK') return merged.hr;
+    const budgetBytes = this.localMemory().budgetBytes + this.gpu.nonLocalMemory().budgetBytes;
+    if (count > 1 && merged.totalSizeBytes > budgetBytes) {
+      this.emit('split');
+      const half = Math.floor(count / 2);
+      const first = this.executeSubset(queue, lists, sets, from, from + half);
+      const second = this.executeSubset(queue, lists, sets, from + half, to);
+      return first === 'S_OK' && second === 'S_OK' ? 'S_OK' : 'E_FAIL';
+    }
+    this.knowQueue(queue);
+    this.submitPaging(queue, merged.objects);
+    this.gpu.executeCommandLists(queue, lists.slice(from, to));
+    this.signalFence(queue);
+    return 'S_OK';
+  }
+
+  makeResidentForQueue(queue: number, set: number): HResult {
+    if (!this.validateSets([set])) return 'E_INVALIDARG';
+    const merged = this.sets.execute([set]);
+    if (merged.hr !== 'S_OK') return merged.hr;
+    this.knowQueue(queue);
+    this.submitPaging(queue, merged.objects);
+    return 'S_OK';
+  }
+
+  /** Paging work for generation G, then the queue's GPU wait on the paging fence. */
+  private submitPaging(queue: number, objects: number[]): void {
+    const generation = this.generation;
+    if (this.config.mode === 'inline') {
+      this.processPagingWork({ objects, generation, pagingFenceValue: 0 });
+      if (this.pagingCounter > 0) this.gpu.queueWaitPaging(queue, this.pagingCounter);
+    } else {
+      const pagingFenceValue = this.pagingCounter;
+      while (this.works.length >= this.config.maxLatency) {
+        this.emit('paging-queue-full');
+        this.pagingWorkerStep();
+      }
+      this.works.push({ objects, generation, pagingFenceValue });
+      this.gpu.queueWaitPaging(queue, pagingFenceValue);
+      this.pagingCounter++;
+    }
+  }
+
+  pagingWorkerStep(): boolean {
+    const work = this.works.shift();
+    if (work === undefined) return false;
+    this.processPagingWork(work);
+    this.gpu.cpuSignalPaging(work.pagingFenceValue);
+    return true;
+  }
+
+  setBackground(on: boolean): void {
+    this.background = on;
+  }
+
+  // ---- paging (§8) --------------------------------------------------------------------------
+
+  private deviceMakeResident(objects: number[], reason: 'batch' | 'fallback'): boolean {
+    if (this.config.mode === 'inline') {
+      const ok = this.gpu.enqueueMakeResident(objects, 0, objects.length, this.pagingCounter + 1, reason);
+      if (ok) this.pagingCounter++;
+      return ok;
+    }
+    return this.gpu.makeResident(objects, 0, objects.length, reason);
+  }
+
+  private deviceEvict(objects: number[]): void {
+    if (this.gpu.evict(objects, 0, objects.length)) return;
+    this.emit('evict-failed');
+    if (!this.gpu.evict(objects, 0, objects.length)) throw new Error('model: Evict failed twice');
+  }
+
+  private processPagingWork(work: Work): void {
+    let firstUncompleted = this.dequeueCompletedSyncPoints();
+    const nowTicks = BigInt(this.gpu.ticks);
+    const toMake: number[] = [];
+    let sizeToMakeResident = 0;
+    // Mark.
+    for (const object of work.objects) {
+      if (this.statusOf[object] === 'evicted') {
+        toMake.push(object);
+        this.lruMakeResident(object);
+        sizeToMakeResident += this.size(object);
+      }
+      this.lastSync[object] = work.generation;
+      this.lastUsedTicks[object] = nowTicks;
+      this.objectReferenced(object);
+    }
+    // Aged trim.
+    const grace = this.graceTicks(this.localMemory());
+    const aged = this.trimAged(firstUncompleted, nowTicks, grace);
+    if (aged.length > 0) {
+      this.emit('aged-trim');
+      this.deviceEvict(aged);
+    }
+    if (toMake.length === 0) return;
+    // Batched make-resident with waits and trims under pressure.
+    let made = 0;
+    let index = 0;
+    const roundLimit = 2 * (this.syncPoints.length + toMake.length) + 8;
+    for (let round = 0; ; round++) {
+      if (round > roundLimit) throw new Error(`model: paging loop exceeded ${roundLimit} rounds`);
+      const local = this.localMemory();
+      const nonLocal = this.gpu.nonLocalMemory();
+      const usageBytes = local.usageBytes + nonLocal.usageBytes;
+      const budgetBytes = local.budgetBytes + nonLocal.budgetBytes;
+      const availableBytes = budgetBytes - usageBytes;
+      const batchStart = index;
+      let ok = true;
+      if (availableBytes > 0) {
+        let batchBytes = 0;
+        while (index < toMake.length && batchBytes + this.size(toMake[index]!) <= availableBytes) {
+          batchBytes += this.size(toMake[index]!);
+          index++;
+        }
+        ok = this.deviceMakeResident(toMake.slice(batchStart, index), 'batch');
+        if (ok) {
+          made += index - batchStart;
+          sizeToMakeResident -= batchBytes;
+        } else {
+          this.emit('make-resident-failed');
+          index = batchStart;
+        }
+      }
+      if (ok && made === toMake.length) break;
+      const head = this.resident[0];
+      firstUncompleted = this.dequeueCompletedSyncPoints();
+      if (head === undefined || this.lastSync[head]! >= work.generation || firstUncompleted === null) {
+        this.emit('forced-fallback');
+        const rest = toMake.slice(index);
+        if (!this.deviceMakeResident(rest, 'fallback')) {
+          this.emit('make-resident-failed');
+          if (!this.deviceMakeResident(rest, 'fallback')) throw new Error('model: fallback MakeResident failed twice');
+        }
+        break;
+      }
+      let waitGeneration = firstUncompleted.generation;
+      if (waitGeneration === work.generation) {
+        if (work.generation === 0n) throw new Error('model: G-1 at generation 0 (the guard above makes this unreachable)');
+        this.emit('g-minus-one');
+        waitGeneration = work.generation - 1n;
+      }
+      this.waitForSyncPoint(waitGeneration);
+      const trimmed = this.trimToSyncPointInclusive(usageBytes + sizeToMakeResident, budgetBytes, waitGeneration);
+      if (trimmed.length > 0) this.emit('pressure-trim');
+      this.deviceEvict(trimmed);
+    }
+  }
+
+  // ---- inspection ---------------------------------------------------------------------------
+
+  status(object: number): ObjectStatus {
+    return this.statusOf[object]!;
+  }
+  residentList(): number[] {
+    return [...this.resident];
+  }
+  evictedList(): number[] {
+    return [...this.evicted];
+  }
+  counters(): { resident: number; evicted: number; residentSizeBytes: number } {
+    return { resident: this.numResident, evicted: this.numEvicted, residentSizeBytes: this.residentSizeBytes };
+  }
+  lastSyncPoint(object: number): number {
+    return Number(this.lastSync[object]!);
+  }
+  syncPointGenerations(): number[] {
+    return this.syncPoints.map((point) => Number(point.generation));
+  }
+  currentGeneration(): number {
+    return Number(this.generation);
+  }
+  queuedWorks(): number {
+    return this.works.length;
+  }
+}

@@ -1,0 +1,232 @@
+/**
+ * Bug catalog for `residency-manager`: each mutant re-creates one pitfall of
+ * residency-library.md §8 (latent defects) and §11 (bug classes) by overriding one step of the
+ * shipped implementation.
+ */
+import type { JsonObject } from '../src/harness/json';
+import type { Mutant, RunEnv } from '../src/harness/system';
+import { RESIDENT, ResidencyManagerImpl } from '../src/residency/residency-manager';
+import type { ResidencyManagerConfig } from '../src/residency/residency-manager-types';
+import { managerSide } from '../src/systems/residency-manager';
+
+type ManagerClass = new (config: ResidencyManagerConfig) => ResidencyManagerImpl;
+
+function mutant(name: string, expectedCheck: string, description: string, Manager: ManagerClass): Mutant {
+  return {
+    name,
+    system: 'residency-manager',
+    description,
+    expectedCheck,
+    createImpl: (config: JsonObject, env: RunEnv) => managerSide(new Manager(config as unknown as ResidencyManagerConfig), config, env),
+  };
+}
+
+export const RESIDENCY_MANAGER_MUTANTS: Mutant[] = [
+  mutant(
+    'rm-referenced-not-moved',
+    'lru-order',
+    'ObjectReferenced is skipped for objects already resident: they get a new sync point but keep their old place in the LRU',
+    class extends ResidencyManagerImpl {
+      protected override markObject(object: number, generation: number, nowTicks: number, makeCount: number): number {
+        if (this.statusOf[object] !== RESIDENT) return super.markObject(object, generation, nowTicks, makeCount);
+        this.lastSync[object] = generation;
+        this.lastUsedTicks[object] = nowTicks;
+        return 0;
+      }
+    },
+  ),
+  mutant(
+    'rm-new-objects-at-tail',
+    'lru-order',
+    'BeginTracking inserts a new object (sync point 0) at the resident tail instead of the head, breaking the sort by last sync point',
+    class extends ResidencyManagerImpl {
+      protected override insertNewTracked(object: number): void {
+        if (this.statusOf[object] === RESIDENT) {
+          this.linkTail(this.residentHead, object);
+          this.numResident++;
+          this.residentSizeBytes += this.sizesBytes[object]!;
+        } else {
+          this.linkTail(this.evictedHead, object);
+          this.numEvicted++;
+        }
+      }
+    },
+  ),
+  mutant(
+    'rm-aged-trim-le-first-uncompleted',
+    'lru-order',
+    'The aged trim evicts objects whose last sync point equals the first uncompleted one (<= instead of <): in-flight objects',
+    class extends ResidencyManagerImpl {
+      protected override agedTrimStops(object: number, firstUncompleted: number, nowTicks: number, graceTicks: number): boolean {
+        if (firstUncompleted >= 0 && this.lastSync[object]! > firstUncompleted) return true;
+        return nowTicks - this.lastUsedTicks[object]! <= graceTicks;
+      }
+    },
+  ),
+  mutant(
+    'rm-split-ge',
+    'lru-order',
+    'ExecuteCommandLists splits when the total size equals the budget (>= instead of >)',
+    class extends ResidencyManagerImpl {
+      protected override shouldSplit(count: number, totalSizeBytes: number, budgetBytes: number): boolean {
+        return count > 1 && totalSizeBytes >= budgetBytes;
+      }
+    },
+  ),
+  mutant(
+    'rm-batch-skips-oversized',
+    'observation',
+    'Batching skips an object that does not fit and packs later, smaller ones (not a prefix)',
+    class extends ResidencyManagerImpl {
+      protected override fillBatch(start: number, total: number, availableBytes: number): number {
+        let end = start;
+        let bytes = 0;
+        for (let i = start; i < total; i++) {
+          const object = this.toMake[i]!;
+          if (bytes + this.sizesBytes[object]! > availableBytes) continue;
+          this.toMake[i] = this.toMake[end]!;
+          this.toMake[end] = object;
+          bytes += this.sizesBytes[object]!;
+          end++;
+        }
+        this.batchBytes = bytes;
+        return end;
+      }
+    },
+  ),
+  mutant(
+    'rm-g-minus-one-underflow',
+    'residency-before-execution',
+    'Latent defect (a): the fallback guard treats generation 0 as unset and G-1 wraps at G = 0, so the pressure trim runs to 2^64-1 and evicts the current work',
+    class extends ResidencyManagerImpl {
+      protected override takeFallback(head: number, generation: number, firstUncompleted: number): boolean {
+        return head < 0 || firstUncompleted < 0 || (generation > 0 && this.lastSync[head]! >= generation);
+      }
+      protected override pressureWaitGeneration(firstUncompleted: number, generation: number): number {
+        if (firstUncompleted !== generation) return firstUncompleted;
+        return generation === 0 ? Number.POSITIVE_INFINITY /* 2^64-1 */ : generation - 1;
+      }
+    },
+  ),
+  mutant(
+    'rm-no-paging-fence-wait',
+    'residency-before-execution',
+    'The queue does not GPU-wait on the paging fence, so lists can run before their objects are paged in',
+    class extends ResidencyManagerImpl {
+      protected override queueWaitOnPaging(): void {}
+    },
+  ),
+  mutant(
+    'rm-double-count-resident-bytes',
+    'bookkeeping-matches-device',
+    'The mark step calls LRU.MakeResident on already-resident objects too, double-counting counters and ResidentSize',
+    class extends ResidencyManagerImpl {
+      protected override markObject(object: number, generation: number, nowTicks: number, makeCount: number): number {
+        const wasResident = this.statusOf[object] === RESIDENT;
+        const added = super.markObject(object, generation, nowTicks, makeCount);
+        if (wasResident) {
+          this.numEvicted--;
+          this.numResident++;
+          this.residentSizeBytes += this.sizesBytes[object]!;
+        }
+        return added;
+      }
+    },
+  ),
+  mutant(
+    'rm-failed-batch-counted-as-made',
+    'bookkeeping-matches-device',
+    'Latent defect (b): a failed MakeResident batch still counts its objects as made, so they stay RESIDENT in the bookkeeping without a device call',
+    class extends ResidencyManagerImpl {
+      protected override afterFailedBatch(_batchStart: number, batchEnd: number): number {
+        return batchEnd;
+      }
+    },
+  ),
+  mutant(
+    'rm-batch-ignores-usage',
+    'observation',
+    'Batching measures the available bytes as the budget alone, ignoring the current usage',
+    class extends ResidencyManagerImpl {
+      protected override availableBytes(budgetBytes: number): number {
+        return budgetBytes;
+      }
+    },
+  ),
+  mutant(
+    'rm-paging-ring-overrun',
+    'paging-latency',
+    'EnqueueAsyncWork blocks only when more than MaxLatency works are queued (> instead of >=)',
+    class extends ResidencyManagerImpl {
+      protected override pagingQueueFull(queued: number): boolean {
+        return queued > this.config.maxLatency;
+      }
+    },
+  ),
+  mutant(
+    'rm-sync-point-without-generation',
+    'generations-increasing',
+    'GetCurrentGPUSyncPoint enqueues a sync point but does not consume a generation',
+    class extends ResidencyManagerImpl {
+      private skipAdvance = false;
+      override signalFence(queue: number): number {
+        this.skipAdvance = true;
+        try {
+          return super.signalFence(queue);
+        } finally {
+          this.skipAdvance = false;
+        }
+      }
+      protected override advanceGeneration(): void {
+        if (!this.skipAdvance) super.advanceGeneration();
+      }
+    },
+  ),
+  mutant(
+    'rm-queue-fence-starts-at-zero',
+    'observation',
+    'The queue fence counter starts at 0 like the D3D fence, so the first sync point on a queue records -1 and counts as complete at once',
+    class extends ResidencyManagerImpl {
+      protected override initialFenceValue(): number {
+        return 0;
+      }
+    },
+  ),
+  mutant(
+    'rm-sync-wait-does-not-block',
+    'no-eviction-in-flight',
+    'WaitForSyncPoint pops the sync point without the CPU actually blocking on its fences (an ignored wait result), so the pressure trim evicts objects still in flight',
+    class extends ResidencyManagerImpl {
+      protected override cpuWaitFence(): void {}
+    },
+  ),
+  mutant(
+    'rm-batch-includes-misfit',
+    'within-budget',
+    'Batching adds an object before testing whether it fits, so each batch ends with the first object that does not',
+    class extends ResidencyManagerImpl {
+      protected override fillBatch(start: number, total: number, availableBytes: number): number {
+        let index = start;
+        let bytes = 0;
+        while (index < total && bytes <= availableBytes) {
+          bytes += this.sizesBytes[this.toMake[index]!]!;
+          index++;
+        }
+        this.batchBytes = bytes;
+        return index;
+      }
+    },
+  ),
+  mutant(
+    'rm-grace-from-total-budget',
+    'lru-order',
+    'The grace period is computed from local + non-local budget instead of the local segment alone',
+    class extends ResidencyManagerImpl {
+      protected override graceTicks(): number {
+        if (this.localLimitBytes() === 0) return 0;
+        return this.graceFor(this.gpu.localUsageBytes, this.localBudgetBytes() + this.gpu.nonLocalBudgetBytes);
+      }
+    },
+  ),
+];
+

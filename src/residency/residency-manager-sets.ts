@@ -1,0 +1,78 @@
+/**
+ * The residency manager's set pool: the shipped residency-set pool plus an allocation-free
+ * master-set merge for ExecuteCommandLists (residency-library.md §7 steps 2-4).
+ *
+ * `mergeMaster` takes a master slot, walks the sets in array order and their objects in
+ * insertion order, keeps the first sighting of each object (the master's flag at its slot is the
+ * dedupe test), writes the unique objects into a caller-owned scratch array, sums their sizes
+ * once, then clears the master's flags and returns its slot: one pass, no allocation.
+ */
+import { ResidencySetPoolImpl } from './residency-set';
+import type { ResidencySetConfig } from './residency-set-types';
+
+export class ManagerSetPool extends ResidencySetPoolImpl {
+  /** Bytes of the unique objects of the last successful merge. */
+  mergedSizeBytes = 0;
+
+  constructor(config: ResidencySetConfig) {
+    super(config);
+  }
+
+  /** True if any non-null set in [from, to) is open (Execute's validation). */
+  anyOpen(ids: readonly (number | null)[], from: number, to: number): boolean {
+    for (let i = from; i < to; i++) {
+      const id = ids[i];
+      if (id !== null && id !== undefined && this.set(id).isOpen) return true;
+    }
+    return false;
+  }
+
+  /** The first stored object of the non-null sets in [from, to) whose status is 0 (untracked), or -1. */
+  firstUntracked(ids: readonly (number | null)[], from: number, to: number, status: Uint8Array): number {
+    for (let i = from; i < to; i++) {
+      const id = ids[i];
+      if (id === null || id === undefined) continue;
+      const set = this.set(id);
+      const storage = set.storage;
+      for (let k = 0; k < set.size; k++) if (status[storage![k]!] === 0) return storage![k]!;
+    }
+    return -1;
+  }
+
+  /**
+   * The master-set merge of ids[from, to) into `out`. Returns the number of unique objects,
+   * or -1 when no slot is free for the master set (E_OUTOFMEMORY).
+   */
+  mergeMaster(ids: readonly (number | null)[], from: number, to: number, out: Int32Array): number {
+    const slot = this.slots.acquire();
+    if (slot < 0) return -1;
+    const offset = slot >>> 5;
+    const bit = 1 << (slot & 31);
+    const words = this.wordsPerObject;
+    const flags = this.flags;
+    let count = 0;
+    let totalBytes = 0;
+    for (let i = from; i < to; i++) {
+      const id = ids[i];
+      if (id === null || id === undefined) continue;
+      const set = this.set(id);
+      const storage = set.storage;
+      for (let k = 0; k < set.size; k++) {
+        const object = storage![k]!;
+        const index = object * words + offset;
+        const word = flags[index]!;
+        if ((word & bit) !== 0) continue;
+        flags[index] = word | bit;
+        out[count++] = object;
+        totalBytes += this.sizesBytes[object]!;
+      }
+    }
+    for (let i = 0; i < count; i++) {
+      const index = out[i]! * words + offset;
+      flags[index] = flags[index]! & ~bit;
+    }
+    this.slots.release(slot);
+    this.mergedSizeBytes = totalBytes;
+    return count;
+  }
+}

@@ -1,0 +1,427 @@
+/**
+ * System `residency-manager`: the LRU residency manager over a simulated GPU
+ * (residency-library.md §4-§8, §10, §11; Unreal's settings from the seed
+ * ue5-dx12-residency-set, sections 2, 5, 6, 8, 9).
+ *
+ * Each side is a manager (model or implementation) with its own simulated GPU and set pool.
+ * Commands are plain data; handles resolve modulo what exists (4 residency sets created up
+ * front, object ids modulo the object count, queues modulo the queue count), so every
+ * subsequence of a program is a program. Every object is tracked at the start, in id order;
+ * `untrack`/`track` end and begin tracking again.
+ *
+ * The observation of every command holds its result, the device calls and CPU waits it caused
+ * (from the GPU's log: which objects, in which calls, in which order) and the manager's events,
+ * so model and implementation must agree decision for decision.
+ */
+import fc from 'fast-check';
+import type { Json, JsonObject } from '../harness/json';
+import type { Command, GenerationPlan, Invariant, RunEnv, SystemDef } from '../harness/system';
+import { ResidencyManagerModel } from '../../models/residency-manager';
+import { ResidencyManagerImpl } from '../residency/residency-manager';
+import { DEVICE_CALL_KINDS, type DeviceCallKind, type ViolationKind } from '../gpu/sim-gpu';
+import type { ResidencyManager, ResidencyManagerConfig } from '../residency/residency-manager-types';
+import { weightedOps } from './generation';
+
+/** Residency sets each side creates up front; set handles are taken modulo this. */
+export const SET_COUNT = 4;
+
+export interface ManagerSide {
+  readonly manager: ResidencyManager;
+  readonly config: ResidencyManagerConfig;
+  readonly env: RunEnv;
+  readonly setIds: number[];
+  /** Highest generation observed so far (generations never go back). */
+  highestGeneration: number;
+}
+
+export const residencyManagerOps = {
+  track: { obj: 'nat' },
+  untrack: { obj: 'nat' },
+  open: { set: 'nat' },
+  insert: { set: 'nat', obj: 'nat' },
+  close: { set: 'nat' },
+  record: { set: 'nat', objs: 'nat[]' },
+  execute: { queue: 'nat', sets: '(nat|null)[]' },
+  mapTiles: { queue: 'nat', set: 'nat' },
+  signal: { queue: 'nat' },
+  gpuProgress: { queue: 'nat', steps: 'nat' },
+  pagingProgress: { steps: 'nat' },
+  pagingWorkerStep: {},
+  tick: { ticks: 'nat' },
+  setBudget: { localBytes: 'nat', nonLocalBytes: 'nat' },
+  background: { on: 'bool' },
+  failNext: { call: 'string' },
+  failNextGrowth: {},
+} as const;
+
+type Op = keyof typeof residencyManagerOps;
+
+const DEFAULT_WEIGHTS: Record<Op, number> = {
+  track: 2,
+  untrack: 2,
+  open: 2,
+  insert: 4,
+  close: 2,
+  record: 10,
+  execute: 12,
+  mapTiles: 1,
+  signal: 1,
+  gpuProgress: 10,
+  pagingProgress: 4,
+  pagingWorkerStep: 6,
+  tick: 5,
+  setBudget: 2,
+  background: 1,
+  failNext: 1,
+  failNextGrowth: 1,
+};
+
+export const PROBES = [
+  'split',
+  'aged-trim',
+  'pressure-trim',
+  'wait-sync-point',
+  'forced-fallback',
+  'paging-queue-full',
+  'stuck-set',
+  'g-minus-one',
+  'make-resident-failed',
+  'evict-failed',
+] as const;
+
+function toConfig(config: JsonObject): ResidencyManagerConfig {
+  return config as unknown as ResidencyManagerConfig;
+}
+
+/** Wraps a manager as a side: creates the sets and tracks every object in id order. */
+export function managerSide(manager: ResidencyManager, config: JsonObject, env: RunEnv): ManagerSide {
+  const setIds: number[] = [];
+  for (let i = 0; i < SET_COUNT; i++) setIds.push(manager.sets.createSet());
+  for (let object = 0; object < manager.config.objectSizesBytes.length; object++) manager.beginTracking(object);
+  manager.drainEvents();
+  manager.gpu.drainCalls();
+  return { manager, config: toConfig(config), env, setIds, highestGeneration: 0 };
+}
+
+function objectOf(s: ManagerSide, obj: number): number {
+  return obj % s.config.objectSizesBytes.length;
+}
+function setOf(s: ManagerSide, handle: number): number {
+  return s.setIds[handle % SET_COUNT]!;
+}
+function queueOf(s: ManagerSide, queue: number): number {
+  return queue % s.config.queueCount;
+}
+
+function insertChecked(s: ManagerSide, set: number, object: number): boolean {
+  const inserted = s.manager.sets.insert(set, object);
+  if (s.manager.sets.isOutOfMemory(set)) s.env.probe('stuck-set');
+  return inserted;
+}
+
+function applyOp(s: ManagerSide, command: Command): JsonObject {
+  const { manager } = s;
+  const { gpu, sets } = manager;
+  switch (command.op as Op) {
+    case 'track':
+      manager.beginTracking(objectOf(s, command.obj as number));
+      return {};
+    case 'untrack':
+      manager.endTracking(objectOf(s, command.obj as number));
+      return {};
+    case 'open':
+      return { hr: sets.open(setOf(s, command.set as number)) };
+    case 'insert':
+      return { inserted: insertChecked(s, setOf(s, command.set as number), objectOf(s, command.obj as number)) };
+    case 'close':
+      return { hr: sets.close(setOf(s, command.set as number)) };
+    case 'record': {
+      const set = setOf(s, command.set as number);
+      const opened = sets.open(set);
+      if (opened !== 'S_OK') return { open: opened };
+      let inserted = 0;
+      for (const obj of command.objs as number[]) if (insertChecked(s, set, objectOf(s, obj))) inserted++;
+      return { open: opened, inserted, close: sets.close(set) };
+    }
+    case 'execute': {
+      const ids = (command.sets as (number | null)[]).map((handle) => (handle === null ? null : setOf(s, handle)));
+      // Each list references exactly its set's objects (a list without a set references none).
+      const lists = ids.map((id) => (id === null ? [] : sets.contents(id)));
+      const hr = manager.executeCommandLists(queueOf(s, command.queue as number), lists, ids);
+      return { hr };
+    }
+    case 'mapTiles': {
+      const queue = queueOf(s, command.queue as number);
+      const set = setOf(s, command.set as number);
+      const hr = manager.makeResidentForQueue(queue, set);
+      if (hr === 'S_OK') {
+        // UpdateTileMappings touches the new heaps on the queue, then the caller signals.
+        gpu.executeCommandLists(queue, [sets.contents(set)]);
+        manager.signalFence(queue);
+      }
+      return { hr };
+    }
+    case 'signal':
+      return { value: manager.signalFence(queueOf(s, command.queue as number)) };
+    case 'gpuProgress':
+      return { ran: gpu.progress(queueOf(s, command.queue as number), command.steps as number) };
+    case 'pagingProgress':
+      return { ran: gpu.pagingProgress(command.steps as number) };
+    case 'pagingWorkerStep':
+      return { ran: manager.pagingWorkerStep() };
+    case 'tick':
+      gpu.advanceClock(command.ticks as number);
+      return {};
+    case 'setBudget':
+      gpu.setBudgets(command.localBytes as number, command.nonLocalBytes as number);
+      return {};
+    case 'background':
+      manager.setBackground(command.on as boolean);
+      return {};
+    case 'failNext': {
+      const call = command.call as DeviceCallKind;
+      if (!DEVICE_CALL_KINDS.includes(call)) throw new Error(`residency-manager: unknown device call '${call}'`);
+      gpu.failNext(call);
+      return {};
+    }
+    case 'failNextGrowth':
+      sets.failNextGrowth();
+      return {};
+    default:
+      throw new Error(`residency-manager: unknown op ${command.op}`);
+  }
+}
+
+function apply(s: ManagerSide, command: Command): Json {
+  let result: JsonObject = {};
+  let failure: unknown = undefined;
+  try {
+    result = applyOp(s, command);
+  } catch (error) {
+    failure = error;
+  }
+  // Drain even when the command threw, so the next step starts clean.
+  const events = s.manager.drainEvents();
+  const calls = s.manager.gpu.drainCalls();
+  for (const event of events) s.env.probe(event);
+  if (failure !== undefined) throw failure;
+  return { ...result, calls: calls as Json, events };
+}
+
+function bothSides(check: (s: ManagerSide) => string | null): (model: ManagerSide, impl: ManagerSide) => string | null {
+  return (model, impl) => {
+    const fromImpl = check(impl);
+    if (fromImpl !== null) return `implementation: ${fromImpl}`;
+    const fromModel = check(model);
+    return fromModel === null ? null : `model: ${fromModel}`;
+  };
+}
+
+function gpuViolation(kinds: readonly ViolationKind[]): (s: ManagerSide) => string | null {
+  return (s) => {
+    const found = s.manager.gpu.violations.find((violation) => kinds.includes(violation.kind));
+    return found === undefined ? null : found.message;
+  };
+}
+
+function bookkeeping(s: ManagerSide): string | null {
+  const m = s.manager;
+  const resident = m.residentList();
+  const evicted = m.evictedList();
+  const counters = m.counters();
+  if (resident.length !== counters.resident) return `resident list holds ${resident.length} objects, the counter says ${counters.resident}`;
+  if (evicted.length !== counters.evicted) return `evicted list holds ${evicted.length} objects, the counter says ${counters.evicted}`;
+  const residentBytes = resident.reduce((sum, object) => sum + s.config.objectSizesBytes[object]!, 0);
+  if (residentBytes !== counters.residentSizeBytes) return `ResidentSize is ${counters.residentSizeBytes} bytes but the resident list holds ${residentBytes}`;
+  for (let object = 0; object < s.config.objectSizesBytes.length; object++) {
+    const status = m.status(object);
+    const refCount = m.gpu.residencyRefCount(object);
+    const history = () => `\n    history of object ${object}:\n      ${m.gpu.objectHistory(object).join('\n      ')}`;
+    if (status === 'resident' && refCount !== 1) return `object ${object} is RESIDENT in the bookkeeping, device refcount ${refCount}${history()}`;
+    if (status !== 'resident' && refCount !== 0) return `object ${object} is ${status} in the bookkeeping, device refcount ${refCount}${history()}`;
+    if ((status === 'resident') !== resident.includes(object)) return `object ${object} is ${status} but ${resident.includes(object) ? 'is' : 'is not'} in the resident list`;
+    if ((status === 'evicted') !== evicted.includes(object)) return `object ${object} is ${status} but ${evicted.includes(object) ? 'is' : 'is not'} in the evicted list`;
+  }
+  return gpuViolation(['refcount'])(s);
+}
+
+function lruOrder(s: ManagerSide): string | null {
+  const resident = s.manager.residentList();
+  for (let i = 1; i < resident.length; i++) {
+    const before = s.manager.lastSyncPoint(resident[i - 1]!);
+    const after = s.manager.lastSyncPoint(resident[i]!);
+    if (after < before) return `resident list [${resident}] has object ${resident[i]} (sync point ${after}) after object ${resident[i - 1]} (sync point ${before})`;
+  }
+  return null;
+}
+
+function generations(s: ManagerSide): string | null {
+  const current = s.manager.currentGeneration();
+  if (current < s.highestGeneration) return `the current generation went back from ${s.highestGeneration} to ${current}`;
+  s.highestGeneration = current;
+  const inFlight = s.manager.syncPointGenerations();
+  for (let i = 0; i < inFlight.length; i++) {
+    if (i > 0 && inFlight[i]! <= inFlight[i - 1]!) return `in-flight sync points are not strictly increasing: [${inFlight}]`;
+    if (inFlight[i]! >= current) return `sync point ${inFlight[i]} is not below the current generation ${current}`;
+  }
+  return null;
+}
+
+const invariants: Invariant<ManagerSide>[] = [
+  {
+    name: 'residency-before-execution',
+    description: 'every object a list touches is device-resident and its queued make-resident has reached the paging fence when the GPU runs the list; CPU waits complete',
+    check: bothSides(gpuViolation(['touch-not-resident', 'touch-before-paging', 'deadlock'])),
+  },
+  {
+    name: 'no-eviction-in-flight',
+    description: 'no object is evicted while a submitted list that may run (not behind an unsatisfied paging wait) references it',
+    check: bothSides(gpuViolation(['evict-in-flight'])),
+  },
+  {
+    name: 'bookkeeping-matches-device',
+    description: 'status equals device residency (refcount 1 or 0: one device call per status flip), lists match statuses, counters and ResidentSize match the lists',
+    check: bothSides(bookkeeping),
+  },
+  {
+    name: 'lru-order',
+    description: "the resident list is non-decreasing in last sync point from head to tail, and the implementation's lists hold the model's objects in the model's order",
+    check: (model, impl) => {
+      const sorted = bothSides(lruOrder)(model, impl);
+      if (sorted !== null) return sorted;
+      const expected = model.manager.residentList().join(',');
+      const actual = impl.manager.residentList().join(',');
+      if (expected !== actual) return `the implementation's resident list is [${actual}], the model's [${expected}]`;
+      const expectedEvicted = model.manager.evictedList().join(',');
+      const actualEvicted = impl.manager.evictedList().join(',');
+      if (expectedEvicted !== actualEvicted) return `the implementation's evicted list is [${actualEvicted}], the model's [${expectedEvicted}]`;
+      return null;
+    },
+  },
+  {
+    name: 'generations-increasing',
+    description: 'the current generation never goes back; in-flight sync points are strictly increasing and below it',
+    check: bothSides(generations),
+  },
+  {
+    name: 'paging-latency',
+    description: 'paging work queued and not yet dequeued never exceeds MaxLatency',
+    check: bothSides((s) => {
+      const queued = s.manager.queuedWorks();
+      return queued <= s.config.maxLatency ? null : `${queued} paging works queued with MaxLatency ${s.config.maxLatency}`;
+    }),
+  },
+  {
+    name: 'within-budget',
+    description: 'a budgeted make-resident batch never takes the usage over the budget (only the reported fallback may)',
+    check: bothSides(gpuViolation(['over-budget'])),
+  },
+];
+
+function commandArb(config: JsonObject, plan?: GenerationPlan): fc.Arbitrary<Command> {
+  const c = toConfig(config);
+  const objectCount = c.objectSizesBytes.length;
+  const totalBytes = c.objectSizesBytes.reduce((a, b) => a + b, 0);
+  const set = fc.nat({ max: SET_COUNT - 1 });
+  const obj = fc.nat({ max: objectCount - 1 });
+  const queue = fc.nat({ max: c.queueCount - 1 });
+  const arbs: Record<Op, fc.Arbitrary<Command>> = {
+    track: obj.map((o) => ({ op: 'track', obj: o })),
+    untrack: obj.map((o) => ({ op: 'untrack', obj: o })),
+    open: set.map((s) => ({ op: 'open', set: s })),
+    insert: fc.tuple(set, obj).map(([s, o]) => ({ op: 'insert', set: s, obj: o })),
+    close: set.map((s) => ({ op: 'close', set: s })),
+    record: fc
+      .tuple(set, fc.array(obj, { minLength: 1, maxLength: objectCount + 1 }))
+      .map(([s, objs]) => ({ op: 'record', set: s, objs })),
+    execute: fc
+      .tuple(queue, fc.array(fc.option(set, { freq: 8, nil: null }), { minLength: 0, maxLength: 4 }))
+      .map(([q, sets]) => ({ op: 'execute', queue: q, sets })),
+    mapTiles: fc.tuple(queue, set).map(([q, s]) => ({ op: 'mapTiles', queue: q, set: s })),
+    signal: queue.map((q) => ({ op: 'signal', queue: q })),
+    gpuProgress: fc.tuple(queue, fc.integer({ min: 1, max: 12 })).map(([q, steps]) => ({ op: 'gpuProgress', queue: q, steps })),
+    pagingProgress: fc.integer({ min: 1, max: 4 }).map((steps) => ({ op: 'pagingProgress', steps })),
+    pagingWorkerStep: fc.constant({ op: 'pagingWorkerStep' }),
+    tick: fc
+      .oneof(fc.integer({ min: 0, max: 2 * c.ticksPerSecond }), fc.integer({ min: 0, max: 70 * c.ticksPerSecond }))
+      .map((ticks) => ({ op: 'tick', ticks })),
+    setBudget: fc
+      .tuple(fc.oneof(fc.constant(0), fc.integer({ min: 20, max: 150 })), fc.integer({ min: 0, max: 25 }))
+      .map(([localPercent, nonLocalPercent]) => ({
+        op: 'setBudget',
+        localBytes: Math.floor((totalBytes * localPercent) / 100),
+        nonLocalBytes: Math.floor((totalBytes * nonLocalPercent) / 100),
+      })),
+    background: fc.boolean().map((on) => ({ op: 'background', on })),
+    failNext: fc.constantFrom(...DEVICE_CALL_KINDS).map((call) => ({ op: 'failNext', call })),
+    failNextGrowth: fc.constant({ op: 'failNextGrowth' }),
+  };
+  const weights: Record<Op, number> = { ...DEFAULT_WEIGHTS };
+  if (c.mode === 'inline') weights.pagingWorkerStep = 0;
+  else weights.pagingProgress = 0;
+  if (!c.unrealBudgetCap) weights.background = 0;
+  return weightedOps(arbs, weights, plan);
+}
+
+const configArb = (): fc.Arbitrary<JsonObject> =>
+  fc
+    .array(fc.integer({ min: 1, max: 16 }), { minLength: 3, maxLength: 10 })
+    .chain((objectSizesBytes) => {
+      const totalBytes = objectSizesBytes.reduce((a, b) => a + b, 0);
+      return fc.record({
+        objectSizesBytes: fc.constant(objectSizesBytes),
+        queueCount: fc.integer({ min: 1, max: 3 }),
+        mode: fc.constantFrom('inline', 'async'),
+        startEvicted: fc.boolean(),
+        maxLatency: fc.integer({ min: 1, max: 6 }),
+        ticksPerSecond: fc.integer({ min: 1, max: 10 }),
+        localBudgetBytes: fc.integer({ min: 30, max: 120 }).map((percent) => Math.floor((totalBytes * percent) / 100)),
+        nonLocalBudgetBytes: fc.integer({ min: 0, max: 20 }).map((percent) => Math.floor((totalBytes * percent) / 100)),
+        unrealBudgetCap: fc.boolean(),
+        debugBudgetBytes: fc.oneof(
+          { weight: 3, arbitrary: fc.constant(-1) },
+          { weight: 1, arbitrary: fc.integer({ min: 0, max: totalBytes }) },
+        ),
+        slotCount: fc.oneof({ weight: 4, arbitrary: fc.constant(32) }, { weight: 1, arbitrary: fc.integer({ min: 2, max: 4 }) }),
+        initialCapacity: fc.integer({ min: 2, max: 4 }),
+      });
+    });
+
+export const residencyManagerSystem: SystemDef<ManagerSide> = {
+  name: 'residency-manager',
+  summary: 'LRU residency manager over a simulated GPU: paging before execution, trims, sync points, split, both execution modes',
+  configSchema: {
+    objectSizesBytes: 'nat[]',
+    queueCount: 'nat',
+    mode: 'string',
+    startEvicted: 'bool',
+    maxLatency: 'nat',
+    ticksPerSecond: 'nat',
+    localBudgetBytes: 'nat',
+    nonLocalBudgetBytes: 'nat',
+    unrealBudgetCap: 'bool',
+    debugBudgetBytes: 'int',
+    slotCount: 'nat',
+    initialCapacity: 'nat',
+  },
+  ops: residencyManagerOps,
+  validateConfig(config) {
+    const c = toConfig(config);
+    if (c.objectSizesBytes.length < 1) return 'objectSizesBytes must name at least one object';
+    if (c.queueCount < 1) return `queueCount must be >= 1, got ${c.queueCount}`;
+    if (c.mode !== 'inline' && c.mode !== 'async') return `mode must be 'inline' or 'async', got ${c.mode}`;
+    if (c.maxLatency < 1) return 'maxLatency must be >= 1 (0 hangs the first submission)';
+    if (c.ticksPerSecond < 1) return 'ticksPerSecond must be >= 1';
+    if (c.slotCount < 1 || c.slotCount > 4096) return `slotCount must be 1..4096, got ${c.slotCount}`;
+    if (c.initialCapacity < 2) return `initialCapacity must be >= 2, got ${c.initialCapacity}`;
+    return null;
+  },
+  configArb,
+  commandArb,
+  sequence: { minLength: 1, maxLength: 150 },
+  createModel: (config, env) => managerSide(new ResidencyManagerModel(toConfig(config)), config, env),
+  createImpl: (config, env) => managerSide(new ResidencyManagerImpl(toConfig(config)), config, env),
+  apply,
+  invariants,
+  probes: PROBES,
+};
