@@ -4,7 +4,8 @@
  */
 import type { Mutant } from '../src/harness/system';
 import { RESIDENCY_SET_MUTANTS } from './residency-set';
+import { RESIDENCY_MANAGER_MUTANTS } from './residency-manager';
 import { ALLOC_MUTANTS } from './alloc';
 import { RING_UPLOAD_MUTANTS } from './ring-upload';
 
-export const MUTANTS: readonly Mutant[] = [...RESIDENCY_SET_MUTANTS, ...ALLOC_MUTANTS, ...RING_UPLOAD_MUTANTS];
+export const MUTANTS: readonly Mutant[] = [...RESIDENCY_SET_MUTANTS, ...RESIDENCY_MANAGER_MUTANTS, ...ALLOC_MUTANTS, ...RING_UPLOAD_MUTANTS];

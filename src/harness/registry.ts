@@ -4,12 +4,13 @@
  */
 import type { SystemDef } from './system';
 import { residencySetSystem } from '../systems/residency-set';
+import { residencyManagerSystem } from '../systems/residency-manager';
 import { allocBuddySystem } from '../systems/alloc-buddy';
 import { allocBestFitSystem } from '../systems/alloc-best-fit';
 import { allocFirstFitSystem } from '../systems/alloc-first-fit';
 import { ringUploadSystem } from '../systems/ring-upload';
 
-export const SYSTEMS: readonly SystemDef[] = [residencySetSystem, allocBuddySystem, allocBestFitSystem, allocFirstFitSystem, ringUploadSystem];
+export const SYSTEMS: readonly SystemDef[] = [residencySetSystem, residencyManagerSystem, allocBuddySystem, allocBestFitSystem, allocFirstFitSystem, ringUploadSystem];
 
 export function systemNames(): string[] {
   return SYSTEMS.map((system) => system.name);
