@@ -7,5 +7,6 @@ import { RESIDENCY_SET_MUTANTS } from './residency-set';
 import { RESIDENCY_MANAGER_MUTANTS } from './residency-manager';
 import { ALLOC_MUTANTS } from './alloc';
 import { RING_UPLOAD_MUTANTS } from './ring-upload';
+import { DEFERRED_FREE_MUTANTS } from './deferred-free';
 
-export const MUTANTS: readonly Mutant[] = [...RESIDENCY_SET_MUTANTS, ...RESIDENCY_MANAGER_MUTANTS, ...ALLOC_MUTANTS, ...RING_UPLOAD_MUTANTS];
+export const MUTANTS: readonly Mutant[] = [...RESIDENCY_SET_MUTANTS, ...RESIDENCY_MANAGER_MUTANTS, ...ALLOC_MUTANTS, ...RING_UPLOAD_MUTANTS, ...DEFERRED_FREE_MUTANTS];

@@ -9,8 +9,9 @@ import { allocBuddySystem } from '../systems/alloc-buddy';
 import { allocBestFitSystem } from '../systems/alloc-best-fit';
 import { allocFirstFitSystem } from '../systems/alloc-first-fit';
 import { ringUploadSystem } from '../systems/ring-upload';
+import { deferredFreeSystem } from '../systems/deferred-free';
 
-export const SYSTEMS: readonly SystemDef[] = [residencySetSystem, residencyManagerSystem, allocBuddySystem, allocBestFitSystem, allocFirstFitSystem, ringUploadSystem];
+export const SYSTEMS: readonly SystemDef[] = [residencySetSystem, residencyManagerSystem, allocBuddySystem, allocBestFitSystem, allocFirstFitSystem, ringUploadSystem, deferredFreeSystem];
 
 export function systemNames(): string[] {
   return SYSTEMS.map((system) => system.name);

@@ -1,0 +1,103 @@
+/**
+ * Bug catalog for `deferred-free`: each mutant re-creates one pitfall of fence-delayed frees or
+ * pooled reuse (spec/allocators.md "Fence-delayed frees"; seed d3d12-memory-allocation.zh.txt §8.1;
+ * seed gpu-resource-lifetime.zh.txt 池复用) by overriding one step of the shipped implementation.
+ */
+import type { JsonObject } from '../src/harness/json';
+import type { Mutant, RunEnv } from '../src/harness/system';
+import { createSubAllocator } from '../src/alloc/index';
+import { DeferredFreeAllocatorImpl } from '../src/alloc/deferred-free';
+import type { BlockAllocator } from '../src/alloc/allocator';
+import type { FrameFence, PoolAcquireResult, PoolConfig } from '../src/alloc/deferred-free-types';
+import { deferredSide } from '../src/systems/deferred-free';
+
+type DeferredClass = new (inner: BlockAllocator, fence: FrameFence, pool: PoolConfig) => DeferredFreeAllocatorImpl;
+
+function mutant(name: string, expectedCheck: string, description: string, Deferred: DeferredClass): Mutant {
+  return {
+    name,
+    system: 'deferred-free',
+    description,
+    expectedCheck,
+    createImpl: (config: JsonObject, env: RunEnv) =>
+      deferredSide(config, env, (c, fence) => new Deferred(createSubAllocator(c.kind, c), fence, c)),
+  };
+}
+
+export const DEFERRED_FREE_MUTANTS: Mutant[] = [
+  mutant(
+    'deferred-release-at-next-value',
+    'gpu-in-flight-untouched',
+    'A release is returned once the fence\'s next value to signal has passed its stamp instead of the completed value: at end of frame the bytes go back while the GPU still runs that frame',
+    class extends DeferredFreeAllocatorImpl {
+      protected override isComplete(fenceValue: number): boolean {
+        return fenceValue < this.fence.nextValueToSignal;
+      }
+    },
+  ),
+  mutant(
+    'pool-hit-skips-completion-check',
+    'gpu-in-flight-untouched',
+    'A pool hit reuses the oldest pooled object because no CPU owner holds it, without checking that the GPU finished its last use (the seed: the pool being idle only means the application is not taking it)',
+    class extends DeferredFreeAllocatorImpl {
+      protected override poolHitAllowed(): boolean {
+        return true;
+      }
+    },
+  ),
+  mutant(
+    'pool-trim-leaks',
+    'accounting',
+    'poolTrim drops completed pooled objects from the pool without freeing them in the sub-allocator: pending bytes never go down and an idle allocator never becomes pristine',
+    class extends DeferredFreeAllocatorImpl {
+      protected override giveBackPooled(): void {}
+    },
+  ),
+  mutant(
+    'deferred-double-release-accepted',
+    'observation',
+    'release does not check that the offset is still live: a second release queues the same bytes twice and the sub-allocator later sees a double free',
+    class extends DeferredFreeAllocatorImpl {
+      protected override takeLive(offsetBytes: number): number {
+        const sizeBytes = this.liveSize.get(offsetBytes);
+        this.liveSize.delete(offsetBytes);
+        this.liveClass.delete(offsetBytes);
+        return sizeBytes ?? 0;
+      }
+    },
+  ),
+  mutant(
+    'deferred-no-reclaim-retry',
+    'no-false-out-of-memory',
+    'An allocation that finds no room answers null at once, though completed releases and pooled objects would free enough bytes',
+    class extends DeferredFreeAllocatorImpl {
+      protected override allocInner(sizeBytes: number, alignBytes: number): number | null {
+        return this.inner.alloc(sizeBytes, alignBytes);
+      }
+    },
+  ),
+  mutant(
+    'pool-hit-any-size-class',
+    'live-ranges-sound',
+    'A pool whose own size class has nothing completed hands out a completed object of another class: a smaller object than asked for, so the caller writes into its neighbour',
+    class extends DeferredFreeAllocatorImpl {
+      override poolAcquire(sizeClass: number): PoolAcquireResult | null {
+        const own = this.pooled[sizeClass];
+        if (own !== undefined && !(own.count > 0 && this.isComplete(own.frontStamp()))) {
+          for (const queue of this.pooled) {
+            if (queue.count > 0 && this.isComplete(queue.frontStamp())) {
+              const offsetBytes = queue.frontOffset();
+              const sizeBytes = queue.frontSize();
+              queue.pop();
+              this.pooledCount--;
+              this.pooledByteCount -= sizeBytes;
+              this.addLive(offsetBytes, sizeBytes, sizeClass);
+              return { offsetBytes, hit: true };
+            }
+          }
+        }
+        return super.poolAcquire(sizeClass);
+      }
+    },
+  ),
+];

@@ -1,0 +1,247 @@
+/**
+ * Fence-delayed frees and a reusable-object pool in front of any sub-allocator, as an engine
+ * would ship them (spec/allocators.md "Fence-delayed frees"; seed d3d12-memory-allocation.zh.txt
+ * §8.1 FD3D12ManualFence; seed gpu-resource-lifetime.zh.txt 池复用).
+ *
+ * Why it is O(1) per operation: the frame fence's next value never decreases, so releases
+ * stamped with it are in stamp order already. Pending releases form one FIFO, and the pool keeps
+ * one FIFO per size class: the front is the oldest stamp, so "is anything completed?" looks at
+ * fronts only, and a pool hit that finds an uncompleted front knows nothing behind it completed.
+ * Each FIFO is a growable ring of typed arrays (offset, size, stamp). A Map from offset to size
+ * class (-1 for a plain allocation) tells live allocations apart.
+ *
+ * The policy (shared with models/deferred-free.ts): completed releases go back at endFrame and
+ * when an allocation finds no room (then completed pooled objects go back too and the request is
+ * tried once more); a pool hit takes the oldest completed object of its class.
+ *
+ * Steps are protected so the bug catalog (mutants/) can re-create a pitfall by overriding one.
+ */
+import { badFree, type BlockAllocator } from './allocator';
+import { ContractError } from '../contract';
+import { DeferredErrors, type DeferredFreeAllocator, type FrameFence, type PoolAcquireResult, type PoolConfig } from './deferred-free-types';
+
+const PLAIN = -1;
+const INITIAL_QUEUE_ENTRIES = 16;
+
+/** A FIFO of (offset, size, fence stamp) triples in a growable typed-array ring. */
+export class StampQueue {
+  private offsets = new Float64Array(INITIAL_QUEUE_ENTRIES);
+  private sizes = new Float64Array(INITIAL_QUEUE_ENTRIES);
+  private stamps = new Float64Array(INITIAL_QUEUE_ENTRIES);
+  private front = 0;
+  count = 0;
+
+  push(offsetBytes: number, sizeBytes: number, fenceValue: number): void {
+    if (this.count === this.offsets.length) this.grow();
+    const at = (this.front + this.count) & (this.offsets.length - 1);
+    this.offsets[at] = offsetBytes;
+    this.sizes[at] = sizeBytes;
+    this.stamps[at] = fenceValue;
+    this.count++;
+  }
+
+  /** The i-th entry from the front (0 = oldest). */
+  private at(index: number): number {
+    return (this.front + index) & (this.offsets.length - 1);
+  }
+
+  frontOffset(): number {
+    return this.offsets[this.front]!;
+  }
+  frontSize(): number {
+    return this.sizes[this.front]!;
+  }
+  frontStamp(): number {
+    return this.stamps[this.front]!;
+  }
+
+  pop(): void {
+    this.front = (this.front + 1) & (this.offsets.length - 1);
+    this.count--;
+  }
+
+  private grow(): void {
+    const length = this.offsets.length * 2;
+    const offsets = new Float64Array(length);
+    const sizes = new Float64Array(length);
+    const stamps = new Float64Array(length);
+    for (let i = 0; i < this.count; i++) {
+      const from = this.at(i);
+      offsets[i] = this.offsets[from]!;
+      sizes[i] = this.sizes[from]!;
+      stamps[i] = this.stamps[from]!;
+    }
+    this.offsets = offsets;
+    this.sizes = sizes;
+    this.stamps = stamps;
+    this.front = 0;
+  }
+}
+
+export class DeferredFreeAllocatorImpl implements DeferredFreeAllocator {
+  /** Live allocation offset -> size class (PLAIN for a plain allocation). */
+  protected readonly liveClass = new Map<number, number>();
+  /** Live allocation offset -> size in bytes. */
+  protected readonly liveSize = new Map<number, number>();
+  protected readonly pending = new StampQueue();
+  protected readonly pooled: StampQueue[];
+  protected pendingByteCount = 0;
+  protected pooledByteCount = 0;
+  protected pooledCount = 0;
+  protected readonly objectSizesBytes: Float64Array;
+
+  constructor(
+    readonly inner: BlockAllocator,
+    protected readonly fence: FrameFence,
+    protected readonly pool: PoolConfig,
+  ) {
+    this.objectSizesBytes = Float64Array.from(pool.objectSizesBytes);
+    this.pooled = pool.objectSizesBytes.map(() => new StampQueue());
+  }
+
+  get capacityBytes(): number {
+    return this.inner.capacityBytes;
+  }
+
+  alloc(sizeBytes: number, alignBytes: number): number | null {
+    const offsetBytes = this.allocInner(sizeBytes, alignBytes);
+    if (offsetBytes !== null) this.addLive(offsetBytes, sizeBytes, PLAIN);
+    return offsetBytes;
+  }
+
+  release(offsetBytes: number): void {
+    const sizeBytes = this.takeLive(offsetBytes);
+    this.pending.push(offsetBytes, sizeBytes, this.fence.nextValueToSignal);
+    this.pendingByteCount += sizeBytes;
+  }
+
+  endFrame(): number[] {
+    return this.returnCompletedReleases();
+  }
+
+  poolAcquire(sizeClass: number): PoolAcquireResult | null {
+    if (!Number.isSafeInteger(sizeClass) || sizeClass < 0 || sizeClass >= this.pooled.length) {
+      throw new ContractError(DeferredErrors.BAD_SIZE_CLASS, `no size class ${sizeClass}`);
+    }
+    const queue = this.pooled[sizeClass]!;
+    if (queue.count > 0 && this.poolHitAllowed(queue.frontStamp())) {
+      const offsetBytes = queue.frontOffset();
+      const sizeBytes = queue.frontSize();
+      queue.pop();
+      this.pooledCount--;
+      this.pooledByteCount -= sizeBytes;
+      this.addLive(offsetBytes, sizeBytes, sizeClass);
+      return { offsetBytes, hit: true };
+    }
+    const sizeBytes = this.objectSizesBytes[sizeClass]!;
+    const offsetBytes = this.allocInner(sizeBytes, this.poolMissAlignBytes());
+    if (offsetBytes === null) return null;
+    this.addLive(offsetBytes, sizeBytes, sizeClass);
+    return { offsetBytes, hit: false };
+  }
+
+  poolRelease(offsetBytes: number): void {
+    const sizeClass = this.liveClass.get(offsetBytes);
+    if (sizeClass === undefined) throw badFree(offsetBytes);
+    if (sizeClass === PLAIN) throw new ContractError(DeferredErrors.NOT_POOLED, `allocation at ${offsetBytes} did not come from the pool`);
+    const sizeBytes = this.takeLive(offsetBytes);
+    this.pooled[sizeClass]!.push(offsetBytes, sizeBytes, this.fence.nextValueToSignal);
+    this.pooledCount++;
+    this.pooledByteCount += sizeBytes;
+  }
+
+  poolTrim(): number[] {
+    return this.trimCompletedPooled();
+  }
+
+  pendingBytes(): number {
+    return this.pendingByteCount;
+  }
+
+  pooledBytes(): number {
+    return this.pooledByteCount;
+  }
+
+  heldCount(): number {
+    return this.pending.count + this.pooledCount;
+  }
+
+  // ----- steps the bug catalog overrides -----
+
+  /** The one completion test: the GPU has passed the value stamped at release. */
+  protected isComplete(fenceValue: number): boolean {
+    return fenceValue <= this.fence.completedValue;
+  }
+
+  /** A pooled object may be handed out again only once its last GPU use completed. */
+  protected poolHitAllowed(fenceValue: number): boolean {
+    return this.isComplete(fenceValue);
+  }
+
+  protected poolMissAlignBytes(): number {
+    return this.pool.objectAlignBytes;
+  }
+
+  /** The sub-allocator, and on failure one retry after giving back what the GPU is done with. */
+  protected allocInner(sizeBytes: number, alignBytes: number): number | null {
+    const first = this.inner.alloc(sizeBytes, alignBytes);
+    if (first !== null || !this.anythingReclaimable()) return first;
+    this.returnCompletedReleases();
+    this.trimCompletedPooled();
+    return this.inner.alloc(sizeBytes, alignBytes);
+  }
+
+  protected returnCompletedReleases(): number[] {
+    const returned: number[] = [];
+    // Bounded by the queue length: each pass pops one entry.
+    while (this.pending.count > 0 && this.isComplete(this.pending.frontStamp())) {
+      const offsetBytes = this.pending.frontOffset();
+      this.pendingByteCount -= this.pending.frontSize();
+      this.pending.pop();
+      this.inner.free(offsetBytes);
+      returned.push(offsetBytes);
+    }
+    return returned;
+  }
+
+  protected trimCompletedPooled(): number[] {
+    const returned: number[] = [];
+    for (const queue of this.pooled) {
+      while (queue.count > 0 && this.isComplete(queue.frontStamp())) {
+        const offsetBytes = queue.frontOffset();
+        this.pooledByteCount -= queue.frontSize();
+        this.pooledCount--;
+        queue.pop();
+        this.giveBackPooled(offsetBytes);
+        returned.push(offsetBytes);
+      }
+    }
+    return returned.sort((a, b) => a - b);
+  }
+
+  protected giveBackPooled(offsetBytes: number): void {
+    this.inner.free(offsetBytes);
+  }
+
+  // ----- plumbing -----
+
+  private anythingReclaimable(): boolean {
+    if (this.pending.count > 0 && this.isComplete(this.pending.frontStamp())) return true;
+    for (const queue of this.pooled) if (queue.count > 0 && this.isComplete(queue.frontStamp())) return true;
+    return false;
+  }
+
+  protected addLive(offsetBytes: number, sizeBytes: number, sizeClass: number): void {
+    this.liveClass.set(offsetBytes, sizeClass);
+    this.liveSize.set(offsetBytes, sizeBytes);
+  }
+
+  /** Removes a live allocation and returns its size; BAD_FREE when none starts there. */
+  protected takeLive(offsetBytes: number): number {
+    const sizeBytes = this.liveSize.get(offsetBytes);
+    if (sizeBytes === undefined) throw badFree(offsetBytes);
+    this.liveSize.delete(offsetBytes);
+    this.liveClass.delete(offsetBytes);
+    return sizeBytes;
+  }
+}

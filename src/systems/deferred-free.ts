@@ -1,0 +1,444 @@
+/**
+ * System `deferred-free`: fence-delayed frees and a reusable-object pool in front of a
+ * sub-allocator (buddy, best fit or first fit, chosen by the config), behind a frame fence
+ * (spec/allocators.md "Fence-delayed frees"; seed d3d12-memory-allocation.zh.txt §8.1; seed
+ * gpu-resource-lifetime.zh.txt 池复用). The model side wraps the sub-allocator's reference model,
+ * the implementation side the shipped sub-allocator.
+ *
+ * Commands are plain data. `index` picks the k-th live allocation (hand-out order) modulo the
+ * live count, so every subsequence of a program is still a program.
+ *
+ * The GPU side is explicit (src/gpu/queue-timeline.ts): `use` records GPU work of the current
+ * frame that reads an allocation; `endFrame` signals the frame's fence value and lets the
+ * allocator return completed releases; `gpuProgress` is the only thing that moves the completed
+ * value. The judge invariant asks the timeline which bytes are in flight and the sub-allocator
+ * which bytes are still allocated, not the deferred layer's own bookkeeping.
+ */
+import fc from 'fast-check';
+import type { Json, JsonObject } from '../harness/json';
+import type { Command, GenerationPlan, Invariant, RunEnv, SystemDef } from '../harness/system';
+import { isPowerOfTwo, type LiveAllocation } from '../alloc/allocator';
+import { checkSubAllocatorConfig, type SubAllocatorConfig, type SubAllocatorKind } from '../alloc/config';
+import { createSubAllocator } from '../alloc/index';
+import { createSubAllocatorModel } from '../../models/alloc-index';
+import { DeferredFreeModel } from '../../models/deferred-free';
+import { DeferredFreeAllocatorImpl } from '../alloc/deferred-free';
+import type { DeferredFreeAllocator, FrameFence, PoolConfig } from '../alloc/deferred-free-types';
+import { QueueTimeline } from '../gpu/queue-timeline';
+import { weightedOps } from './generation';
+
+export const DEFERRED_KINDS: readonly SubAllocatorKind[] = ['buddy', 'best-fit', 'first-fit'];
+
+export interface DeferredConfig extends SubAllocatorConfig, PoolConfig {
+  readonly kind: SubAllocatorKind;
+}
+
+/** An allocation as the caller holds it, from the API results alone. */
+export interface DeferredHandout {
+  readonly id: number;
+  readonly offsetBytes: number;
+  readonly sizeBytes: number;
+  readonly alignBytes: number;
+  /** Came from poolAcquire. */
+  readonly pooled: boolean;
+}
+
+export interface DeferredSide {
+  readonly allocator: DeferredFreeAllocator;
+  readonly timeline: QueueTimeline;
+  readonly config: DeferredConfig;
+  readonly env: RunEnv;
+  /** Live allocations in hand-out order. */
+  readonly live: DeferredHandout[];
+  nextHandoutId: number;
+  /** The offset released last (for double-release misuse), or -1. */
+  lastReleasedOffset: number;
+  /** The result of this step's alloc or poolAcquire, or undefined if the step was neither. */
+  lastAllocate: number | null | undefined;
+  /** Hand-outs of bytes an unfinished GPU read still uses (found at hand-out time). */
+  readonly violations: string[];
+}
+
+export const deferredFreeOps = {
+  alloc: { sizeBytes: 'int', alignBytes: 'int' },
+  release: { index: 'nat' },
+  use: { index: 'nat' },
+  endFrame: {},
+  gpuProgress: { steps: 'nat' },
+  poolAcquire: { sizeClass: 'nat' },
+  poolRelease: { index: 'nat' },
+  poolTrim: {},
+  misuse: { kind: 'nat', index: 'nat' },
+} as const;
+
+export const DEFERRED_MISUSE_KINDS = ['double-release', 'interior-offset', 'unknown-offset', 'pool-release-plain', 'bad-size-class'] as const;
+
+const DEFAULT_WEIGHTS: Record<keyof typeof deferredFreeOps, number> = {
+  alloc: 8,
+  release: 6,
+  use: 6,
+  endFrame: 4,
+  gpuProgress: 4,
+  poolAcquire: 6,
+  poolRelease: 5,
+  poolTrim: 1,
+  misuse: 1,
+};
+
+const SKIPPED: Json = { skipped: true };
+
+function toConfig(config: JsonObject): DeferredConfig {
+  return config as unknown as DeferredConfig;
+}
+
+/** Builds a side around a deferred allocator made from the side's own timeline (its frame fence). */
+export function deferredSide(
+  config: JsonObject,
+  env: RunEnv,
+  make: (config: DeferredConfig, fence: FrameFence) => DeferredFreeAllocator,
+): DeferredSide {
+  const timeline = new QueueTimeline();
+  const c = toConfig(config);
+  return { allocator: make(c, timeline), timeline, config: c, env, live: [], nextHandoutId: 1, lastReleasedOffset: -1, lastAllocate: undefined, violations: [] };
+}
+
+export function createDeferredImpl(config: DeferredConfig, fence: FrameFence): DeferredFreeAllocatorImpl {
+  return new DeferredFreeAllocatorImpl(createSubAllocator(config.kind, config), fence, config);
+}
+
+function pick<T>(list: readonly T[], index: number): T | undefined {
+  return list.length === 0 ? undefined : list[index % list.length];
+}
+
+function handOut(s: DeferredSide, offsetBytes: number, sizeBytes: number, alignBytes: number, pooled: boolean): void {
+  s.live.push({ id: s.nextHandoutId++, offsetBytes, sizeBytes, alignBytes, pooled });
+  const read = s.timeline.findInFlightOverlap(offsetBytes, sizeBytes);
+  if (read !== null) {
+    s.violations.push(
+      `${pooled ? 'poolAcquire' : 'alloc'} handed out [${offsetBytes}, ${offsetBytes + sizeBytes}) while the GPU may still read ` +
+        `[${read.offsetBytes}, ${read.offsetBytes + read.sizeBytes}) until fence value ${read.fenceValue} (completed ${s.timeline.completedValue})`,
+    );
+  }
+}
+
+function forget(s: DeferredSide, offsetBytes: number): void {
+  const index = s.live.findIndex((handout) => handout.offsetBytes === offsetBytes);
+  if (index !== -1) s.live.splice(index, 1);
+  s.lastReleasedOffset = offsetBytes;
+}
+
+function doRelease(s: DeferredSide, offsetBytes: number): Json {
+  const inFlight = s.timeline.findInFlightOverlap(offsetBytes, 1) !== null;
+  s.allocator.release(offsetBytes);
+  if (inFlight) s.env.probe('release-while-gpu-reads');
+  forget(s, offsetBytes);
+  return { pendingBytes: s.allocator.pendingBytes() };
+}
+
+/**
+ * A pooled object is a per-frame GPU resource: the frame that hands it back to the pool is the
+ * frame whose work used it last, so the GPU reads it until that frame's value completes.
+ */
+function doPoolRelease(s: DeferredSide, offsetBytes: number): Json {
+  s.allocator.poolRelease(offsetBytes);
+  const handout = s.live.find((candidate) => candidate.offsetBytes === offsetBytes);
+  if (handout !== undefined) s.timeline.submitRead(offsetBytes, handout.sizeBytes, s.timeline.nextValueToSignal, handout.id);
+  forget(s, offsetBytes);
+  return { pooledBytes: s.allocator.pooledBytes() };
+}
+
+function doPoolAcquire(s: DeferredSide, sizeClass: number): Json {
+  const heldBefore = s.allocator.heldCount();
+  const result = s.allocator.poolAcquire(sizeClass);
+  s.lastAllocate = result === null ? null : result.offsetBytes;
+  if (result === null) return { offsetBytes: null };
+  const sizeBytes = s.config.objectSizesBytes[sizeClass]!;
+  handOut(s, result.offsetBytes, sizeBytes, s.config.objectAlignBytes, true);
+  if (result.hit) s.env.probe('pool-hit');
+  else if (heldBefore > 0 && s.allocator.heldCount() < heldBefore) s.env.probe('reclaimed-on-failure');
+  if (!result.hit && s.allocator.pooledBytes() > 0) s.env.probe('pool-miss-while-pooled');
+  return { offsetBytes: result.offsetBytes, hit: result.hit };
+}
+
+function alloc(s: DeferredSide, sizeBytes: number, alignBytes: number): Json {
+  const heldBefore = s.allocator.heldCount();
+  const offsetBytes = s.allocator.alloc(sizeBytes, alignBytes);
+  s.lastAllocate = offsetBytes;
+  if (offsetBytes === null) {
+    s.env.probe('alloc-null');
+    return { offsetBytes: null };
+  }
+  if (heldBefore > 0 && s.allocator.heldCount() < heldBefore) s.env.probe('reclaimed-on-failure');
+  handOut(s, offsetBytes, sizeBytes, alignBytes, false);
+  return { offsetBytes };
+}
+
+function misuse(s: DeferredSide, kind: number, index: number): Json {
+  const unknownOffset = s.config.capacityBytes + index;
+  switch (DEFERRED_MISUSE_KINDS[kind % DEFERRED_MISUSE_KINDS.length]) {
+    case 'double-release':
+      return doRelease(s, s.lastReleasedOffset >= 0 ? s.lastReleasedOffset : unknownOffset);
+    case 'interior-offset': {
+      const handout = pick(s.live, index);
+      const target = handout !== undefined && handout.sizeBytes > 1 ? handout.offsetBytes + 1 + (index % (handout.sizeBytes - 1)) : unknownOffset;
+      return index % 2 === 0 ? doRelease(s, target) : doPoolRelease(s, target);
+    }
+    case 'unknown-offset':
+      return index % 2 === 0 ? doRelease(s, unknownOffset) : doPoolRelease(s, unknownOffset);
+    case 'pool-release-plain':
+      return doPoolRelease(s, pick(s.live.filter((handout) => !handout.pooled), index)?.offsetBytes ?? unknownOffset);
+    case 'bad-size-class':
+      return doPoolAcquire(s, s.config.objectSizesBytes.length + index);
+    default:
+      throw new Error(`deferred-free: unknown misuse kind ${kind}`);
+  }
+}
+
+function apply(s: DeferredSide, command: Command): Json {
+  s.lastAllocate = undefined;
+  switch (command.op) {
+    case 'alloc':
+      return alloc(s, command.sizeBytes as number, command.alignBytes as number);
+    case 'release': {
+      const handout = pick(s.live, command.index as number);
+      return handout === undefined ? SKIPPED : doRelease(s, handout.offsetBytes);
+    }
+    case 'use': {
+      const handout = pick(s.live, command.index as number);
+      if (handout === undefined) return SKIPPED;
+      const fenceValue = s.timeline.nextValueToSignal;
+      s.timeline.submitRead(handout.offsetBytes, handout.sizeBytes, fenceValue, handout.id);
+      return { fenceValue };
+    }
+    case 'endFrame': {
+      s.timeline.signal();
+      const returned = s.allocator.endFrame();
+      if (returned.length > 0) s.env.probe('release-returned');
+      if (s.allocator.pendingBytes() > 0) s.env.probe('release-waits-for-gpu');
+      if (s.live.length === 0 && s.allocator.heldCount() === 0 && s.nextHandoutId > 1) s.env.probe('everything-returned');
+      return { returned };
+    }
+    case 'gpuProgress':
+      return { completedValue: s.timeline.advance(command.steps as number) };
+    case 'poolAcquire':
+      return doPoolAcquire(s, (command.sizeClass as number) % s.config.objectSizesBytes.length);
+    case 'poolRelease': {
+      const handout = pick(
+        s.live.filter((candidate) => candidate.pooled),
+        command.index as number,
+      );
+      return handout === undefined ? SKIPPED : doPoolRelease(s, handout.offsetBytes);
+    }
+    case 'poolTrim': {
+      const returned = s.allocator.poolTrim();
+      if (returned.length > 0) s.env.probe('pool-trim-returned');
+      return { returned };
+    }
+    case 'misuse':
+      return misuse(s, command.kind as number, command.index as number);
+    default:
+      throw new Error(`deferred-free: unknown op ${command.op}`);
+  }
+}
+
+function bothSides(check: (s: DeferredSide) => string | null): (model: DeferredSide, impl: DeferredSide) => string | null {
+  return (model, impl) => {
+    const fromImpl = check(impl);
+    if (fromImpl !== null) return `implementation: ${fromImpl}`;
+    const fromModel = check(model);
+    return fromModel === null ? null : `model: ${fromModel}`;
+  };
+}
+
+function rangeText(allocation: LiveAllocation): string {
+  return `[${allocation.offsetBytes}, ${allocation.offsetBytes + allocation.sizeBytes})`;
+}
+
+const invariants: Invariant<DeferredSide>[] = [
+  {
+    name: 'live-ranges-sound',
+    description: 'every live allocation lies inside [0, capacity), starts at a multiple of its requested alignment, and shares no byte with another',
+    check: bothSides((s) => {
+      const sorted = [...s.live].sort((a, b) => a.offsetBytes - b.offsetBytes);
+      for (let i = 0; i < sorted.length; i++) {
+        const handout = sorted[i]!;
+        if (handout.offsetBytes < 0 || handout.offsetBytes + handout.sizeBytes > s.config.capacityBytes) {
+          return `${rangeText(handout)} leaves the capacity of ${s.config.capacityBytes} bytes`;
+        }
+        if (handout.offsetBytes % handout.alignBytes !== 0) return `${rangeText(handout)} is not aligned to ${handout.alignBytes}`;
+        if (i > 0 && sorted[i - 1]!.offsetBytes + sorted[i - 1]!.sizeBytes > handout.offsetBytes) {
+          return `${rangeText(sorted[i - 1]!)} overlaps ${rangeText(handout)}`;
+        }
+      }
+      return null;
+    }),
+  },
+  {
+    name: 'gpu-in-flight-untouched',
+    description:
+      'nothing is handed out while an unfinished GPU read uses its bytes, and every in-flight read is of bytes the sub-allocator still holds allocated',
+    check: bothSides((s) => {
+      if (s.violations.length > 0) return s.violations[0]!;
+      if (s.timeline.inFlightCount === 0) return null;
+      const allocated = new Map<number, number>();
+      for (const allocation of s.allocator.inner.live()) allocated.set(allocation.offsetBytes, allocation.sizeBytes);
+      for (let i = 0; i < s.timeline.inFlightCount; i++) {
+        const read = s.timeline.inFlightAt(i);
+        const sizeBytes = allocated.get(read.offsetBytes);
+        if (sizeBytes === undefined || sizeBytes < read.sizeBytes) {
+          return (
+            `the GPU may still read ${rangeText(read)} until fence value ${read.fenceValue} (completed ${s.timeline.completedValue}) ` +
+            `but the sub-allocator no longer holds it allocated`
+          );
+        }
+      }
+      return null;
+    }),
+  },
+  {
+    name: 'no-false-out-of-memory',
+    description: 'when the model finds room for a request the implementation does too',
+    check: (model, impl) =>
+      typeof model.lastAllocate === 'number' && impl.lastAllocate === null
+        ? `the model placed the request at ${model.lastAllocate}, the implementation answered null`
+        : null,
+  },
+  {
+    name: 'accounting',
+    description:
+      'free + used + waste = capacity; allocated bytes = live + pending + pooled, split as in the model; all returned means the sub-allocator is pristine',
+    check: (model, impl) => {
+      const own = bothSides((s) => {
+        const inner = s.allocator.inner;
+        const free = inner.freeBytes();
+        const used = inner.usedBytes();
+        const waste = inner.wasteBytes();
+        if (free < 0 || waste < 0 || free + used + waste !== s.config.capacityBytes) {
+          return `free ${free} + used ${used} + waste ${waste} != capacity ${s.config.capacityBytes}`;
+        }
+        const liveBytes = s.live.reduce((sum, handout) => sum + handout.sizeBytes, 0);
+        const held = liveBytes + s.allocator.pendingBytes() + s.allocator.pooledBytes();
+        if (used !== held) {
+          return `the sub-allocator holds ${used} bytes but live ${liveBytes} + pending ${s.allocator.pendingBytes()} + pooled ${s.allocator.pooledBytes()} = ${held}`;
+        }
+        if (s.live.length === 0 && s.allocator.heldCount() === 0 && !inner.isPristine()) {
+          return 'everything is released and returned but the sub-allocator is not back to one free block';
+        }
+        return null;
+      })(model, impl);
+      if (own !== null) return own;
+      const a = [model.allocator.pendingBytes(), model.allocator.pooledBytes(), model.allocator.inner.freeBytes()];
+      const b = [impl.allocator.pendingBytes(), impl.allocator.pooledBytes(), impl.allocator.inner.freeBytes()];
+      if (a.join() !== b.join()) return `implementation pending/pooled/free ${b.join('/')}, model ${a.join('/')}`;
+      return null;
+    },
+  },
+];
+
+function sizeArb(capacityBytes: number, grainBytes: number): fc.Arbitrary<number> {
+  const quarter = Math.max(1, Math.floor(capacityBytes / 4));
+  return fc.oneof(
+    { weight: 4, arbitrary: fc.integer({ min: 1, max: 4 }).map((units) => Math.min(capacityBytes, units * grainBytes)) },
+    { weight: 4, arbitrary: fc.integer({ min: 1, max: quarter }) },
+    { weight: 1, arbitrary: fc.integer({ min: 1, max: capacityBytes }) },
+    { weight: 1, arbitrary: fc.constantFrom(0, -1) },
+  );
+}
+
+function commandArb(config: JsonObject, plan?: GenerationPlan): fc.Arbitrary<Command> {
+  const c = toConfig(config);
+  const grainBytes = c.kind === 'buddy' ? c.minBlockBytes ?? 256 : c.poolAlignBytes ?? 256;
+  const index = fc.nat({ max: 7 });
+  const alignArb = fc.oneof({ weight: 12, arbitrary: fc.constantFrom(1, 4, 16, 64) }, { weight: 1, arbitrary: fc.constantFrom(0, 3, 24) });
+  const arbs: Record<keyof typeof deferredFreeOps, fc.Arbitrary<Command>> = {
+    alloc: fc.tuple(sizeArb(c.capacityBytes, grainBytes), alignArb).map(([sizeBytes, alignBytes]) => ({ op: 'alloc', sizeBytes, alignBytes })),
+    release: index.map((i) => ({ op: 'release', index: i })),
+    use: index.map((i) => ({ op: 'use', index: i })),
+    endFrame: fc.constant({ op: 'endFrame' }),
+    gpuProgress: fc.oneof({ weight: 5, arbitrary: fc.constant(1) }, { weight: 1, arbitrary: fc.constantFrom(0, 2, 4) }).map((steps) => ({
+      op: 'gpuProgress',
+      steps,
+    })),
+    poolAcquire: fc.nat({ max: c.objectSizesBytes.length - 1 }).map((sizeClass) => ({ op: 'poolAcquire', sizeClass })),
+    poolRelease: index.map((i) => ({ op: 'poolRelease', index: i })),
+    poolTrim: fc.constant({ op: 'poolTrim' }),
+    misuse: fc.tuple(fc.nat({ max: DEFERRED_MISUSE_KINDS.length - 1 }), index).map(([kind, i]) => ({ op: 'misuse', kind, index: i })),
+  };
+  return weightedOps(arbs, DEFAULT_WEIGHTS, plan);
+}
+
+const configArb = (): fc.Arbitrary<JsonObject> =>
+  fc
+    .record({
+      kind: fc.constantFrom(...DEFERRED_KINDS),
+      grainBytes: fc.constantFrom(16, 64, 256),
+      units: fc.constantFrom(4, 8, 16, 32),
+      objectUnits: fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 1, maxLength: 3 }),
+      oddObject: fc.boolean(),
+      objectAlignBytes: fc.constantFrom(1, 16, 64),
+    })
+    .map(({ kind, grainBytes, units, objectUnits, oddObject, objectAlignBytes }) => {
+      const capacityBytes = grainBytes * units;
+      const objectSizesBytes = objectUnits.map((count, i) => count * grainBytes - (oddObject && i === 0 ? 3 : 0));
+      return {
+        kind,
+        capacityBytes,
+        minBlockBytes: grainBytes,
+        poolAlignBytes: grainBytes,
+        maxAllocationBytes: capacityBytes,
+        objectSizesBytes,
+        objectAlignBytes,
+      };
+    });
+
+export const deferredFreeSystem: SystemDef<DeferredSide> = {
+  name: 'deferred-free',
+  summary: 'fence-delayed frees and a reusable-object pool in front of a buddy, best-fit or first-fit sub-allocator, behind a frame fence',
+  configSchema: {
+    kind: 'string',
+    capacityBytes: 'nat',
+    minBlockBytes: 'nat',
+    poolAlignBytes: 'nat',
+    maxAllocationBytes: 'nat',
+    objectSizesBytes: 'nat[]',
+    objectAlignBytes: 'nat',
+  },
+  ops: deferredFreeOps,
+  validateConfig(config) {
+    const c = toConfig(config);
+    if (!DEFERRED_KINDS.includes(c.kind)) return `kind must be one of ${DEFERRED_KINDS.join(', ')}, got ${c.kind}`;
+    try {
+      checkSubAllocatorConfig(c.kind, c);
+    } catch (error) {
+      return (error as Error).message;
+    }
+    if (c.capacityBytes > 1 << 30) return `capacityBytes must be at most 2^30, got ${c.capacityBytes}`;
+    if (c.objectSizesBytes.length < 1 || c.objectSizesBytes.some((size) => size < 1)) return 'objectSizesBytes must list at least one positive size';
+    if (!isPowerOfTwo(c.objectAlignBytes)) return `objectAlignBytes must be a power of two, got ${c.objectAlignBytes}`;
+    return null;
+  },
+  configArb,
+  commandArb,
+  sequence: { minLength: 1, maxLength: 200 },
+  createModel: (config, env) => {
+    env.probe(`kind-${toConfig(config).kind}`);
+    return deferredSide(config, env, (c, fence) => new DeferredFreeModel(createSubAllocatorModel(c.kind, c), fence, c));
+  },
+  createImpl: (config, env) => deferredSide(config, env, createDeferredImpl),
+  apply,
+  invariants,
+  probes: [
+    'kind-buddy',
+    'kind-best-fit',
+    'kind-first-fit',
+    'release-while-gpu-reads',
+    'release-waits-for-gpu',
+    'release-returned',
+    'pool-hit',
+    'pool-miss-while-pooled',
+    'pool-trim-returned',
+    'reclaimed-on-failure',
+    'alloc-null',
+    'everything-returned',
+  ],
+};
