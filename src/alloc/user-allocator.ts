@@ -1,0 +1,77 @@
+/**
+ * Loading a user's allocator module for `npm run fuzz -- --allocator <module>` (the contract is
+ * in allocator.ts and the README): the module exports `createAllocator(capacityBytes)` returning
+ * `{ alloc(sizeBytes, alignBytes): number | null, free(offsetBytes): void }`, and optionally
+ *   export const policy = 'first-fit' | 'best-fit' | 'buddy' | 'any'   (default 'any')
+ *   export const minBlockBytes = 256     (policy 'buddy': its order-0 block size; default 256)
+ *   export const poolAlignBytes = 256    (policy 'best-fit': its pool alignment; default 256)
+ * Every problem with the module is one line naming the file.
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Allocator, AllocatorPolicy } from './allocator';
+
+export const ALLOCATOR_POLICIES: readonly AllocatorPolicy[] = ['first-fit', 'best-fit', 'buddy', 'any'];
+const MODULE_EXTENSIONS = ['.js', '.mjs', '.cjs', '.ts', '.mts'];
+
+export interface UserAllocatorModule {
+  /** Absolute path of the module. */
+  readonly modulePath: string;
+  readonly createAllocator: (capacityBytes: number) => Allocator;
+  readonly policy: AllocatorPolicy;
+  /** Policy 'buddy': the order-0 block size our model assumes. */
+  readonly minBlockBytes: number;
+  /** Policy 'best-fit': the pool alignment our model assumes. */
+  readonly poolAlignBytes: number;
+}
+
+/** A problem with a user's allocator module; the message is one line naming the file. */
+export class UserAllocatorError extends Error {
+  constructor(readonly modulePath: string, detail: string) {
+    super(`${modulePath}: ${detail}`);
+    this.name = 'UserAllocatorError';
+  }
+}
+
+function isPow2(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 && Number.isInteger(Math.log2(value));
+}
+
+/** Imports and validates a user's allocator module (path relative to the working directory). */
+export async function loadUserAllocator(modulePath: string): Promise<UserAllocatorModule> {
+  const absolute = path.resolve(modulePath);
+  if (!existsSync(absolute)) throw new UserAllocatorError(modulePath, 'no such file');
+  if (!MODULE_EXTENSIONS.includes(path.extname(absolute))) {
+    throw new UserAllocatorError(modulePath, `expected a module ending in ${MODULE_EXTENSIONS.join(', ')}`);
+  }
+  let loaded: Record<string, unknown>;
+  try {
+    loaded = (await import(pathToFileURL(absolute).href)) as Record<string, unknown>;
+  } catch (error) {
+    const text = error instanceof Error ? error.message.split('\n')[0] : String(error);
+    throw new UserAllocatorError(modulePath, `failed to load: ${text}`);
+  }
+  // A CommonJS module or a default export object may hold the named exports.
+  const fallback = (loaded.default ?? {}) as Record<string, unknown>;
+  const pick = (name: string): unknown => (name in loaded ? loaded[name] : fallback[name]);
+  const createAllocator = pick('createAllocator');
+  if (typeof createAllocator !== 'function') {
+    throw new UserAllocatorError(modulePath, `must export a function createAllocator(capacityBytes); found ${createAllocator === undefined ? 'no such export' : typeof createAllocator}`);
+  }
+  const policy = pick('policy') ?? 'any';
+  if (!ALLOCATOR_POLICIES.includes(policy as AllocatorPolicy)) {
+    throw new UserAllocatorError(modulePath, `export policy must be one of ${ALLOCATOR_POLICIES.map((p) => `'${p}'`).join(', ')}; got ${JSON.stringify(policy)}`);
+  }
+  const minBlockBytes = pick('minBlockBytes') ?? 256;
+  if (!isPow2(minBlockBytes)) throw new UserAllocatorError(modulePath, `export minBlockBytes must be a power of two; got ${JSON.stringify(minBlockBytes)}`);
+  const poolAlignBytes = pick('poolAlignBytes') ?? 256;
+  if (!isPow2(poolAlignBytes)) throw new UserAllocatorError(modulePath, `export poolAlignBytes must be a power of two; got ${JSON.stringify(poolAlignBytes)}`);
+  return {
+    modulePath: absolute,
+    createAllocator: createAllocator as (capacityBytes: number) => Allocator,
+    policy: policy as AllocatorPolicy,
+    minBlockBytes,
+    poolAlignBytes,
+  };
+}

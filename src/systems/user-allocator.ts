@@ -1,0 +1,161 @@
+/**
+ * System factory for a user's own allocator (`npm run fuzz -- --allocator <module>`; the module
+ * contract is in src/alloc/user-allocator.ts).
+ *
+ * The implementation side wraps the user's allocator: the harness tracks the live ranges it
+ * handed out itself (the user's allocator exposes nothing else), so every check works on what
+ * a caller would see. A thrown exception (from createAllocator, alloc or free) surfaces as the
+ * runner's impl-exception finding; a return that is neither an integer nor null is recorded and
+ * reported by `honest-answers`. Neither crashes the harness.
+ *
+ * The model side is our model of the declared policy, compared offset for offset (observation)
+ * and for false out-of-memory. For policy 'any' it is a bookkeeping stand-in that never
+ * allocates: then observations carry nothing and only the safety invariants judge (in bounds,
+ * aligned, no overlap, honest answers, frees of live allocations accepted).
+ *
+ * Only valid requests are generated (sizes >= 1, power-of-two alignments, frees of live
+ * allocations): the user contract does not define answers to misuse.
+ */
+import fc from 'fast-check';
+import type { Json, JsonObject } from '../harness/json';
+import type { Command, Invariant, RunEnv, SystemDef } from '../harness/system';
+import type { Allocator, AllocatorPolicy } from '../alloc/allocator';
+import { checkSubAllocatorConfig, type SubAllocatorKind } from '../alloc/config';
+import type { UserAllocatorModule } from '../alloc/user-allocator';
+import { createSubAllocatorModel } from '../../models/alloc-index';
+import {
+  allocCommandArb,
+  allocSide,
+  applyAllocCommand,
+  honestAnswers,
+  inBoundsAligned,
+  noFalseOutOfMemory,
+  noOverlap,
+  validAllocOps,
+  type AllocSide,
+} from './alloc-common';
+
+export interface UserAllocatorOptions {
+  /** Policy 'buddy': order-0 block size of our model (default 256). */
+  readonly minBlockBytes?: number;
+  /** Policy 'best-fit': pool alignment of our model (default 256). */
+  readonly poolAlignBytes?: number;
+}
+
+/** The stand-in model of policy 'any': it has no opinion, so it never allocates. */
+class NoOpinionModel implements Allocator {
+  alloc(): number | null {
+    return null;
+  }
+  free(): void {}
+}
+
+/** Calls into the user's allocator; a failed createAllocator turns every call into that error. */
+class UserAllocatorAdapter implements Allocator {
+  private readonly inner: Allocator | null;
+  private readonly creationError: unknown;
+
+  constructor(createAllocator: (capacityBytes: number) => Allocator, capacityBytes: number, label: string) {
+    let inner: Allocator | null = null;
+    let creationError: unknown = null;
+    try {
+      const made = createAllocator(capacityBytes) as Partial<Allocator> | null | undefined;
+      if (made === null || typeof made !== 'object' || typeof made.alloc !== 'function' || typeof made.free !== 'function') {
+        creationError = new Error(`${label}: createAllocator(${capacityBytes}) returned ${made === null ? 'null' : typeof made}, not an object with alloc and free methods`);
+      } else {
+        inner = made as Allocator;
+      }
+    } catch (error) {
+      creationError = error;
+    }
+    this.inner = inner;
+    this.creationError = creationError;
+  }
+
+  alloc(sizeBytes: number, alignBytes: number): number | null {
+    if (this.inner === null) throw this.creationError;
+    return this.inner.alloc(sizeBytes, alignBytes);
+  }
+
+  free(offsetBytes: number): void {
+    if (this.inner === null) throw this.creationError;
+    this.inner.free(offsetBytes);
+  }
+}
+
+function capacityArb(policy: AllocatorPolicy, options: Required<UserAllocatorOptions>): fc.Arbitrary<number> {
+  switch (policy) {
+    case 'buddy':
+      return fc.integer({ min: 0, max: 10 }).map((order) => options.minBlockBytes * 2 ** order);
+    case 'best-fit':
+      return fc.oneof(fc.integer({ min: 1, max: 24 }), fc.integer({ min: 25, max: 256 })).map((units) => options.poolAlignBytes * units);
+    default:
+      return fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 1, max: 4096 }) }, { weight: 1, arbitrary: fc.constantFrom(65536, 65537, 1 << 20) });
+  }
+}
+
+export function userAllocatorSystem(
+  modulePath: string,
+  createAllocator: (capacityBytes: number) => Allocator,
+  policy: AllocatorPolicy,
+  options: UserAllocatorOptions = {},
+): SystemDef<AllocSide> {
+  const resolved = { minBlockBytes: options.minBlockBytes ?? 256, poolAlignBytes: options.poolAlignBytes ?? 256 };
+  const kind: SubAllocatorKind | null = policy === 'any' ? null : policy;
+  const modelConfig = (capacityBytes: number) => ({
+    capacityBytes,
+    minBlockBytes: resolved.minBlockBytes,
+    poolAlignBytes: resolved.poolAlignBytes,
+  });
+  const compareOffsets = kind !== null;
+  const invariants: Invariant<AllocSide>[] = [noOverlap, inBoundsAligned, honestAnswers];
+  if (compareOffsets) invariants.push(noFalseOutOfMemory);
+  const grains = kind === 'buddy' ? [resolved.minBlockBytes] : kind === 'best-fit' ? [resolved.poolAlignBytes] : [8, 16, 256, 4096];
+  const label = modulePath;
+  return {
+    name: 'user-allocator',
+    summary: `the allocator in ${label} (policy ${policy})`,
+    configSchema: { capacityBytes: 'nat' },
+    ops: validAllocOps,
+    validateConfig(config) {
+      const capacityBytes = config.capacityBytes as number;
+      if (!Number.isSafeInteger(capacityBytes) || capacityBytes < 1) return `capacityBytes must be a positive integer, got ${capacityBytes}`;
+      if (kind === null) return null;
+      try {
+        checkSubAllocatorConfig(kind, modelConfig(capacityBytes));
+        return null;
+      } catch (error) {
+        return (error as Error).message;
+      }
+    },
+    configArb: () => capacityArb(policy, resolved).map((capacityBytes) => ({ capacityBytes })),
+    commandArb: (config, plan) => allocCommandArb(config.capacityBytes as number, grains, plan, { misuse: false }),
+    sequence: { minLength: 1, maxLength: 200 },
+    createModel: (config: JsonObject, env: RunEnv) => {
+      const capacityBytes = config.capacityBytes as number;
+      return kind === null
+        ? allocSide(new NoOpinionModel(), capacityBytes, env, false)
+        : allocSide(createSubAllocatorModel(kind, modelConfig(capacityBytes)), capacityBytes, env, true);
+    },
+    createImpl: (config: JsonObject, env: RunEnv) => {
+      const capacityBytes = config.capacityBytes as number;
+      return allocSide(new UserAllocatorAdapter(createAllocator, capacityBytes, label), capacityBytes, env, false);
+    },
+    apply: (side: AllocSide, command: Command): Json => {
+      const observation = applyAllocCommand(side, command, compareOffsets);
+      // Policy 'any': the stand-in model allocates nothing, so its frees are skipped; nothing of
+      // either side's answer is compared.
+      return compareOffsets ? observation : {};
+    },
+    invariants,
+    probes: compareOffsets ? ['out-of-memory', 'freed-everything'] : [],
+  };
+}
+
+/** The system for a module loaded with loadUserAllocator. */
+export function userAllocatorSystemFromModule(loaded: UserAllocatorModule, policy: AllocatorPolicy = loaded.policy): SystemDef<AllocSide> {
+  return userAllocatorSystem(loaded.modulePath, loaded.createAllocator, policy, {
+    minBlockBytes: loaded.minBlockBytes,
+    poolAlignBytes: loaded.poolAlignBytes,
+  });
+}
