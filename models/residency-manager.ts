@@ -93,8 +93,10 @@ export class ResidencyManagerModel implements ResidencyManager {
   private background = false;
   private events: string[] = [];
 
-  constructor(readonly config: ResidencyManagerConfig) {
+  /** `checked: false` gives the GPU's unchecked mode (the benchmark's, same as the implementation's). */
+  constructor(readonly config: ResidencyManagerConfig, options: { readonly checked?: boolean } = {}) {
     this.gpu = new Gpu({
+      checked: options.checked ?? true,
       objectSizesBytes: config.objectSizesBytes,
       queueCount: config.queueCount,
       ticksPerSecond: config.ticksPerSecond,
