@@ -36,6 +36,16 @@ export const DEFERRED_FREE_MUTANTS: Mutant[] = [
     },
   ),
   mutant(
+    'deferred-release-stamps-completed-value',
+    'gpu-in-flight-untouched',
+    'A release records the fence\'s completed value instead of its next value to signal, so the bytes look finished already and come back while this frame\'s GPU work still reads them',
+    class extends DeferredFreeAllocatorImpl {
+      protected override releaseStamp(): number {
+        return this.fence.completedValue;
+      }
+    },
+  ),
+  mutant(
     'pool-hit-skips-completion-check',
     'gpu-in-flight-untouched',
     'A pool hit reuses the oldest pooled object because no CPU owner holds it, without checking that the GPU finished its last use (the seed: the pool being idle only means the application is not taking it)',

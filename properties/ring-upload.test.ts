@@ -7,6 +7,7 @@ import { AllocErrors } from '../src/alloc/allocator';
 import { runSequence } from '../src/harness/runner';
 import type { Command } from '../src/harness/system';
 import { RING_UPLOAD_MUTANTS } from '../mutants/ring-upload';
+import { QueueTimeline } from '../src/gpu/queue-timeline';
 import { describeSystem } from './support';
 
 describeSystem(ringUploadSystem, { numRuns: 400, mutantRuns: 300 });
@@ -116,5 +117,23 @@ describe('ring-upload: the seed\'s examples', () => {
     expect(runSequence(ringUploadSystem, config, program).ok).toBe(true);
     const outcome = runSequence(ringUploadSystem, config, program, { implFactory: mutantNamed('ring-tracks-only-submitted').createImpl });
     expect(outcome.ok ? null : outcome.failure.check).toBe('no-overlap');
+  });
+});
+
+describe('queue timeline (the GPU judge)', () => {
+  it('completes only signalled values and forgets reads once their value completed', () => {
+    const timeline = new QueueTimeline();
+    timeline.submitRead(0, 64, timeline.nextValueToSignal, 1);
+    expect(timeline.advance(5)).toBe(0);
+    expect(timeline.findInFlightOverlap(32, 1)).toEqual({ offsetBytes: 0, sizeBytes: 64, fenceValue: 1, ownerId: 1 });
+    expect(timeline.findInFlightOverlap(32, 1, 1)).toBeNull();
+    expect(timeline.signal()).toBe(1);
+    timeline.submitRead(64, 64, timeline.nextValueToSignal, 2);
+    expect(timeline.advance(5)).toBe(1);
+    expect(timeline.findInFlightOverlap(0, 64)).toBeNull();
+    expect(timeline.inFlightCount).toBe(1);
+    // Work stamped with an already completed value is done at once.
+    timeline.submitRead(0, 8, 1, 3);
+    expect(timeline.inFlightCount).toBe(1);
   });
 });

@@ -111,7 +111,7 @@ export class DeferredFreeAllocatorImpl implements DeferredFreeAllocator {
 
   release(offsetBytes: number): void {
     const sizeBytes = this.takeLive(offsetBytes);
-    this.pending.push(offsetBytes, sizeBytes, this.fence.nextValueToSignal);
+    this.pending.push(offsetBytes, sizeBytes, this.releaseStamp());
     this.pendingByteCount += sizeBytes;
   }
 
@@ -145,7 +145,7 @@ export class DeferredFreeAllocatorImpl implements DeferredFreeAllocator {
     if (sizeClass === undefined) throw badFree(offsetBytes);
     if (sizeClass === PLAIN) throw new ContractError(DeferredErrors.NOT_POOLED, `allocation at ${offsetBytes} did not come from the pool`);
     const sizeBytes = this.takeLive(offsetBytes);
-    this.pooled[sizeClass]!.push(offsetBytes, sizeBytes, this.fence.nextValueToSignal);
+    this.pooled[sizeClass]!.push(offsetBytes, sizeBytes, this.releaseStamp());
     this.pooledCount++;
     this.pooledByteCount += sizeBytes;
   }
@@ -167,6 +167,11 @@ export class DeferredFreeAllocatorImpl implements DeferredFreeAllocator {
   }
 
   // ----- steps the bug catalog overrides -----
+
+  /** What a release records: GetNextFenceToSignal(), the value this frame's GPU work will signal. */
+  protected releaseStamp(): number {
+    return this.fence.nextValueToSignal;
+  }
 
   /** The one completion test: the GPU has passed the value stamped at release. */
   protected isComplete(fenceValue: number): boolean {

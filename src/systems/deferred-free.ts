@@ -127,10 +127,16 @@ function forget(s: DeferredSide, offsetBytes: number): void {
   s.lastReleasedOffset = offsetBytes;
 }
 
+/**
+ * The frame that releases an allocation may have used it: the GPU reads a released allocation
+ * until that frame's value completes (the worst case the frame fence exists for).
+ */
 function doRelease(s: DeferredSide, offsetBytes: number): Json {
   const inFlight = s.timeline.findInFlightOverlap(offsetBytes, 1) !== null;
   s.allocator.release(offsetBytes);
-  if (inFlight) s.env.probe('release-while-gpu-reads');
+  if (inFlight) s.env.probe('release-after-earlier-use-in-flight');
+  const handout = s.live.find((candidate) => candidate.offsetBytes === offsetBytes);
+  if (handout !== undefined) s.timeline.submitRead(offsetBytes, handout.sizeBytes, s.timeline.nextValueToSignal, handout.id);
   forget(s, offsetBytes);
   return { pendingBytes: s.allocator.pendingBytes() };
 }
@@ -257,11 +263,18 @@ function rangeText(allocation: LiveAllocation): string {
 const invariants: Invariant<DeferredSide>[] = [
   {
     name: 'live-ranges-sound',
-    description: 'every live allocation lies inside [0, capacity), starts at a multiple of its requested alignment, and shares no byte with another',
+    description:
+      'every live allocation lies inside [0, capacity), starts at a multiple of its requested alignment, shares no byte with another, and is exactly an allocation the sub-allocator holds',
     check: bothSides((s) => {
       const sorted = [...s.live].sort((a, b) => a.offsetBytes - b.offsetBytes);
+      const held = new Map<number, number>();
+      for (const allocation of s.allocator.inner.live()) held.set(allocation.offsetBytes, allocation.sizeBytes);
       for (let i = 0; i < sorted.length; i++) {
         const handout = sorted[i]!;
+        const heldBytes = held.get(handout.offsetBytes);
+        if (heldBytes !== handout.sizeBytes) {
+          return `the caller holds ${rangeText(handout)} but the sub-allocator ${heldBytes === undefined ? 'holds nothing there' : `holds ${heldBytes} bytes there`}`;
+        }
         if (handout.offsetBytes < 0 || handout.offsetBytes + handout.sizeBytes > s.config.capacityBytes) {
           return `${rangeText(handout)} leaves the capacity of ${s.config.capacityBytes} bytes`;
         }
@@ -373,11 +386,12 @@ const configArb = (): fc.Arbitrary<JsonObject> =>
       kind: fc.constantFrom(...DEFERRED_KINDS),
       grainBytes: fc.constantFrom(16, 64, 256),
       units: fc.constantFrom(4, 8, 16, 32),
-      objectUnits: fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 1, maxLength: 3 }),
+      objectUnits: fc.uniqueArray(fc.integer({ min: 1, max: 3 }), { minLength: 1, maxLength: 3 }),
       oddObject: fc.boolean(),
+      halfLimit: fc.boolean(),
       objectAlignBytes: fc.constantFrom(1, 16, 64),
     })
-    .map(({ kind, grainBytes, units, objectUnits, oddObject, objectAlignBytes }) => {
+    .map(({ kind, grainBytes, units, objectUnits, oddObject, halfLimit, objectAlignBytes }) => {
       const capacityBytes = grainBytes * units;
       const objectSizesBytes = objectUnits.map((count, i) => count * grainBytes - (oddObject && i === 0 ? 3 : 0));
       return {
@@ -385,7 +399,8 @@ const configArb = (): fc.Arbitrary<JsonObject> =>
         capacityBytes,
         minBlockBytes: grainBytes,
         poolAlignBytes: grainBytes,
-        maxAllocationBytes: capacityBytes,
+        // Best fit only: Unreal sends requests above half the pool to the committed path.
+        maxAllocationBytes: halfLimit ? capacityBytes / 2 : capacityBytes,
         objectSizesBytes,
         objectAlignBytes,
       };
@@ -414,6 +429,7 @@ export const deferredFreeSystem: SystemDef<DeferredSide> = {
     }
     if (c.capacityBytes > 1 << 30) return `capacityBytes must be at most 2^30, got ${c.capacityBytes}`;
     if (c.objectSizesBytes.length < 1 || c.objectSizesBytes.some((size) => size < 1)) return 'objectSizesBytes must list at least one positive size';
+    if (new Set(c.objectSizesBytes).size !== c.objectSizesBytes.length) return 'objectSizesBytes must be distinct (one size per class)';
     if (!isPowerOfTwo(c.objectAlignBytes)) return `objectAlignBytes must be a power of two, got ${c.objectAlignBytes}`;
     return null;
   },
@@ -431,7 +447,7 @@ export const deferredFreeSystem: SystemDef<DeferredSide> = {
     'kind-buddy',
     'kind-best-fit',
     'kind-first-fit',
-    'release-while-gpu-reads',
+    'release-after-earlier-use-in-flight',
     'release-waits-for-gpu',
     'release-returned',
     'pool-hit',
