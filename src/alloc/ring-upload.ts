@@ -131,6 +131,7 @@ export class RingUploadAllocatorImpl implements RingUploadAllocator {
       if (!this.isComplete(this.fenceOf[slot]!, completedValue)) break;
       this.inFlightFront = (this.inFlightFront + 1) & (this.inFlight.length - 1);
       this.inFlightCount--;
+      // Only a contract breach (a cancelled submission, see the bug catalog) leaves a freed slot here.
       if (this.stateOf[slot] !== RANGE_SUBMITTED) continue;
       freed.push(this.offsetOf[slot]!);
       this.release(slot);
