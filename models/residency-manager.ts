@@ -497,6 +497,10 @@ export class ResidencyManagerModel implements ResidencyManager {
   lastSyncPoint(object: number): number {
     return Number(this.lastSync[object]!);
   }
+  firstUncompletedGeneration(): number {
+    const point = this.syncPoints.find((p) => !this.isComplete(p));
+    return point === undefined ? -1 : Number(point.generation);
+  }
   syncPointGenerations(): number[] {
     return this.syncPoints.map((point) => Number(point.generation));
   }

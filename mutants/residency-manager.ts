@@ -54,7 +54,7 @@ export const RESIDENCY_MANAGER_MUTANTS: Mutant[] = [
   ),
   mutant(
     'rm-aged-trim-le-first-uncompleted',
-    'lru-order',
+    'no-eviction-in-flight',
     'The aged trim evicts objects whose last sync point equals the first uncompleted one (<= instead of <): in-flight objects',
     class extends ResidencyManagerImpl {
       protected override agedTrimStops(object: number, firstUncompleted: number, nowTicks: number, graceTicks: number): boolean {

@@ -6,7 +6,7 @@ import { NEVER_TRIM_TICKS, TRIM_THRESHOLD, type ResidencyManager, type Residency
 import { SimGpu } from '../src/gpu/sim-gpu';
 import { describeSystem } from './support';
 
-describeSystem(residencyManagerSystem, { numRuns: 12000, mutantRuns: 400 });
+describeSystem(residencyManagerSystem, { numRuns: 8000, mutantRuns: 400 });
 
 const BASE: ResidencyManagerConfig = {
   objectSizesBytes: [4, 4],

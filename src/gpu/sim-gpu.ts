@@ -126,6 +126,11 @@ export class SimGpu {
   private submissions = 0;
   private readonly failArmed = new Set<DeviceCallKind>();
   private calls: DeviceCallRecord[] = [];
+  /**
+   * Called with each Evict's objects before the device applies it, so a harness can judge the
+   * eviction against the caller's state at that very moment (checked mode only).
+   */
+  evictObserver: ((objects: readonly number[]) => void) | null = null;
   readonly violations: Violation[] = [];
   private readonly history: string[][];
 
@@ -273,7 +278,11 @@ export class SimGpu {
       this.log(['evict', slice(objects, start, count), 'E_OUTOFMEMORY']);
       return false;
     }
-    if (this.checked) this.log(['evict', slice(objects, start, count)]);
+    if (this.checked) {
+      const evicted = slice(objects, start, count);
+      this.log(['evict', evicted]);
+      if (this.evictObserver !== null) this.evictObserver(evicted);
+    }
     for (let i = start; i < start + count; i++) {
       const object = objects[i]!;
       this.assertObject(object);

@@ -354,7 +354,11 @@ export class ResidencyManagerImpl implements ResidencyManager {
   }
 
   private headComplete(): boolean {
-    const base = this.spHead * this.queueCount;
+    return this.completeAt(this.spHead);
+  }
+
+  private completeAt(slot: number): boolean {
+    const base = slot * this.queueCount;
     for (let q = 0; q < this.queueCount; q++) {
       if (this.gpu.fenceCompleted(q) < this.spValues[base + q]!) return false;
     }
@@ -639,6 +643,13 @@ export class ResidencyManagerImpl implements ResidencyManager {
   }
   lastSyncPoint(object: number): number {
     return this.lastSync[object]!;
+  }
+  firstUncompletedGeneration(): number {
+    for (let i = 0; i < this.spCount; i++) {
+      const slot = (this.spHead + i) % this.spCapacity;
+      if (!this.completeAt(slot)) return this.spGeneration[slot]!;
+    }
+    return -1;
   }
   syncPointGenerations(): number[] {
     const out: number[] = [];

@@ -32,6 +32,8 @@ export interface ManagerSide {
   readonly setIds: number[];
   /** Highest generation observed so far (generations never go back). */
   highestGeneration: number;
+  /** Evictions of objects whose last sync point was not complete when the Evict was issued. */
+  readonly unsafeEvictions: string[];
 }
 
 export const residencyManagerOps = {
@@ -100,7 +102,18 @@ export function managerSide(manager: ResidencyManager, config: JsonObject, env: 
   for (let object = 0; object < manager.config.objectSizesBytes.length; object++) manager.beginTracking(object);
   manager.drainEvents();
   manager.gpu.drainCalls();
-  return { manager, config: toConfig(config), env, setIds, highestGeneration: 0 };
+  const side: ManagerSide = { manager, config: toConfig(config), env, setIds, highestGeneration: 0, unsafeEvictions: [] };
+  manager.gpu.evictObserver = (objects) => {
+    const firstUncompleted = manager.firstUncompletedGeneration();
+    if (firstUncompleted < 0) return;
+    for (const object of objects) {
+      const lastSync = manager.lastSyncPoint(object);
+      if (lastSync >= firstUncompleted) {
+        side.unsafeEvictions.push(`Evict of object ${object} whose last sync point ${lastSync} is not complete (the first uncompleted is ${firstUncompleted})`);
+      }
+    }
+  };
+  return side;
 }
 
 function objectOf(s: ManagerSide, obj: number): number {
@@ -275,8 +288,9 @@ const invariants: Invariant<ManagerSide>[] = [
   },
   {
     name: 'no-eviction-in-flight',
-    description: 'no object is evicted while a submitted list that may run (not behind an unsatisfied paging wait) references it',
-    check: bothSides(gpuViolation(['evict-in-flight'])),
+    description:
+      'no object is evicted while its last sync point is incomplete, nor while a submitted list that may run (not behind an unsatisfied paging wait) or has not retired references it',
+    check: bothSides((s) => s.unsafeEvictions[0] ?? gpuViolation(['evict-in-flight'])(s)),
   },
   {
     name: 'bookkeeping-matches-device',
