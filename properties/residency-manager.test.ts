@@ -138,6 +138,22 @@ for (const [name, make] of SIDES) {
       expect(manager.gpu.violations).toEqual([]);
     });
 
+    it('latent defect (b) avoided: a failed batch is not counted as made; the retry gives every flipped object its device call', () => {
+      const { manager, sets } = setUp(make, BASE, [[0, 1]]);
+      manager.gpu.failNext('enqueueMakeResident');
+      expect(execute(manager, sets)).toBe('S_OK');
+      expect(manager.drainEvents()).toEqual(['make-resident-failed', 'forced-fallback']);
+      expect(manager.gpu.drainCalls()).toEqual([
+        ['enqueueMakeResident', 'batch', [0, 1], 1, 'E_OUTOFMEMORY'],
+        ['enqueueMakeResident', 'fallback', [0, 1], 1],
+        ['gpuWait', 0, 1],
+        ['execute', 0, 1],
+        ['signal', 0, 1],
+      ]);
+      expect([manager.gpu.residencyRefCount(0), manager.gpu.residencyRefCount(1)]).toEqual([1, 1]);
+      expect(manager.residentList()).toEqual([0, 1]);
+    });
+
     it("Unreal: backgrounded, the local budget is 0 and the grace period 0, so idle objects go at the next submission", () => {
       const config = { ...BASE, startEvicted: false, unrealBudgetCap: true, localBudgetBytes: 100 };
       const { manager, sets } = setUp(make, config, [[0]]);

@@ -61,6 +61,7 @@ export class ResidencyManagerImpl implements ResidencyManager {
   // Queue fences, discovered lazily, in discovery order.
   protected readonly fenceValue: Float64Array;
   protected readonly knownQueues: Int32Array;
+  protected readonly queueKnown: Uint8Array;
   protected knownCount = 0;
   // Sync-point ring.
   private spCapacity = 16;
@@ -116,6 +117,7 @@ export class ResidencyManagerImpl implements ResidencyManager {
     this.lastUsedTicks = new Float64Array(n);
     this.fenceValue = new Float64Array(config.queueCount);
     this.knownQueues = new Int32Array(config.queueCount);
+    this.queueKnown = new Uint8Array(config.queueCount);
     this.spValues = new Float64Array(16 * config.queueCount);
     this.pagingCounter = config.mode === 'async' ? 1 : 0;
     if (!(config.maxLatency >= 1)) throw new RangeError('maxLatency must be >= 1 (0 hangs the first submission)');
@@ -302,7 +304,8 @@ export class ResidencyManagerImpl implements ResidencyManager {
   }
 
   protected knowQueue(queue: number): void {
-    for (let i = 0; i < this.knownCount; i++) if (this.knownQueues[i] === queue) return;
+    if (this.queueKnown[queue] === 1) return;
+    this.queueKnown[queue] = 1;
     this.knownQueues[this.knownCount++] = queue;
     this.fenceValue[queue] = this.initialFenceValue();
   }
