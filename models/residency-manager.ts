@@ -501,6 +501,9 @@ export class ResidencyManagerModel implements ResidencyManager {
     const point = this.syncPoints.find((p) => !this.isComplete(p));
     return point === undefined ? -1 : Number(point.generation);
   }
+  lastUsedTimestamp(object: number): number {
+    return Number(this.lastUsedTicks[object]!);
+  }
   syncPointGenerations(): number[] {
     return this.syncPoints.map((point) => Number(point.generation));
   }

@@ -86,6 +86,8 @@ export interface ResidencyManager {
   evictedList(): number[];
   counters(): { resident: number; evicted: number; residentSizeBytes: number };
   lastSyncPoint(object: number): number;
+  /** LastUsedTimestamp in ticks. */
+  lastUsedTimestamp(object: number): number;
   /** Generation of the first sync point not complete on the GPU (completed ones may not be dequeued yet), or -1. */
   firstUncompletedGeneration(): number;
   /** Generations of the in-flight sync points, head first. */

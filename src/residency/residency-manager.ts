@@ -654,6 +654,9 @@ export class ResidencyManagerImpl implements ResidencyManager {
     }
     return -1;
   }
+  lastUsedTimestamp(object: number): number {
+    return this.lastUsedTicks[object]!;
+  }
   syncPointGenerations(): number[] {
     const out: number[] = [];
     for (let i = 0; i < this.spCount; i++) out.push(this.spGeneration[(this.spHead + i) % this.spCapacity]!);

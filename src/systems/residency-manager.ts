@@ -264,6 +264,9 @@ function lruOrder(s: ManagerSide): string | null {
     const before = s.manager.lastSyncPoint(resident[i - 1]!);
     const after = s.manager.lastSyncPoint(resident[i]!);
     if (after < before) return `resident list [${resident}] has object ${resident[i]} (sync point ${after}) after object ${resident[i - 1]} (sync point ${before})`;
+    const usedAfter = s.manager.lastUsedTimestamp(resident[i]!);
+    const usedBefore = s.manager.lastUsedTimestamp(resident[i - 1]!);
+    if (usedAfter < usedBefore) return `resident list [${resident}] has object ${resident[i]} (used at tick ${usedAfter}) after object ${resident[i - 1]} (used at tick ${usedBefore})`;
   }
   return null;
 }
@@ -299,7 +302,7 @@ const invariants: Invariant<ManagerSide>[] = [
   },
   {
     name: 'lru-order',
-    description: "the resident list is non-decreasing in last sync point from head to tail, and the implementation's lists hold the model's objects in the model's order",
+    description: "the resident list is non-decreasing in last sync point and in last-used tick from head to tail, and the implementation's lists hold the model's objects in the model's order",
     check: (model, impl) => {
       const sorted = bothSides(lruOrder)(model, impl);
       if (sorted !== null) return sorted;
