@@ -100,8 +100,8 @@ interface PagingItem {
   fenceValue: number;
 }
 
-/** Longest history kept per object (most recent entries). */
-const HISTORY_LIMIT = 24;
+/** Longest history kept per object (most recent entries); generated sequences stay far below it. */
+const HISTORY_LIMIT = 1000;
 /** Bound of the items one `cpuWait` may run before it declares a deadlock. */
 const CPU_WAIT_STEP_LIMIT = 1_000_000;
 
