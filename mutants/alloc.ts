@@ -184,8 +184,8 @@ export const BEST_FIT_MUTANTS: Mutant[] = [
     'Free subtracts the block\'s reserved size from the used total instead of the caller\'s size, so used bytes drift below what callers hold',
     class extends BestFitAllocator {
       override free(offsetBytes: number): void {
-        const node = this.liveByOffset.get(offsetBytes);
-        const wasteBytes = node === undefined ? 0 : this.sizeUnits[node]! * this.poolAlignBytes - this.userSizeBytes[node]!;
+        const node = this.liveNodeOrNil(offsetBytes);
+        const wasteBytes = node === -1 ? 0 : this.sizeUnits[node]! * this.poolAlignBytes - this.userSizeBytes[node]!;
         super.free(offsetBytes);
         this.usedBytesTotal -= wasteBytes;
       }
@@ -207,10 +207,10 @@ export const BEST_FIT_MUTANTS: Mutant[] = [
     'Freeing the last live allocation skips the merges (as if an empty pool were reset lazily, which never happens), leaving the empty pool in pieces',
     class extends BestFitAllocator {
       protected override mergeNext(node: number): void {
-        if (this.liveByOffset.size > 0) super.mergeNext(node);
+        if (this.liveCount > 0) super.mergeNext(node);
       }
       protected override mergePrevious(node: number): number {
-        return this.liveByOffset.size > 0 ? super.mergePrevious(node) : node;
+        return this.liveCount > 0 ? super.mergePrevious(node) : node;
       }
     },
   ),

@@ -42,12 +42,20 @@ export class BestFitAllocator implements BlockAllocator {
   protected nodeHighWater = 0;
   protected readonly head: number;
 
-  // The free index: sizes with free blocks, and per size the free nodes ascending by offset.
+  // The free index: sizes with free blocks, and per size an intrusive list of the free nodes
+  // ascending by offset (head per size in `bucketHead`, links in bucketPrev/bucketNext).
   protected readonly freeSizes: BitsetIndex;
-  protected readonly buckets = new Map<number, number[]>();
+  protected readonly bucketHead: Int32Array;
+  protected bucketPrev: Int32Array;
+  protected bucketNext: Int32Array;
   protected indexedCount = 0;
 
-  protected readonly liveByOffset = new Map<number, number>();
+  /**
+   * The allocated node whose caller offset is unit u (caller offsets are always multiples of
+   * the pool alignment: the block start, or a multiple of a larger alignment), or NIL.
+   */
+  protected readonly liveAtUnit: Int32Array;
+  protected liveCount = 0;
   protected usedBytesTotal = 0;
   protected reservedBytesTotal = 0;
 
@@ -66,7 +74,11 @@ export class BestFitAllocator implements BlockAllocator {
     this.userOffsetBytes = new Float64Array(nodes);
     this.userSizeBytes = new Float64Array(nodes);
     this.spareNodes = new Int32Array(nodes);
+    this.bucketPrev = new Int32Array(nodes);
+    this.bucketNext = new Int32Array(nodes);
     this.freeSizes = new BitsetIndex(this.capacityUnits + 1);
+    this.bucketHead = new Int32Array(this.capacityUnits + 1).fill(NIL);
+    this.liveAtUnit = new Int32Array(this.capacityUnits).fill(NIL);
     this.head = this.newNode(0, this.capacityUnits, NIL, NIL);
     this.indexInsert(this.head);
   }
@@ -84,7 +96,8 @@ export class BestFitAllocator implements BlockAllocator {
     this.isFree[node] = 0;
     this.userOffsetBytes[node] = offsetBytes;
     this.userSizeBytes[node] = sizeBytes;
-    this.liveByOffset.set(offsetBytes, node);
+    this.liveAtUnit[offsetBytes / this.poolAlignBytes] = node;
+    this.liveCount++;
     this.usedBytesTotal += sizeBytes;
     this.reservedBytesTotal += reservationUnits * this.poolAlignBytes;
     return offsetBytes;
@@ -92,7 +105,8 @@ export class BestFitAllocator implements BlockAllocator {
 
   free(offsetBytes: number): void {
     const node = this.liveNodeAt(offsetBytes);
-    this.liveByOffset.delete(offsetBytes);
+    this.liveAtUnit[offsetBytes / this.poolAlignBytes] = NIL;
+    this.liveCount--;
     this.usedBytesTotal -= this.userSizeBytes[node]!;
     this.reservedBytesTotal -= this.sizeUnits[node]! * this.poolAlignBytes;
     this.isFree[node] = 1;
@@ -118,7 +132,7 @@ export class BestFitAllocator implements BlockAllocator {
   /** The first free block in (size, offset) order that holds `reservationUnits`, or NIL. */
   protected chooseFree(reservationUnits: number): number {
     const size = this.freeSizes.findNext(reservationUnits);
-    return size < 0 ? NIL : this.buckets.get(size)![0]!;
+    return size < 0 ? NIL : this.bucketHead[size]!;
   }
 
   /** Shrinks the (unindexed) block to its low `units`; the rest becomes a free, indexed block. */
@@ -156,49 +170,53 @@ export class BestFitAllocator implements BlockAllocator {
     return before;
   }
 
+  /** The allocated node handed out at `offsetBytes`, or NIL. */
+  protected liveNodeOrNil(offsetBytes: number): number {
+    if (!Number.isSafeInteger(offsetBytes) || offsetBytes < 0 || offsetBytes >= this.capacityBytes || offsetBytes % this.poolAlignBytes !== 0) return NIL;
+    return this.liveAtUnit[offsetBytes / this.poolAlignBytes]!;
+  }
+
   protected liveNodeAt(offsetBytes: number): number {
-    const node = this.liveByOffset.get(offsetBytes);
-    if (node === undefined) throw badFree(offsetBytes);
+    const node = this.liveNodeOrNil(offsetBytes);
+    if (node === NIL) throw badFree(offsetBytes);
     return node;
   }
 
+  /** Adds a free node to its size's list, keeping the list in offset order. */
   protected indexInsert(node: number): void {
     const size = this.sizeUnits[node]!;
-    const bucket = this.buckets.get(size);
-    if (bucket === undefined) {
-      this.buckets.set(size, [node]);
-      this.freeSizes.set(size);
+    const head = this.bucketHead[size]!;
+    const offset = this.offsetUnits[node]!;
+    if (head === NIL || offset < this.offsetUnits[head]!) {
+      this.bucketPrev[node] = NIL;
+      this.bucketNext[node] = head;
+      if (head === NIL) this.freeSizes.set(size);
+      else this.bucketPrev[head] = node;
+      this.bucketHead[size] = node;
     } else {
-      const offset = this.offsetUnits[node]!;
-      let low = 0;
-      let high = bucket.length;
-      while (low < high) {
-        const mid = (low + high) >>> 1;
-        if (this.offsetUnits[bucket[mid]!]! < offset) low = mid + 1;
-        else high = mid;
-      }
-      bucket.splice(low, 0, node);
+      let before = head;
+      // Bounded by the list length; lists hold the free blocks of one exact size.
+      for (let after = this.bucketNext[before]!; after !== NIL && this.offsetUnits[after]! < offset; after = this.bucketNext[before]!) before = after;
+      const after = this.bucketNext[before]!;
+      this.bucketPrev[node] = before;
+      this.bucketNext[node] = after;
+      this.bucketNext[before] = node;
+      if (after !== NIL) this.bucketPrev[after] = node;
     }
     this.indexedCount++;
   }
 
   protected indexRemove(node: number): void {
     const size = this.sizeUnits[node]!;
-    const bucket = this.buckets.get(size)!;
-    if (bucket.length === 1) {
-      this.buckets.delete(size);
-      this.freeSizes.clear(size);
+    const before = this.bucketPrev[node]!;
+    const after = this.bucketNext[node]!;
+    if (before === NIL) {
+      this.bucketHead[size] = after;
+      if (after === NIL) this.freeSizes.clear(size);
     } else {
-      const offset = this.offsetUnits[node]!;
-      let low = 0;
-      let high = bucket.length;
-      while (low < high) {
-        const mid = (low + high) >>> 1;
-        if (this.offsetUnits[bucket[mid]!]! < offset) low = mid + 1;
-        else high = mid;
-      }
-      bucket.splice(low, 1);
+      this.bucketNext[before] = after;
     }
+    if (after !== NIL) this.bucketPrev[after] = before;
     this.indexedCount--;
   }
 
@@ -247,6 +265,8 @@ export class BestFitAllocator implements BlockAllocator {
     this.userOffsetBytes = grown(this.userOffsetBytes, (n) => new Float64Array(n));
     this.userSizeBytes = grown(this.userSizeBytes, (n) => new Float64Array(n));
     this.spareNodes = grown(this.spareNodes, (n) => new Int32Array(n));
+    this.bucketPrev = grown(this.bucketPrev, (n) => new Int32Array(n));
+    this.bucketNext = grown(this.bucketNext, (n) => new Int32Array(n));
   }
 
   // --- inspection ------------------------------------------------------------------------------
@@ -272,7 +292,7 @@ export class BestFitAllocator implements BlockAllocator {
   }
 
   isPristine(): boolean {
-    return this.liveByOffset.size === 0 && this.next[this.head] === NIL && this.isFree[this.head] === 1 && this.sizeUnits[this.head] === this.capacityUnits;
+    return this.liveCount === 0 && this.next[this.head] === NIL && this.isFree[this.head] === 1 && this.sizeUnits[this.head] === this.capacityUnits;
   }
 
   blocks(): BlockInfo[] {
@@ -287,7 +307,7 @@ export class BestFitAllocator implements BlockAllocator {
   freeBlocksBySize(): { offsetBytes: number; sizeBytes: number }[] {
     const out: { offsetBytes: number; sizeBytes: number }[] = [];
     for (let size = this.freeSizes.findNext(0); size >= 0; size = this.freeSizes.findNext(size + 1)) {
-      for (const node of this.buckets.get(size) ?? []) {
+      for (let node = this.bucketHead[size]!; node !== NIL; node = this.bucketNext[node]!) {
         out.push({ offsetBytes: this.offsetUnits[node]! * this.poolAlignBytes, sizeBytes: this.sizeUnits[node]! * this.poolAlignBytes });
       }
     }
@@ -296,32 +316,33 @@ export class BestFitAllocator implements BlockAllocator {
 
   checkIndexes(): string | null {
     const nodes = this.listNodes();
+    // Walk the size lists through the bitset: each set size has a non-empty list in offset order.
+    const indexed = new Set<number>();
+    for (let size = this.freeSizes.findNext(0); size >= 0; size = this.freeSizes.findNext(size + 1)) {
+      let previous = NIL;
+      if (this.bucketHead[size] === NIL) return `size ${size} has its bit set but no free blocks`;
+      for (let node = this.bucketHead[size]!; node !== NIL && indexed.size <= nodes.length; node = this.bucketNext[node]!) {
+        if (this.isFree[node] !== 1 || this.sizeUnits[node] !== size) return `the size index lists node ${node} under size ${size} but it is not a free block of that size`;
+        if (this.bucketPrev[node] !== previous) return `size ${size}: broken back link at node ${node}`;
+        if (previous !== NIL && this.offsetUnits[previous]! >= this.offsetUnits[node]!) return `size ${size}: the index is not in offset order`;
+        indexed.add(node);
+        previous = node;
+      }
+    }
+    if (indexed.size !== this.indexedCount) return `the size index holds ${indexed.size} entries but counts ${this.indexedCount}`;
     let freeCount = 0;
     for (let i = 0; i < nodes.length; i++) {
       const node = nodes[i]!;
       if (i > 0 && this.prev[node] !== nodes[i - 1]) return `node ${node}: prev link does not point at the previous block`;
       if (this.isFree[node] === 1) {
         freeCount++;
-        const bucket = this.buckets.get(this.sizeUnits[node]!);
-        if (bucket === undefined || !bucket.includes(node)) return `free block at ${this.offsetUnits[node]! * this.poolAlignBytes} is missing from the size index`;
-      } else if (this.liveByOffset.get(this.userOffsetBytes[node]!) !== node) {
+        if (!indexed.has(node)) return `free block at ${this.offsetUnits[node]! * this.poolAlignBytes} is missing from the size index`;
+      } else if (this.liveNodeOrNil(this.userOffsetBytes[node]!) !== node) {
         return `allocated block at ${this.offsetUnits[node]! * this.poolAlignBytes} is not found by its caller offset`;
       }
     }
     if (freeCount !== this.indexedCount) return `the size index holds ${this.indexedCount} entries for ${freeCount} free blocks`;
-    if (this.liveByOffset.size !== nodes.length - freeCount) return `${this.liveByOffset.size} caller offsets for ${nodes.length - freeCount} allocated blocks`;
-    let bucketEntries = 0;
-    for (const [size, bucket] of this.buckets) {
-      if (!this.freeSizes.test(size)) return `size ${size} has free blocks but its bit is clear`;
-      for (let i = 0; i < bucket.length; i++) {
-        const node = bucket[i]!;
-        if (this.isFree[node] !== 1 || this.sizeUnits[node] !== size) return `the size index lists node ${node} under size ${size} but it is not a free block of that size`;
-        if (i > 0 && this.offsetUnits[bucket[i - 1]!]! >= this.offsetUnits[node]!) return `size ${size}: the index is not in offset order`;
-      }
-      bucketEntries += bucket.length;
-    }
-    if (this.freeSizes.count !== this.buckets.size) return `${this.freeSizes.count} size bits for ${this.buckets.size} non-empty sizes`;
-    return bucketEntries === this.indexedCount ? null : `the size index holds ${bucketEntries} entries but counts ${this.indexedCount}`;
+    return this.liveCount === nodes.length - freeCount ? null : `${this.liveCount} live allocations counted for ${nodes.length - freeCount} allocated blocks`;
   }
 
   private listNodes(): number[] {
