@@ -33,6 +33,8 @@ export class BuddyAllocator implements BlockAllocator {
   protected liveCount = 0;
   protected usedBytesTotal = 0;
   protected blockBytesTotal = 0;
+  /** The last walk of the blocks, dropped by every alloc and free (inspection only). */
+  private walkCache: { blocks: BlockInfo[]; error: string | null; freeBlockCount: number } | null = null;
 
   constructor(config: SubAllocatorConfig) {
     checkSubAllocatorConfig('buddy', config);
@@ -48,6 +50,7 @@ export class BuddyAllocator implements BlockAllocator {
 
   alloc(sizeBytes: number, alignBytes: number): number | null {
     validateRequest(sizeBytes, alignBytes);
+    this.walkCache = null;
     const order = this.orderFor(sizeBytes, alignBytes);
     if (order > this.maxOrder) return null;
     const fromOrder = this.smallestFreeOrderAtLeast(order);
@@ -63,6 +66,7 @@ export class BuddyAllocator implements BlockAllocator {
 
   free(offsetBytes: number): void {
     const unit = this.liveUnitAt(offsetBytes);
+    this.walkCache = null;
     const order = this.allocationOrder[unit]!;
     this.allocationOrder[unit] = -1;
     this.liveCount--;
@@ -171,7 +175,7 @@ export class BuddyAllocator implements BlockAllocator {
   }
 
   blocks(): BlockInfo[] {
-    return this.walk().blocks;
+    return [...this.walk().blocks];
   }
 
   checkIndexes(): string | null {
@@ -190,6 +194,11 @@ export class BuddyAllocator implements BlockAllocator {
 
   /** Walks the blocks from offset 0: an allocation's order, else the free list that holds the unit. */
   private walk(): { blocks: BlockInfo[]; error: string | null; freeBlockCount: number } {
+    if (this.walkCache === null) this.walkCache = this.walkNow();
+    return this.walkCache;
+  }
+
+  private walkNow(): { blocks: BlockInfo[]; error: string | null; freeBlockCount: number } {
     const blocks: BlockInfo[] = [];
     const units = 2 ** this.maxOrder;
     let freeBlockCount = 0;

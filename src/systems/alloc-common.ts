@@ -38,6 +38,8 @@ export interface AllocSide<A extends Allocator = Allocator> {
   readonly isModel: boolean;
   /** Live allocations in allocation order; `free` handles index into it. */
   readonly live: TrackedAllocation[];
+  /** `live` sorted by offset, rebuilt lazily after a change (several invariants need it). */
+  sortedLive: TrackedAllocation[] | null;
   /** The offset the last successful free released, for `freeAgain`. */
   lastFreedOffsetBytes: number | null;
   /** Result of the last alloc command of the current step; undefined when the step was no alloc. */
@@ -47,7 +49,7 @@ export interface AllocSide<A extends Allocator = Allocator> {
 }
 
 export function allocSide<A extends Allocator>(allocator: A, capacityBytes: number, env: RunEnv, isModel: boolean): AllocSide<A> {
-  return { allocator, capacityBytes, env, isModel, live: [], lastFreedOffsetBytes: null, lastAllocResult: undefined, violations: [] };
+  return { allocator, capacityBytes, env, isModel, live: [], sortedLive: [], lastFreedOffsetBytes: null, lastAllocResult: undefined, violations: [] };
 }
 
 export const allocOps = {
@@ -80,6 +82,7 @@ function freeOffset(s: AllocSide, offsetBytes: number): Json {
     s.violations.push(`free(${offsetBytes}) was accepted but nothing live starts there`);
   } else {
     s.live.splice(index, 1);
+    s.sortedLive = null;
   }
   s.lastFreedOffsetBytes = offsetBytes;
   if (s.isModel && s.live.length === 0) s.env.probe('freed-everything');
@@ -118,7 +121,10 @@ function applyInner(s: AllocSide, command: Command, compareOffsets: boolean): Js
         offsetBytes = null;
       }
       s.lastAllocResult = offsetBytes;
-      if (offsetBytes !== null) s.live.push({ offsetBytes, sizeBytes, alignBytes });
+      if (offsetBytes !== null) {
+        s.live.push({ offsetBytes, sizeBytes, alignBytes });
+        s.sortedLive = null;
+      }
       else if (s.isModel) s.env.probe(s.live.length === 0 ? 'too-large-for-empty' : 'out-of-memory');
       return compareOffsets ? { offsetBytes } : {};
     }
@@ -246,8 +252,9 @@ export function bothSides<S>(check: (s: S) => string | null): (model: S, impl: S
   };
 }
 
-function sortedByOffset(live: readonly TrackedAllocation[]): TrackedAllocation[] {
-  return [...live].sort((a, b) => a.offsetBytes - b.offsetBytes);
+function sortedByOffset(s: AllocSide): TrackedAllocation[] {
+  if (s.sortedLive === null) s.sortedLive = [...s.live].sort((a, b) => a.offsetBytes - b.offsetBytes);
+  return s.sortedLive;
 }
 
 export const inBoundsAligned: Invariant<AllocSide> = {
@@ -271,7 +278,7 @@ export const noOverlap: Invariant<AllocSide> = {
   name: 'no-overlap',
   description: 'no two live allocations share a byte',
   check: bothSides((s) => {
-    const sorted = sortedByOffset(s.live);
+    const sorted = sortedByOffset(s);
     for (let i = 1; i < sorted.length; i++) {
       const before = sorted[i - 1]!;
       const after = sorted[i]!;
@@ -305,7 +312,7 @@ export const accounting: Invariant<AllocSide<BlockAllocator>> = {
     for (const allocation of s.live) trackedBytes += allocation.sizeBytes;
     if (usedBytes !== trackedBytes) return `usedBytes ${usedBytes} but the caller holds ${trackedBytes} bytes`;
     const reported = a.live();
-    const tracked = sortedByOffset(s.live);
+    const tracked = sortedByOffset(s);
     if (reported.length !== tracked.length) return `the allocator reports ${reported.length} live allocations, the caller holds ${tracked.length}`;
     for (let i = 0; i < tracked.length; i++) {
       if (reported[i]!.offsetBytes !== tracked[i]!.offsetBytes || reported[i]!.sizeBytes !== tracked[i]!.sizeBytes) {
