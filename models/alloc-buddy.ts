@@ -73,11 +73,4 @@ export class BuddyModel extends IntervalModel {
       at = left;
     }
   }
-
-  /** Offsets of the free blocks of each order, ascending (the spec's per-order free lists). */
-  freeListsByOrder(): number[][] {
-    const lists: number[][] = Array.from({ length: this.maxOrder + 1 }, () => []);
-    for (const block of this.list) if (block.free) lists[block.order]!.push(block.offsetBytes);
-    return lists;
-  }
 }

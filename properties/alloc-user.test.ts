@@ -8,6 +8,9 @@ import { checkSystem } from '../src/harness/property';
 import { runSequence } from '../src/harness/runner';
 import { TEST_SEED } from './support';
 import type { Allocator } from '../src/alloc/allocator';
+import { BuddyAllocator } from '../src/alloc/buddy';
+import { BestFitAllocator } from '../src/alloc/best-fit';
+import { FirstFitAllocator } from '../src/alloc/first-fit';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'user-allocator-'));
 function moduleFile(name: string, source: string): string {
@@ -52,6 +55,16 @@ describe('user allocators under the harness', () => {
     const result = checkSystem(system, { seed: TEST_SEED, numRuns: 100 });
     expect(result.failed).toBe(true);
     if (result.failed) expect(['no-false-out-of-memory', 'observation']).toContain(result.failure.check);
+  });
+
+  it('our own buddy and best-fit allocators, wrapped as user allocators, conform to their policies', () => {
+    const buddy = userAllocatorSystem('inline-buddy', (capacityBytes) => new BuddyAllocator({ capacityBytes, minBlockBytes: 64 }), 'buddy', { minBlockBytes: 64 });
+    expect(checkSystem(buddy, { seed: TEST_SEED, numRuns: 200 }).failed).toBe(false);
+    const bestFit = userAllocatorSystem('inline-best-fit', (capacityBytes) => new BestFitAllocator({ capacityBytes, poolAlignBytes: 256 }), 'best-fit');
+    expect(checkSystem(bestFit, { seed: TEST_SEED, numRuns: 200 }).failed).toBe(false);
+    // A buddy allocator is not a first fit: the declared policy matters.
+    const misdeclared = userAllocatorSystem('inline-buddy', (capacityBytes) => new FirstFitAllocator({ capacityBytes }), 'buddy', { minBlockBytes: 64 });
+    expect(checkSystem(misdeclared, { seed: TEST_SEED, numRuns: 200 }).failed).toBe(true);
   });
 
   const broken: [string, string, (capacityBytes: number) => Allocator][] = [

@@ -132,6 +132,7 @@ describe('sub-allocators at scale: implementation against model over long random
         if (step % 250 === 0) {
           expect(impl.checkIndexes()).toBeNull();
           expect(blocksOf(impl)).toBe(blocksOf(model));
+          if (impl instanceof BestFitAllocator && model instanceof BestFitModel) expect(impl.freeBlocksBySize()).toEqual(model.freeBlocksBySize());
         }
       }
       expect(peakLive).toBeGreaterThan(100);
