@@ -8,7 +8,7 @@
  * - `nonEmptyOrders` has bit k set when order k has a free block, so the smallest order >= k
  *   with a free block is one mask and one count-trailing-zeros.
  * - `allocationOrder[u]` is the order of the live allocation starting at unit u, or -1: free()
- *   validates and finds the block in O(1); `allocationSizeBytes[u]` keeps the caller's size.
+ *   validates and finds the block in O(1); `allocationSizeBytes[u]` keeps the caller's size - 1.
  * alloc and free are O(maxOrder * log32 n) worst case, with no allocation on the hot path.
  *
  * Steps are protected methods so the bug catalog (mutants/) can re-create a pitfall by
@@ -28,8 +28,12 @@ export class BuddyAllocator implements BlockAllocator {
   protected nonEmptyOrders = 0;
   /** Order of the live allocation starting at each unit, or -1. */
   protected readonly allocationOrder: Int8Array;
-  /** The caller's size of the live allocation starting at each unit. */
-  protected readonly allocationSizeBytes: Float64Array;
+  /**
+   * The caller's size minus one of the live allocation starting at each unit: 4 bytes per unit
+   * when that fits 32 bits (capacity <= 4 GiB), else 8. With the order byte that is 5 bytes per order-0
+   * block, e.g. 80 MiB for a 4 GiB heap of 256-byte blocks.
+   */
+  protected readonly allocationSizeBytes: Uint32Array | Float64Array;
   protected liveCount = 0;
   protected usedBytesTotal = 0;
   protected blockBytesTotal = 0;
@@ -44,7 +48,7 @@ export class BuddyAllocator implements BlockAllocator {
     const units = 2 ** this.maxOrder;
     for (let order = 0; order <= this.maxOrder; order++) this.freeLists.push(new BitsetIndex(2 ** (this.maxOrder - order)));
     this.allocationOrder = new Int8Array(units).fill(-1);
-    this.allocationSizeBytes = new Float64Array(units);
+    this.allocationSizeBytes = this.capacityBytes <= 2 ** 32 ? new Uint32Array(units) : new Float64Array(units);
     this.pushFree(0, this.maxOrder);
   }
 
@@ -57,7 +61,7 @@ export class BuddyAllocator implements BlockAllocator {
     if (fromOrder < 0) return null;
     const unit = this.split(this.popLowest(fromOrder), fromOrder, order);
     this.allocationOrder[unit] = order;
-    this.allocationSizeBytes[unit] = sizeBytes;
+    this.allocationSizeBytes[unit] = sizeBytes - 1;
     this.liveCount++;
     this.usedBytesTotal += sizeBytes;
     this.blockBytesTotal += this.minBlockBytes * 2 ** order;
@@ -70,7 +74,7 @@ export class BuddyAllocator implements BlockAllocator {
     const order = this.allocationOrder[unit]!;
     this.allocationOrder[unit] = -1;
     this.liveCount--;
-    this.usedBytesTotal -= this.allocationSizeBytes[unit]!;
+    this.usedBytesTotal -= this.allocationSizeBytes[unit]! + 1;
     this.blockBytesTotal -= this.minBlockBytes * 2 ** order;
     this.allocationSizeBytes[unit] = 0;
     this.release(unit, order);
@@ -153,7 +157,7 @@ export class BuddyAllocator implements BlockAllocator {
   live(): LiveAllocation[] {
     const out: LiveAllocation[] = [];
     for (const block of this.walk().blocks) {
-      if (!block.free) out.push({ offsetBytes: block.offsetBytes, sizeBytes: this.allocationSizeBytes[block.offsetBytes / this.minBlockBytes]! });
+      if (!block.free) out.push({ offsetBytes: block.offsetBytes, sizeBytes: this.allocationSizeBytes[block.offsetBytes / this.minBlockBytes]! + 1 });
     }
     return out;
   }
