@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadUserAllocator, UserAllocatorError } from '../src/alloc/user-allocator';
-import { userAllocatorSystem, userAllocatorSystemFromModule } from '../src/systems/user-allocator';
+import { userAllocatorSystem, userAllocatorSystemForConfig, userAllocatorSystemFromModule } from '../src/systems/user-allocator';
 import { checkSystem } from '../src/harness/property';
 import { runSequence } from '../src/harness/runner';
 import { TEST_SEED } from './support';
@@ -40,6 +40,24 @@ describe('loadUserAllocator: one-line errors naming the file', () => {
 });
 
 describe('user allocators under the harness', () => {
+  it('configs name the module and policy; a regression config loads the same system back', async () => {
+    const system = userAllocatorSystemFromModule(await loadUserAllocator('examples/simple-first-fit-allocator.mjs'));
+    const result = checkSystem(system, { seed: TEST_SEED, numRuns: 1 });
+    expect(result.failed).toBe(false);
+    const config = { capacityBytes: 4096, allocatorModule: 'examples/simple-first-fit-allocator.mjs', policy: 'first-fit' };
+    expect(system.validateConfig?.(config)).toBeNull();
+    expect(system.validateConfig?.({ ...config, policy: 'buddy' })).toMatch(/policy 'first-fit'/);
+    const replayed = await userAllocatorSystemForConfig(config);
+    expect(replayed.summary).toContain('simple-first-fit-allocator.mjs');
+    const outcome = runSequence(replayed, config, [
+      { op: 'alloc', sizeBytes: 10, alignBytes: 16 },
+      { op: 'alloc', sizeBytes: 10, alignBytes: 16 },
+      { op: 'free', index: 0 },
+    ]);
+    expect(outcome.ok).toBe(true);
+    await expect(userAllocatorSystemForConfig({ ...config, allocatorModule: 'examples/missing.mjs' })).rejects.toThrow(/missing\.mjs: no such file/);
+  });
+
   it('the example first-fit allocator conforms to our first-fit model offset for offset', async () => {
     const system = userAllocatorSystemFromModule(await loadUserAllocator('examples/simple-first-fit-allocator.mjs'));
     expect(checkSystem(system, { seed: TEST_SEED, numRuns: 300 }).failed).toBe(false);
@@ -90,7 +108,7 @@ describe('user allocators under the harness', () => {
 
   it("a policy 'first-fit' allocator that answers null where the model finds room is a false out-of-memory", () => {
     const system = userAllocatorSystem('inline', () => ({ alloc: () => null, free: () => {} }), 'first-fit');
-    const outcome = runSequence(system, { capacityBytes: 64 }, [{ op: 'alloc', sizeBytes: 8, alignBytes: 1 }]);
+    const outcome = runSequence(system, { capacityBytes: 64, allocatorModule: 'inline', policy: 'first-fit' }, [{ op: 'alloc', sizeBytes: 8, alignBytes: 1 }]);
     expect(outcome.ok).toBe(false);
     if (!outcome.ok) expect(outcome.failure.check).toBe('no-false-out-of-memory');
   });

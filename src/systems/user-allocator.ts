@@ -17,11 +17,12 @@
  * allocations): the user contract does not define answers to misuse.
  */
 import fc from 'fast-check';
+import path from 'node:path';
 import type { Json, JsonObject } from '../harness/json';
 import type { Command, Invariant, RunEnv, SystemDef } from '../harness/system';
 import type { Allocator, AllocatorPolicy } from '../alloc/allocator';
 import { checkSubAllocatorConfig, type SubAllocatorKind } from '../alloc/config';
-import type { UserAllocatorModule } from '../alloc/user-allocator';
+import { ALLOCATOR_POLICIES, loadUserAllocator, UserAllocatorError, type UserAllocatorModule } from '../alloc/user-allocator';
 import { createSubAllocatorModel } from '../../models/alloc-index';
 import {
   allocCommandArb,
@@ -115,11 +116,14 @@ export function userAllocatorSystem(
   return {
     name: 'user-allocator',
     summary: `the allocator in ${label} (policy ${policy})`,
-    configSchema: { capacityBytes: 'nat' },
+    // The module and policy ride along in every config, so a regression file names what it
+    // replays against (userAllocatorSystemForConfig loads it back).
+    configSchema: { capacityBytes: 'nat', allocatorModule: 'string', policy: 'string' },
     ops: validAllocOps,
     validateConfig(config) {
       const capacityBytes = config.capacityBytes as number;
       if (!Number.isSafeInteger(capacityBytes) || capacityBytes < 1) return `capacityBytes must be a positive integer, got ${capacityBytes}`;
+      if (config.policy !== policy) return `this system checks policy '${policy}', the config names '${String(config.policy)}'`;
       if (kind === null) return null;
       try {
         checkSubAllocatorConfig(kind, modelConfig(capacityBytes));
@@ -128,7 +132,7 @@ export function userAllocatorSystem(
         return (error as Error).message;
       }
     },
-    configArb: () => capacityArb(policy, resolved).map((capacityBytes) => ({ capacityBytes })),
+    configArb: () => capacityArb(policy, resolved).map((capacityBytes) => ({ capacityBytes, allocatorModule: modulePath, policy })),
     commandArb: (config, plan) => allocCommandArb(config.capacityBytes as number, grains, plan, { misuse: false }),
     sequence: { minLength: 1, maxLength: 200 },
     createModel: (config: JsonObject, env: RunEnv) => {
@@ -152,10 +156,29 @@ export function userAllocatorSystem(
   };
 }
 
-/** The system for a module loaded with loadUserAllocator. */
-export function userAllocatorSystemFromModule(loaded: UserAllocatorModule, policy: AllocatorPolicy = loaded.policy): SystemDef<AllocSide> {
-  return userAllocatorSystem(loaded.modulePath, loaded.createAllocator, policy, {
+/**
+ * The system for a module loaded with loadUserAllocator. `modulePath` is what configs (and so
+ * regression files) record; default: the path as loaded, relative to the working directory.
+ */
+export function userAllocatorSystemFromModule(
+  loaded: UserAllocatorModule,
+  policy: AllocatorPolicy = loaded.policy,
+  modulePath: string = path.relative(process.cwd(), loaded.modulePath) || loaded.modulePath,
+): SystemDef<AllocSide> {
+  return userAllocatorSystem(modulePath, loaded.createAllocator, policy, {
     minBlockBytes: loaded.minBlockBytes,
     poolAlignBytes: loaded.poolAlignBytes,
   });
+}
+
+/**
+ * For replaying a regression file of system 'user-allocator': loads the module its config names
+ * (relative to the working directory) and builds the system for the policy it names.
+ */
+export async function userAllocatorSystemForConfig(config: JsonObject): Promise<SystemDef<AllocSide>> {
+  const modulePath = config.allocatorModule;
+  const policy = config.policy;
+  if (typeof modulePath !== 'string') throw new Error(`user-allocator config: allocatorModule must be a string, got ${JSON.stringify(modulePath)}`);
+  if (!ALLOCATOR_POLICIES.includes(policy as AllocatorPolicy)) throw new UserAllocatorError(modulePath, `the config names an unknown policy ${JSON.stringify(policy)}`);
+  return userAllocatorSystemFromModule(await loadUserAllocator(modulePath), policy as AllocatorPolicy, modulePath);
 }
