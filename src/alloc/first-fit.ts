@@ -41,6 +41,8 @@ export class FirstFitAllocator implements BlockAllocator {
   protected readonly liveSizes = new Map<number, number>();
   protected usedBytesTotal = 0;
   protected freeBytesTotal = 0;
+  /** Inspection results, dropped whenever alloc or free changes anything. */
+  private inspectCache: { free?: { node: number; start: number; sizeBytes: number }[]; blocks?: BlockInfo[]; live?: LiveAllocation[] } = {};
 
   constructor(config: SubAllocatorConfig) {
     checkSubAllocatorConfig('first-fit', config);
@@ -66,6 +68,7 @@ export class FirstFitAllocator implements BlockAllocator {
     this.carve(node, blockStart, blockEnd, offsetBytes, offsetBytes + sizeBytes);
     this.liveSizes.set(offsetBytes, sizeBytes);
     this.usedBytesTotal += sizeBytes;
+    this.inspectCache = {};
     return offsetBytes;
   }
 
@@ -74,6 +77,7 @@ export class FirstFitAllocator implements BlockAllocator {
     this.liveSizes.delete(offsetBytes);
     this.usedBytesTotal -= sizeBytes;
     this.coalesce(offsetBytes, offsetBytes + sizeBytes);
+    this.inspectCache = {};
   }
 
   // --- steps (protected for the bug catalog) ---------------------------------------------------
@@ -268,7 +272,8 @@ export class FirstFitAllocator implements BlockAllocator {
   // --- inspection ------------------------------------------------------------------------------
 
   live(): LiveAllocation[] {
-    return [...this.liveSizes].sort((a, b) => a[0] - b[0]).map(([offsetBytes, sizeBytes]) => ({ offsetBytes, sizeBytes }));
+    this.inspectCache.live ??= [...this.liveSizes].sort((a, b) => a[0] - b[0]).map(([offsetBytes, sizeBytes]) => ({ offsetBytes, sizeBytes }));
+    return [...this.inspectCache.live];
   }
 
   freeBytes(): number {
@@ -289,6 +294,11 @@ export class FirstFitAllocator implements BlockAllocator {
 
   /** Free blocks from the treap, in order. */
   private freeInOrder(): { node: number; start: number; sizeBytes: number }[] {
+    this.inspectCache.free ??= this.walkFree();
+    return this.inspectCache.free;
+  }
+
+  private walkFree(): { node: number; start: number; sizeBytes: number }[] {
     const out: { node: number; start: number; sizeBytes: number }[] = [];
     const stack: number[] = [];
     let node = this.root;
@@ -306,10 +316,13 @@ export class FirstFitAllocator implements BlockAllocator {
   }
 
   blocks(): BlockInfo[] {
-    const blocks: BlockInfo[] = [];
-    for (const free of this.freeInOrder()) blocks.push({ offsetBytes: free.start, sizeBytes: free.sizeBytes, free: true });
-    for (const [offsetBytes, sizeBytes] of this.liveSizes) blocks.push({ offsetBytes, sizeBytes, free: false });
-    return blocks.sort((a, b) => a.offsetBytes - b.offsetBytes);
+    if (this.inspectCache.blocks === undefined) {
+      const blocks: BlockInfo[] = [];
+      for (const free of this.freeInOrder()) blocks.push({ offsetBytes: free.start, sizeBytes: free.sizeBytes, free: true });
+      for (const [offsetBytes, sizeBytes] of this.liveSizes) blocks.push({ offsetBytes, sizeBytes, free: false });
+      this.inspectCache.blocks = blocks.sort((a, b) => a.offsetBytes - b.offsetBytes);
+    }
+    return [...this.inspectCache.blocks];
   }
 
   checkIndexes(): string | null {

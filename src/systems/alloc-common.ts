@@ -235,8 +235,18 @@ export function allocCommandArb(
   const defaults = misuse
     ? DEFAULT_ALLOC_WEIGHTS
     : { ...DEFAULT_ALLOC_WEIGHTS, badAlloc: 0, freeAgain: 0, freeInterior: 0, freeUnknown: 0 };
-  // A plan names ops; 'alloc' weights cover the bad requests too (they are alloc commands).
-  const weights = plan?.weights === undefined ? undefined : { ...plan.weights, badAlloc: misuse ? plan.weights.badAlloc ?? plan.weights.alloc ?? defaults.badAlloc : 0 };
+  // A plan names ops; bad requests are alloc commands, so they scale with the plan's 'alloc'
+  // weight (keeping the default ratio) unless the plan names 'badAlloc' itself.
+  const planned = plan?.weights;
+  const weights =
+    planned === undefined
+      ? undefined
+      : {
+          ...planned,
+          badAlloc: !misuse
+            ? 0
+            : planned.badAlloc ?? (planned.alloc === undefined ? defaults.badAlloc : (planned.alloc * defaults.badAlloc) / defaults.alloc),
+        };
   return weightedOps(arbs, defaults, weights === undefined ? plan : { weights });
 }
 
