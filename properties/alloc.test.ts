@@ -14,6 +14,8 @@ import { FirstFitAllocator } from '../src/alloc/first-fit';
 import { FirstFitModel } from '../models/alloc-first-fit';
 import { BitsetIndex } from '../src/alloc/bitset-index';
 import { ContractError } from '../src/contract';
+import fc from 'fast-check';
+import { allocCommandArb } from '../src/systems/alloc-common';
 import type { BlockAllocator } from '../src/alloc/allocator';
 
 describeSystem(allocBuddySystem, { numRuns: 1000, mutantRuns: 300 });
@@ -145,6 +147,16 @@ describe('sub-allocators at scale: implementation against model over long random
       expect(model.isPristine()).toBe(true);
     });
   }
+});
+
+describe('alloc command generation', () => {
+  it('swarm plans reweight ops with integer weights; bad requests follow the alloc weight', () => {
+    for (const weights of [{ alloc: 3 }, { alloc: 0 }, { free: 0, freeAgain: 0 }, { alloc: 7, badAlloc: 2 }]) {
+      const commands = fc.sample(allocCommandArb(4096, [256], { weights }), { seed: TEST_SEED, numRuns: 200 });
+      expect(commands.length).toBe(200);
+      if (weights.alloc === 0) expect(commands.some((command) => command.op === 'alloc')).toBe(false);
+    }
+  });
 });
 
 describe('BitsetIndex', () => {

@@ -245,7 +245,8 @@ export function allocCommandArb(
           ...planned,
           badAlloc: !misuse
             ? 0
-            : planned.badAlloc ?? (planned.alloc === undefined ? defaults.badAlloc : (planned.alloc * defaults.badAlloc) / defaults.alloc),
+            : planned.badAlloc ??
+              (planned.alloc === undefined ? defaults.badAlloc : planned.alloc === 0 ? 0 : Math.max(1, Math.round((planned.alloc * defaults.badAlloc) / defaults.alloc))),
         };
   return weightedOps(arbs, defaults, weights === undefined ? plan : { weights });
 }
