@@ -151,7 +151,8 @@ describe('sub-allocators at scale: implementation against model over long random
 
 describe('alloc command generation', () => {
   it('swarm plans reweight ops with integer weights; bad requests follow the alloc weight', () => {
-    for (const weights of [{ alloc: 3 }, { alloc: 0 }, { free: 0, freeAgain: 0 }, { alloc: 7, badAlloc: 2 }]) {
+    const plans: Record<string, number>[] = [{ alloc: 3 }, { alloc: 0 }, { free: 0, freeAgain: 0 }, { alloc: 7, badAlloc: 2 }];
+    for (const weights of plans) {
       const commands = fc.sample(allocCommandArb(4096, [256], { weights }), { seed: TEST_SEED, numRuns: 200 });
       expect(commands.length).toBe(200);
       if (weights.alloc === 0) expect(commands.some((command) => command.op === 'alloc')).toBe(false);
