@@ -18,9 +18,9 @@ import fc from 'fast-check';
 import { allocCommandArb } from '../src/systems/alloc-common';
 import type { BlockAllocator } from '../src/alloc/allocator';
 
-describeSystem(allocBuddySystem, { numRuns: 1000, mutantRuns: 300 });
-describeSystem(allocBestFitSystem, { numRuns: 1000, mutantRuns: 300 });
-describeSystem(allocFirstFitSystem, { numRuns: 1000, mutantRuns: 300 });
+describeSystem(allocBuddySystem, { numRuns: 3000, mutantRuns: 300 });
+describeSystem(allocBestFitSystem, { numRuns: 3000, mutantRuns: 300 });
+describeSystem(allocFirstFitSystem, { numRuns: 3000, mutantRuns: 300 });
 
 const blocksOf = (a: BlockAllocator) => a.blocks().map((b) => `${b.free ? 'f' : 'u'}${b.offsetBytes}+${b.sizeBytes}`).join(' ');
 
