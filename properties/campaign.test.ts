@@ -161,4 +161,18 @@ describe('fuzz CLI', () => {
     };
     expect(read(summaryFile)).toEqual(read(path.join(dir, 'whole.json')));
   });
+
+  it('fuzzes a user allocator module and writes a finding that replays against it', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'fuzz-allocator-'));
+    const campaign = fuzz('--allocator', 'examples/broken-allocator.mjs', '--runs', '20', '--workers', '1', '--out', dir, '--json', path.join(dir, 's.json'));
+    expect(campaign.status, campaign.stderr).toBe(1);
+    const file = path.join(dir, 'user-allocator', 'fuzz-no-overlap-alloc.json');
+    expect(JSON.parse(readFileSync(file, 'utf8')).config.allocatorModule).toBe('examples/broken-allocator.mjs');
+    const replay = spawnSync(tsx, [path.join(ROOT, 'src', 'cli', 'regress.ts'), 'replay', file], { encoding: 'utf8', cwd: ROOT });
+    expect(replay.status).toBe(1);
+    expect(replay.stdout).toMatch(/check 'no-overlap' failed/);
+    const correct = fuzz('--allocator', 'examples/simple-first-fit-allocator.mjs', '--runs', '20', '--workers', '1', '--out', dir, '--json', path.join(dir, 't.json'));
+    expect(correct.status, correct.stdout + correct.stderr).toBe(0);
+    expect(fuzz('--allocator', 'examples/no-such-module.mjs').stderr).toMatch(/^error: examples\/no-such-module\.mjs: no such file/);
+  });
 });

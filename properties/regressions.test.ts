@@ -6,11 +6,11 @@ import { mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { findSystem } from '../src/harness/registry';
+import { findSystem, systemForFile } from '../src/harness/registry';
 import { MUTANTS } from '../mutants/index';
 import {
+  loadRegression,
   parseRegression,
-  readRegression,
   replayRegression,
   serializeRegression,
   writeRegression,
@@ -40,16 +40,16 @@ describe('regressions/', () => {
 
   for (const file of files) {
     const name = path.relative(ROOT, file);
-    it(`${name}: passes against the implementation and fails against its mutants`, () => {
-      const regression = readRegression(file, lookup);
-      const result = replayRegression(file, regression, findSystem(regression.system)!, MUTANTS);
+    it(`${name}: passes against the implementation and fails against its mutants`, async () => {
+      const { regression, system } = await loadRegression(file, lookup.mutantNames, systemForFile);
+      const result = replayRegression(file, regression, system, MUTANTS);
       if (!result.real.ok) throw new Error(formatFailure(result.real.failure, regression.commands));
       for (const entry of result.mutants) {
         expect(entry.outcome.ok, `${entry.name} is no longer caught by ${name}`).toBe(false);
       }
     });
-    it(`${name}: is stored in canonical form`, () => {
-      const regression = readRegression(file, lookup);
+    it(`${name}: is stored in canonical form`, async () => {
+      const { regression } = await loadRegression(file, lookup.mutantNames, systemForFile);
       expect(readFileSync(file, 'utf8')).toBe(serializeRegression(regression));
     });
   }

@@ -8,6 +8,8 @@ import { findMutant } from '../harness/mutant-catalog';
 import type { ImplFactory } from '../harness/runner';
 import type { SystemDef } from '../harness/system';
 import { UsageError } from './args';
+import { loadUserAllocator, UserAllocatorError } from '../alloc/user-allocator';
+import { userAllocatorSystemFromModule } from '../systems/user-allocator';
 
 /** Plain data: stored in the campaign summary so a resume rebuilds the same targets. */
 export interface TargetSpec {
@@ -15,6 +17,8 @@ export interface TargetSpec {
   readonly systems: string;
   /** Run against this mutant of the catalog (its system only). */
   readonly mutant?: string;
+  /** A user's allocator module (path relative to the working directory). */
+  readonly allocator?: string;
 }
 
 export interface Target {
@@ -26,6 +30,15 @@ export interface Target {
 }
 
 export async function resolveTargets(spec: TargetSpec): Promise<Target[]> {
+  if (spec.allocator !== undefined) {
+    if (spec.mutant !== undefined || spec.systems !== 'all') throw new UsageError('--allocator runs only the user-allocator system; drop --system/--mutant');
+    try {
+      return [{ system: userAllocatorSystemFromModule(await loadUserAllocator(spec.allocator)), catches: [] }];
+    } catch (error) {
+      if (error instanceof UserAllocatorError) throw new UsageError(error.message);
+      throw error;
+    }
+  }
   if (spec.mutant !== undefined) {
     const mutant = await findMutant(spec.mutant);
     if (mutant === undefined) throw new UsageError(`unknown mutant '${spec.mutant}' (npm run mutants lists them)`);

@@ -44,7 +44,8 @@ const PLAIN_PROGRESS_MS = 10_000;
 const TTY_PROGRESS_MS = 250;
 
 const HELP = `usage:
-  npm run fuzz -- [--system all|NAME[,NAME...]] [--mutant NAME] [--seed S] [--runs N | --budget 30s|45m|8h]
+  npm run fuzz -- [--system all|NAME[,NAME...] | --mutant NAME | --allocator MODULE] [--seed S]
+                  [--runs N | --budget 30s|45m|8h]
                   [--workers N] [--shard k/K] [--json FILE] [--out DIR] [--resume FILE]
   npm run fuzz -- merge SUMMARY.json SUMMARY.json ... [--json FILE]
 
@@ -55,6 +56,11 @@ generated sequence side by side (model vs implementation) with every invariant c
   --system    systems to fuzz (default all): ${systemNames().join(', ')}
   --mutant    fuzz a mutant of the bug catalog instead of the real implementation (its
               findings record the mutant in "catches")
+  --allocator fuzz your own allocator: a .js/.mjs/.ts module exporting createAllocator(capacityBytes)
+              returning { alloc(sizeBytes, alignBytes): number | null, free(offsetBytes): void },
+              and optionally policy = 'first-fit' | 'best-fit' | 'buddy' | 'any' (default 'any':
+              bounds, alignment, no overlap, frees accepted; a named policy adds offset-for-offset
+              conformance with our model). Findings replay against the module (examples/README.md)
   --seed      campaign seed, a string or number (default ${DEFAULT_SEED})
   --runs N    runs 0..N-1 of each system (default ${DEFAULT_RUNS} unless --budget is given)
   --budget    run until this much time has passed (runs in flight finish)
@@ -142,7 +148,13 @@ async function parseCampaign(args: ParsedArgs): Promise<CampaignOptions> {
     throw new UsageError('--resume takes the systems and mutant from the summary; drop --system/--mutant');
   }
   const mutant = args.options.get('mutant');
-  const targetSpec: TargetSpec = resumedSpec ?? { systems: args.options.get('system') ?? 'all', ...(mutant === undefined ? {} : { mutant }) };
+  const allocator = args.options.get('allocator');
+  if (resumed !== null && allocator !== undefined) throw new UsageError('--resume takes the allocator module from the summary; drop --allocator');
+  const targetSpec: TargetSpec = resumedSpec ?? {
+    systems: args.options.get('system') ?? 'all',
+    ...(mutant === undefined ? {} : { mutant }),
+    ...(allocator === undefined ? {} : { allocator }),
+  };
   const targets = await resolveTargets(targetSpec);
   const systems = targets.map((target) => target.system);
   const budgetRaw = args.options.get('budget');
@@ -457,7 +469,7 @@ async function mergeMain(argv: string[]): Promise<number> {
 await runMain(async () => {
   const argv = process.argv.slice(2);
   if (argv[0] === 'merge') return mergeMain(argv.slice(1));
-  const args = parseArgs(argv, ['system', 'mutant', 'seed', 'runs', 'budget', 'workers', 'shard', 'json', 'out', 'resume', 'checkpoint'], ['help']);
+  const args = parseArgs(argv, ['system', 'mutant', 'allocator', 'seed', 'runs', 'budget', 'workers', 'shard', 'json', 'out', 'resume', 'checkpoint'], ['help']);
   if (args.flags.has('help')) {
     console.log(HELP);
     return 0;

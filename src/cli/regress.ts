@@ -5,12 +5,12 @@
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { checkSystem } from '../harness/property';
-import { findSystem, systemNames } from '../harness/registry';
+import { findSystem, systemForFile, systemNames } from '../harness/registry';
 import { findMutant, loadMutants, PROJECT_ROOT } from '../harness/mutant-catalog';
 import { formatFailure } from '../harness/runner';
 import {
   originDate,
-  readRegression,
+  loadRegression,
   regressionPath,
   replayHolds,
   replayRegression,
@@ -125,8 +125,8 @@ async function replay(argv: string[]): Promise<number> {
   const mutants = await loadMutants();
   let bad = 0;
   for (const file of files) {
-    const regression = readRegression(file, known);
-    const result = replayRegression(file, regression, findSystem(regression.system)!, mutants);
+    const { regression, system } = await loadRegression(file, known.mutantNames, systemForFile);
+    const result = replayRegression(file, regression, system, mutants);
     const holds = replayHolds(result);
     if (!holds) bad++;
     const mutantsText = result.mutants.map((entry) => `${entry.name}:${entry.outcome.ok ? 'SURVIVED' : 'caught'}`).join(' ');
@@ -140,7 +140,7 @@ async function replay(argv: string[]): Promise<number> {
 async function list(): Promise<number> {
   const known = await lookup();
   for (const file of regressionFiles([])) {
-    const regression = readRegression(file, known);
+    const { regression } = await loadRegression(file, known.mutantNames, systemForFile);
     console.log(`${path.relative(process.cwd(), file)}  ${regression.system}  ${regression.commands.length} commands  ${regression.catches.join(',')}`);
   }
   return 0;

@@ -102,14 +102,44 @@ export function parseRegression(text: string, source: string, lookup: Lookup): R
   };
 }
 
-export function readRegression(file: string, lookup: Lookup): Regression {
-  let text: string;
+function readText(file: string): string {
   try {
-    text = readFileSync(file, 'utf8');
+    return readFileSync(file, 'utf8');
   } catch (error) {
     throw new InputError(file, '$', `cannot read file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
   }
-  return parseRegression(text, file, lookup);
+}
+
+export function readRegression(file: string, lookup: Lookup): Regression {
+  return parseRegression(readText(file), file, lookup);
+}
+
+/**
+ * Reads a regression file whose system may have to be built from its config (a user's
+ * allocator module): `systemFor` resolves it; failures name the file and the config.
+ */
+export async function loadRegression(
+  file: string,
+  mutantNames: ReadonlySet<string>,
+  systemFor: (name: string, rawConfig: unknown) => Promise<SystemDef | undefined>,
+): Promise<{ regression: Regression; system: SystemDef }> {
+  const text = readText(file);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    raw = undefined; // parseRegression reports the syntax error with its position
+  }
+  let system: SystemDef | undefined;
+  if (isPlainObject(raw) && typeof raw.system === 'string') {
+    try {
+      system = await systemFor(raw.system, raw.config);
+    } catch (error) {
+      throw new InputError(file, '$.config', (error as Error).message);
+    }
+  }
+  const regression = parseRegression(text, file, { findSystem: (name) => (system?.name === name ? system : undefined), mutantNames });
+  return { regression, system: system! };
 }
 
 /** Serialises a regression with a fixed key order, so the same finding gives the same bytes. */
