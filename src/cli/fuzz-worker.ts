@@ -1,7 +1,8 @@
 /** A campaign worker thread: executes batches of runs and posts their results back. */
 import { parentPort, workerData } from 'node:worker_threads';
-import { executeRun, planRun, type RunResult } from '../harness/campaign';
+import type { RunResult } from '../harness/campaign';
 import { resolveTargets, type TargetSpec } from './fuzz-targets';
+import { timedRun } from './fuzz-run';
 
 export interface WorkerInit {
   readonly campaignSeed: string;
@@ -18,8 +19,7 @@ const targets = new Map((await resolveTargets(init.targets)).map((target) => [ta
 parentPort!.on('message', (task: WorkerTask) => {
   try {
     const results = task.batch.map(({ system, runIndex }) => {
-      const target = targets.get(system)!;
-      return executeRun(target.system, planRun(init.campaignSeed, target.system, runIndex), target.implFactory);
+      return timedRun(targets.get(system)!, init.campaignSeed, runIndex);
     });
     parentPort!.postMessage({ results } satisfies WorkerReply);
   } catch (error) {

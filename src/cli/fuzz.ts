@@ -14,11 +14,10 @@ import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import {
   addFinding,
+  computeRates,
   emptySummary,
-  executeRun,
   isCompleted,
   mergeSummaries,
-  planRun,
   recordRun,
   runIndexOf,
   shardLabel,
@@ -36,6 +35,7 @@ import type { SystemDef } from '../harness/system';
 import { systemNames } from '../harness/registry';
 import { intOption, parseArgs, parseDuration, runMain, UsageError, type ParsedArgs } from './args';
 import { resolveTargets, type Target, type TargetSpec } from './fuzz-targets';
+import { timedRun } from './fuzz-run';
 import type { WorkerInit, WorkerReply, WorkerTask } from './fuzz-worker';
 
 const DEFAULT_RUNS = 150;
@@ -258,6 +258,7 @@ class Campaign {
   record(result: RunResult): void {
     const system = this.summary.systems[result.system]!;
     recordRun(system, result, this.options.shard);
+    this.summary.timing.busyMs[result.system] = (this.summary.timing.busyMs[result.system] ?? 0) + (result.busyMs ?? 0);
     this.runsThisSession++;
     this.commandsThisSession += result.commands;
     if (result.finding !== null) this.recordFinding(result);
@@ -309,9 +310,7 @@ class Campaign {
   private fillTiming(): void {
     const elapsedMs = this.elapsedMs();
     this.summary.timing.elapsedMs = Math.round(elapsedMs);
-    for (const [name, system] of Object.entries(this.summary.systems)) {
-      this.summary.timing.commandsPerSecond[name] = elapsedMs > 0 ? Math.round(system.commands / (elapsedMs / 1000)) : 0;
-    }
+    computeRates(this.summary);
   }
 
   checkpoint(force: boolean): void {
@@ -360,8 +359,7 @@ async function runInThread(campaign: Campaign, options: CampaignOptions): Promis
     const task = campaign.nextBatch();
     if (task === null) return;
     for (const { system, runIndex } of task.batch) {
-      const target = targets.get(system)!;
-      campaign.record(executeRun(target.system, planRun(options.seed, target.system, runIndex), target.implFactory));
+      campaign.record(timedRun(targets.get(system)!, options.seed, runIndex));
     }
     // Let signals and timers in between batches.
     await new Promise((resolve) => setImmediate(resolve));
@@ -407,7 +405,7 @@ function printSummary(summary: CampaignSummary): void {
     String(summary.findings.filter((finding) => finding.system === name).length),
     system.probesNeverHit.length === 0 ? '-' : system.probesNeverHit.join(','),
   ]);
-  const header = ['system', 'runs', 'commands', 'commands/s', 'findings', 'probes never hit'];
+  const header = ['system', 'runs', 'commands', 'commands/s/core', 'findings', 'probes never hit'];
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
   const format = (row: string[]) => row.map((cell, column) => (column === 0 || column === 5 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ');
   console.log(format(header));
@@ -415,7 +413,7 @@ function printSummary(summary: CampaignSummary): void {
   const total = Object.values(summary.systems).reduce((sum, system) => sum + system.commands, 0);
   console.log(
     `\ncampaign seed ${summary.seed}, shard ${summary.shards.join('+')}: ${total} commands in ${(summary.timing.elapsedMs / 1000).toFixed(1)} s ` +
-      `(${Math.round(total / Math.max(summary.timing.elapsedMs / 1000, 1e-9))} commands/s side by side, ${summary.timing.workers} workers), stopped: ${summary.stopped}`,
+      `(${summary.timing.totalCommandsPerSecond} commands/s side by side with ${summary.timing.workers} worker${summary.timing.workers === 1 ? '' : 's'}), stopped: ${summary.stopped}`,
   );
   if (summary.findings.length === 0) console.log('no findings');
   for (const finding of summary.findings) {

@@ -80,6 +80,8 @@ export interface RunFinding {
 
 export interface RunResult {
   readonly system: string;
+  /** Wall-clock milliseconds the run took (measured by the caller; 0 when not measured). */
+  busyMs?: number;
   readonly runIndex: number;
   readonly commands: number;
   readonly probes: Record<string, number>;
@@ -189,6 +191,33 @@ export function runIndexOf(shard: Shard, ordinal: number): number {
   return shard.index + ordinal * shard.count;
 }
 
+export interface CampaignTiming {
+  elapsedMs: number;
+  workers: number;
+  /** Time spent executing each system's runs, summed over workers. */
+  busyMs: Record<string, number>;
+  /** Side-by-side commands per second per core: commands / busy seconds, per system. */
+  commandsPerSecond: Record<string, number>;
+  /** All systems' commands over the wall-clock time (what the machine did with its workers). */
+  totalCommandsPerSecond: number;
+}
+
+export function emptyTiming(): CampaignTiming {
+  return { elapsedMs: 0, workers: 0, busyMs: {}, commandsPerSecond: {}, totalCommandsPerSecond: 0 };
+}
+
+/** Derives the rates from the counts, busy times and elapsed time. */
+export function computeRates(summary: CampaignSummary): void {
+  let total = 0;
+  for (const [name, system] of Object.entries(summary.systems)) {
+    const busySeconds = (summary.timing.busyMs[name] ?? 0) / 1000;
+    summary.timing.commandsPerSecond[name] = busySeconds > 0 ? Math.round(system.commands / busySeconds) : 0;
+    total += system.commands;
+  }
+  const elapsedSeconds = summary.timing.elapsedMs / 1000;
+  summary.timing.totalCommandsPerSecond = elapsedSeconds > 0 ? Math.round(total / elapsedSeconds) : 0;
+}
+
 export interface CampaignSummary {
   format: number;
   seed: string;
@@ -201,7 +230,7 @@ export interface CampaignSummary {
   systems: Record<string, SystemSummary>;
   findings: FindingEntry[];
   /** Wall-clock figures: the only fields that differ between two runs of the same campaign. */
-  timing: { elapsedMs: number; commandsPerSecond: Record<string, number>; workers: number };
+  timing: CampaignTiming;
   stopped: 'complete' | 'budget' | 'interrupted' | 'running';
 }
 
@@ -232,7 +261,7 @@ export function emptySummary(
     shards: [shardLabel(shard)],
     systems: Object.fromEntries(systems.map((system) => [system.name, emptySystemSummary(system, shard)])),
     findings: [],
-    timing: { elapsedMs: 0, commandsPerSecond: {}, workers: 0 },
+    timing: emptyTiming(),
     stopped: 'running',
   };
 }
@@ -305,12 +334,13 @@ export function mergeSummaries(summaries: readonly CampaignSummary[]): CampaignS
     shards: [...new Set(summaries.flatMap((summary) => summary.shards))].sort(),
     systems: {},
     findings: [],
-    timing: { elapsedMs: 0, commandsPerSecond: {}, workers: 0 },
+    timing: emptyTiming(),
     stopped: summaries.every((summary) => summary.stopped === 'complete') ? 'complete' : summaries.some((s) => s.stopped === 'interrupted') ? 'interrupted' : 'budget',
   };
   for (const summary of summaries) {
     merged.timing.elapsedMs = Math.max(merged.timing.elapsedMs, summary.timing.elapsedMs);
     merged.timing.workers += summary.timing.workers;
+    for (const [name, busyMs] of Object.entries(summary.timing.busyMs ?? {})) merged.timing.busyMs[name] = (merged.timing.busyMs[name] ?? 0) + busyMs;
     for (const [name, system] of Object.entries(summary.systems)) {
       const target = merged.systems[name];
       if (target === undefined) {
@@ -332,9 +362,6 @@ export function mergeSummaries(summaries: readonly CampaignSummary[]): CampaignS
     }
     for (const finding of summary.findings) addFinding(merged.findings, finding);
   }
-  for (const [name, system] of Object.entries(merged.systems)) {
-    const seconds = merged.timing.elapsedMs / 1000;
-    merged.timing.commandsPerSecond[name] = seconds > 0 ? Math.round(system.commands / seconds) : 0;
-  }
+  computeRates(merged);
   return merged;
 }

@@ -142,8 +142,3 @@ export function jsonDiff(model: Json | undefined, impl: Json | undefined, maxLin
   if (lines.length >= maxLines) lines.push('... (diff truncated)');
   return lines;
 }
-
-/** Stable, compact-but-readable JSON: one command per line inside arrays of objects. */
-export function stableStringify(value: Json): string {
-  return JSON.stringify(value, null, 2) + '\n';
-}

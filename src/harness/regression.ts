@@ -7,7 +7,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { InputError, isPlainObject, parseFields, stableStringify, type Json, type JsonObject } from './json';
+import { InputError, isPlainObject, parseFields, type Json, type JsonObject } from './json';
 import { runSequence, type ImplFactory, type RunOutcome } from './runner';
 import type { Command, Mutant, SystemDef } from './system';
 

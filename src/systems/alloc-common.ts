@@ -17,7 +17,7 @@
  * are; whether they are errors is the model's answer, not the generator's.
  */
 import fc from 'fast-check';
-import type { Json, JsonObject } from '../harness/json';
+import type { Json } from '../harness/json';
 import type { Command, GenerationPlan, Invariant, RunEnv } from '../harness/system';
 import { isPowerOfTwo, type Allocator, type BlockAllocator, type BlockInfo } from '../alloc/allocator';
 import { weightedOps } from './generation';
