@@ -22,6 +22,9 @@ import type { Command, GenerationPlan, Invariant, RunEnv } from '../harness/syst
 import { isPowerOfTwo, type Allocator, type BlockAllocator, type BlockInfo } from '../alloc/allocator';
 import { weightedOps } from './generation';
 import { ContractError } from '../contract';
+import { bothSides, SKIPPED } from './common';
+
+export { bothSides };
 
 /** A live allocation as the caller tracks it. */
 export interface TrackedAllocation {
@@ -63,7 +66,6 @@ export const allocOps = {
 /** Only valid requests and frees of live allocations: what a user's allocator is promised. */
 export const validAllocOps = { alloc: allocOps.alloc, free: allocOps.free } as const;
 
-const SKIPPED: Json = { skipped: true };
 
 /** Models report what their policy did (splits, merges, padding) as events; probes count them. */
 export interface EventSource {
@@ -253,15 +255,6 @@ export function allocCommandArb(
 
 // ---------------------------------------------------------------------------------------------
 // Invariants
-
-export function bothSides<S>(check: (s: S) => string | null): (model: S, impl: S) => string | null {
-  return (model, impl) => {
-    const fromImpl = check(impl);
-    if (fromImpl !== null) return `implementation: ${fromImpl}`;
-    const fromModel = check(model);
-    return fromModel === null ? null : `model: ${fromModel}`;
-  };
-}
 
 function sortedByOffset(s: AllocSide): TrackedAllocation[] {
   if (s.sortedLive === null) s.sortedLive = [...s.live].sort((a, b) => a.offsetBytes - b.offsetBytes);

@@ -18,6 +18,7 @@ import {
   type ResidencySetPool,
 } from '../residency/residency-set-types';
 import { weightedOps } from './generation';
+import { bothSides, pickLive, SKIPPED } from './common';
 
 /** One side of a run: the pool, the live handles, and the Open/Close protocol monitor. */
 export interface SetSide {
@@ -60,10 +61,8 @@ function side(pool: ResidencySetPool, config: JsonObject, env: RunEnv): SetSide 
 }
 
 function pick(s: SetSide, handle: number): number | undefined {
-  return s.live.length === 0 ? undefined : s.live[handle % s.live.length];
+  return pickLive(s.live, handle);
 }
-
-const SKIPPED: Json = { skipped: true };
 
 function apply(s: SetSide, command: Command): Json {
   const { pool } = s;
@@ -129,15 +128,6 @@ function apply(s: SetSide, command: Command): Json {
     default:
       throw new Error(`residency-set: unknown op ${command.op}`);
   }
-}
-
-function bothSides(check: (s: SetSide) => string | null): (model: SetSide, impl: SetSide) => string | null {
-  return (model, impl) => {
-    const fromImpl = check(impl);
-    if (fromImpl !== null) return `implementation: ${fromImpl}`;
-    const fromModel = check(model);
-    return fromModel === null ? null : `model: ${fromModel}`;
-  };
 }
 
 const invariants: Invariant<SetSide>[] = [

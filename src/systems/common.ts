@@ -1,0 +1,29 @@
+/**
+ * Helpers every system definition uses: handle resolution, the skipped observation, and the
+ * two-sided form of a single-side invariant.
+ */
+import type { Json } from '../harness/json';
+
+/** The observation of a command whose handle resolves to nothing live (a valid no-op). */
+export const SKIPPED: Json = { skipped: true };
+
+/**
+ * Resolves a plain-data handle against what is live: entry `handle` modulo the live count, or
+ * undefined when nothing is live. This is what keeps every subsequence of a program a program.
+ */
+export function pickLive<T>(live: readonly T[], handle: number): T | undefined {
+  return live.length === 0 ? undefined : live[handle % live.length];
+}
+
+/**
+ * Runs a single-side check on the implementation, then on the model, and names the side that
+ * broke it. A model that breaks an invariant is a bug of the model, and reported as such.
+ */
+export function bothSides<S>(check: (s: S) => string | null): (model: S, impl: S) => string | null {
+  return (model, impl) => {
+    const fromImpl = check(impl);
+    if (fromImpl !== null) return `implementation: ${fromImpl}`;
+    const fromModel = check(model);
+    return fromModel === null ? null : `model: ${fromModel}`;
+  };
+}
