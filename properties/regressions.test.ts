@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { findSystem, systemForFile } from '../src/harness/registry';
+import { findSystem, systemForFile, SYSTEMS } from '../src/harness/registry';
 import { MUTANTS } from '../mutants/index';
 import {
   loadRegression,
@@ -46,6 +46,11 @@ describe('regressions/', () => {
       if (!result.real.ok) throw new Error(formatFailure(result.real.failure, regression.commands));
       for (const entry of result.mutants) {
         expect(entry.outcome.ok, `${entry.name} is no longer caught by ${name}`).toBe(false);
+        // The stored sequence keeps failing with the check that caught the mutant when it was
+        // saved: a fixed, seed-independent proof that this check fires.
+        if (!entry.outcome.ok && regression.origin.check !== undefined && regression.origin.mutant === entry.name) {
+          expect(entry.outcome.failure.check, `${name} no longer fails first with ${regression.origin.check}`).toBe(regression.origin.check);
+        }
       }
     });
     it(`${name}: is stored in canonical form`, async () => {
@@ -53,6 +58,27 @@ describe('regressions/', () => {
       expect(readFileSync(file, 'utf8')).toBe(serializeRegression(regression));
     });
   }
+});
+
+describe('every invariant of every system fires in a stored counterexample', () => {
+  it('has, per invariant, a regression whose mutant it catches first', async () => {
+    const firing = new Map<string, Set<string>>();
+    for (const file of files) {
+      const { regression } = await loadRegression(file, lookup.mutantNames, systemForFile);
+      if (regression.origin.mutant === undefined || regression.origin.check === undefined) continue;
+      if (!regression.catches.includes(regression.origin.mutant)) continue;
+      const checks = firing.get(regression.system) ?? new Set<string>();
+      checks.add(regression.origin.check);
+      firing.set(regression.system, checks);
+    }
+    const missing: string[] = [];
+    for (const system of SYSTEMS) {
+      for (const invariant of system.invariants) {
+        if (!firing.get(system.name)?.has(invariant.name)) missing.push(`${system.name}/${invariant.name}`);
+      }
+    }
+    expect(missing, 'invariants with no stored counterexample that they catch first').toEqual([]);
+  });
 });
 
 describe('regression file errors name the file and the JSON path', () => {
