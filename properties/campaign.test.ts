@@ -35,7 +35,7 @@ function runShard(shard: Shard, runs: number, implFactory?: (typeof MUTANTS)[num
     recordRun(summary.systems[residencySetSystem.name]!, result, shard);
     if (result.finding) {
       const f = result.finding;
-      addFinding(summary.findings, { signature: f.signature, system: f.system, check: f.check, op: f.op, runIndex: f.runIndex, commands: f.commands.length, file: `x/${f.signature}`, replay: '', weights: f.weights, faults: f.faults });
+      addFinding(summary.findings, { signature: f.signature, system: f.system, check: f.check, op: f.op, runIndex: f.runIndex, commands: f.commands.length, file: `x/${f.signature}`, replay: '', weights: f.weights, faults: f.faults, smallConfigs: f.smallConfigs });
     }
   }
   summary.stopped = 'complete';
@@ -57,6 +57,8 @@ describe('campaign runs', () => {
     expect(plans.some((plan) => plan.weights !== null && plan.weights.open === 0)).toBe(true);
     expect(plans.some((plan) => plan.faults.length === 0)).toBe(true);
     expect(plans.some((plan) => plan.faults.includes('set-growth-failure'))).toBe(true);
+    expect(plans.some((plan) => plan.smallConfigs)).toBe(true);
+    expect(plans.some((plan) => !plan.smallConfigs)).toBe(true);
     // A fault-free run never generates the fault's op.
     for (const plan of plans.filter((p) => p.faults.length === 0)) expect(plan.weights?.failNextGrowth).toBe(0);
   });

@@ -280,6 +280,7 @@ class Campaign {
       replay: `npm run regress -- replay ${displayPath(file)}`,
       weights: finding.weights,
       faults: finding.faults,
+      smallConfigs: finding.smallConfigs,
     };
     const verdict = addFinding(this.summary.findings, entry);
     if (verdict === 'duplicate') return;

@@ -18,6 +18,8 @@ const FAULT_FREE_SHARE = 0.35;
 const OP_ENABLED_PROBABILITY = 0.7;
 const FAULT_SITE_PROBABILITY = 0.5;
 const MAX_SWARM_WEIGHT = 10;
+/** Share of runs whose config keeps fast-check's bias toward small values. */
+const SMALL_CONFIG_SHARE = 0.4;
 
 export interface RunPlan {
   readonly system: string;
@@ -26,6 +28,8 @@ export interface RunPlan {
   /** null: the system's default weights. */
   readonly weights: Readonly<Record<string, number>> | null;
   readonly faults: readonly string[];
+  /** The config is drawn with the bias toward small values (smaller pools and budgets). */
+  readonly smallConfigs: boolean;
 }
 
 /** Which op names belong to a fault site of the system. */
@@ -55,11 +59,12 @@ export function planRun(campaignSeed: string | number, system: SystemDef, runInd
     for (const op of faultOps) if (!enabled.has(op)) weights[op] = 0;
     if (Object.keys(weights).length === 0) weights = null;
   }
-  return { system: system.name, runIndex, seed, weights, faults };
+  const smallConfigs = runRandom(campaignSeed, system.name, runIndex, 'config')() < SMALL_CONFIG_SHARE;
+  return { system: system.name, runIndex, seed, weights, faults, smallConfigs };
 }
 
-export function generationPlan(plan: RunPlan): GenerationPlan | undefined {
-  return plan.weights === null ? undefined : { weights: plan.weights };
+export function generationPlan(plan: RunPlan): GenerationPlan {
+  return { ...(plan.weights === null ? {} : { weights: plan.weights }), smallConfigs: plan.smallConfigs };
 }
 
 export interface RunFinding {
@@ -75,6 +80,7 @@ export interface RunFinding {
   readonly message: string;
   readonly weights: Readonly<Record<string, number>> | null;
   readonly faults: readonly string[];
+  readonly smallConfigs: boolean;
   readonly originalLength: number;
 }
 
@@ -87,6 +93,7 @@ export interface RunResult {
   readonly probes: Record<string, number>;
   readonly weights: Readonly<Record<string, number>> | null;
   readonly faults: readonly string[];
+  readonly smallConfigs: boolean;
   readonly finding: RunFinding | null;
 }
 
@@ -126,6 +133,7 @@ export function executeRun(system: SystemDef, plan: RunPlan, implFactory?: ImplF
       message: failure.message,
       weights: plan.weights,
       faults: plan.faults,
+      smallConfigs: plan.smallConfigs,
       originalLength: result.originalLength,
     };
   }
@@ -136,6 +144,7 @@ export function executeRun(system: SystemDef, plan: RunPlan, implFactory?: ImplF
     probes,
     weights: plan.weights,
     faults: plan.faults,
+    smallConfigs: plan.smallConfigs,
     finding,
   };
 }
@@ -156,6 +165,7 @@ export interface FindingEntry {
   readonly replay: string;
   readonly weights: Readonly<Record<string, number>> | null;
   readonly faults: readonly string[];
+  readonly smallConfigs: boolean;
 }
 
 export interface SystemSummary {
@@ -168,7 +178,7 @@ export interface SystemSummary {
   completed: Record<string, Completion>;
   probes: Record<string, number>;
   probesNeverHit: string[];
-  swarm: { defaultPlanRuns: number; opEnabledRuns: Record<string, number> };
+  swarm: { defaultPlanRuns: number; smallConfigRuns: number; opEnabledRuns: Record<string, number> };
   faults: { faultFreeRuns: number; siteRuns: Record<string, number> };
 }
 
@@ -241,7 +251,7 @@ export function emptySystemSummary(system: SystemDef, shard: Shard): SystemSumma
     completed: { [shardLabel(shard)]: { below: 0, above: [] } },
     probes: Object.fromEntries(system.probes.map((probe) => [probe, 0])),
     probesNeverHit: [...system.probes],
-    swarm: { defaultPlanRuns: 0, opEnabledRuns: Object.fromEntries(Object.keys(system.ops).map((op) => [op, 0])) },
+    swarm: { defaultPlanRuns: 0, smallConfigRuns: 0, opEnabledRuns: Object.fromEntries(Object.keys(system.ops).map((op) => [op, 0])) },
     faults: { faultFreeRuns: 0, siteRuns: Object.fromEntries(Object.keys(system.faultOps ?? {}).map((site) => [site, 0])) },
   };
 }
@@ -292,6 +302,7 @@ export function recordRun(summary: SystemSummary, result: RunResult, shard: Shar
   for (const [probe, count] of Object.entries(result.probes)) summary.probes[probe] = (summary.probes[probe] ?? 0) + count;
   summary.probesNeverHit = Object.keys(summary.probes).filter((probe) => summary.probes[probe] === 0).sort();
   if (result.weights === null) summary.swarm.defaultPlanRuns++;
+  if (result.smallConfigs) summary.swarm.smallConfigRuns++;
   for (const op of Object.keys(summary.swarm.opEnabledRuns)) {
     if (result.weights === null || (result.weights[op] ?? 1) > 0) summary.swarm.opEnabledRuns[op]!++;
   }
@@ -352,6 +363,7 @@ export function mergeSummaries(summaries: readonly CampaignSummary[]): CampaignS
       for (const [probe, count] of Object.entries(system.probes)) target.probes[probe] = (target.probes[probe] ?? 0) + count;
       target.probesNeverHit = Object.keys(target.probes).filter((probe) => target.probes[probe] === 0).sort();
       target.swarm.defaultPlanRuns += system.swarm.defaultPlanRuns;
+      target.swarm.smallConfigRuns += system.swarm.smallConfigRuns;
       for (const [op, count] of Object.entries(system.swarm.opEnabledRuns)) target.swarm.opEnabledRuns[op] = (target.swarm.opEnabledRuns[op] ?? 0) + count;
       target.faults.faultFreeRuns += system.faults.faultFreeRuns;
       for (const [site, count] of Object.entries(system.faults.siteRuns)) target.faults.siteRuns[site] = (target.faults.siteRuns[site] ?? 0) + count;

@@ -13,16 +13,19 @@ export interface Case {
   readonly commands: Command[];
 }
 
-/** The arbitrary of whole test cases for a system. */
-export function caseArb(system: SystemDef, plan?: GenerationPlan, maxLength?: number): fc.Arbitrary<Case> {
+/**
+ * The arbitrary of whole test cases for a system. `unbiased` turns off fast-check's bias toward
+ * small values (campaigns run one case per seed, where the bias of a first run would make half
+ * the sequences short); the plan may keep the bias for the config (swarm: small config ranges).
+ */
+export function caseArb(system: SystemDef, plan?: GenerationPlan, maxLength?: number, unbiased = false): fc.Arbitrary<Case> {
   const { minLength } = system.sequence;
   const max = maxLength ?? system.sequence.maxLength;
-  return system.configArb().chain((config) =>
-    fc.record({
-      config: fc.constant(config),
-      commands: fc.array(system.commandArb(config, plan), { minLength: Math.min(minLength, max), maxLength: max, size: 'max' }),
-    }),
-  );
+  const configs = unbiased && plan?.smallConfigs !== true ? fc.noBias(system.configArb()) : system.configArb();
+  return configs.chain((config) => {
+    const commands = fc.array(system.commandArb(config, plan), { minLength: Math.min(minLength, max), maxLength: max, size: 'max' });
+    return fc.record({ config: fc.constant(config), commands: unbiased ? fc.noBias(commands) : commands });
+  });
 }
 
 export interface CheckOptions {
@@ -37,10 +40,7 @@ export interface CheckOptions {
   readonly noShrink?: boolean;
   /** Collects probe counts over every generated run (and its enabled fault sites). */
   readonly context?: RunContext;
-  /**
-   * Generate without fast-check's bias toward small values. Campaigns run one case per seed,
-   * where the bias of a first run would make half the sequences short.
-   */
+  /** Generate without fast-check's bias toward small values (see caseArb). */
   readonly unbiased?: boolean;
   /** Called once, when the first failing case is found (before shrinking). */
   readonly onFirstFailure?: (runIndex: number) => void;
@@ -83,8 +83,7 @@ export function checkSystem(system: SystemDef, options: CheckOptions): CheckResu
   let firstCheck: string | undefined;
   let generated = 0;
   let commandsRun = 0;
-  const cases = caseArb(system, options.plan, options.maxLength);
-  const property = fc.property(options.unbiased ? fc.noBias(cases) : cases, (testCase) => {
+  const property = fc.property(caseArb(system, options.plan, options.maxLength, options.unbiased), (testCase) => {
     const outcome = runSequence(system, testCase.config, testCase.commands, firstCheck === undefined ? generationOptions : runOptions);
     if (firstCheck === undefined) {
       generated++;

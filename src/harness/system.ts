@@ -39,6 +39,11 @@ export interface Invariant<S> {
 export interface GenerationPlan {
   /** Relative weight of each op kind; 0 disables it. Missing ops use the system's default. */
   readonly weights?: Readonly<Record<string, number>>;
+  /**
+   * Campaign runs generate without fast-check's bias toward small values; with this set, the
+   * config keeps that bias (smaller pools, capacities and budgets: a swarm choice of config range).
+   */
+  readonly smallConfigs?: boolean;
 }
 
 export interface SystemDef<S = any> {
