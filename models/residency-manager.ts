@@ -36,6 +36,8 @@
  * - Unreal's budget cap (when configured): local budget = min(reported, limit), the limit being
  *   the debug budget if set, else the reported budget, and 0 while backgrounded; with a limit of
  *   0 the grace period is 0.
+ * - Out of scope: the trim notifications of §8 (newest library version only, ID3D12Device15);
+ *   neither side registers the callback, so its periodic and to-budget trims are not modelled.
  */
 import { ContractError } from '../src/contract';
 import type { SimGpu } from '../src/gpu/sim-gpu';

@@ -24,7 +24,7 @@ function mutant(name: string, expectedCheck: string, description: string, Manage
 export const RESIDENCY_MANAGER_MUTANTS: Mutant[] = [
   mutant(
     'rm-referenced-not-moved',
-    'lru-order',
+    'lru-matches-model',
     'ObjectReferenced is skipped for objects already resident: they get a new sync point but keep their old place in the LRU',
     class extends ResidencyManagerImpl {
       protected override markObject(object: number, generation: number, nowTicks: number, makeCount: number): number {
@@ -36,8 +36,23 @@ export const RESIDENCY_MANAGER_MUTANTS: Mutant[] = [
     },
   ),
   mutant(
+    'rm-referenced-to-head',
+    'lru-sorted',
+    "ObjectReferenced moves an already-resident object to the resident head (LRU.Insert's end) instead of the tail: the object just used becomes the first eviction candidate, ahead of objects with older sync points",
+    class extends ResidencyManagerImpl {
+      protected override markObject(object: number, generation: number, nowTicks: number, makeCount: number): number {
+        if (this.statusOf[object] !== RESIDENT) return super.markObject(object, generation, nowTicks, makeCount);
+        this.unlink(object);
+        this.linkAfter(this.residentHead, object);
+        this.lastSync[object] = generation;
+        this.lastUsedTicks[object] = nowTicks;
+        return 0;
+      }
+    },
+  ),
+  mutant(
     'rm-new-objects-at-tail',
-    'lru-order',
+    'lru-matches-model',
     'BeginTracking inserts a new object (sync point 0) at the resident tail instead of the head, breaking the sort by last sync point',
     class extends ResidencyManagerImpl {
       protected override insertNewTracked(object: number): void {
@@ -65,7 +80,7 @@ export const RESIDENCY_MANAGER_MUTANTS: Mutant[] = [
   ),
   mutant(
     'rm-split-ge',
-    'lru-order',
+    'lru-matches-model',
     'ExecuteCommandLists splits when the total size equals the budget (>= instead of >)',
     class extends ResidencyManagerImpl {
       protected override shouldSplit(count: number, totalSizeBytes: number, budgetBytes: number): boolean {
@@ -219,7 +234,7 @@ export const RESIDENCY_MANAGER_MUTANTS: Mutant[] = [
   ),
   mutant(
     'rm-grace-from-total-budget',
-    'lru-order',
+    'lru-matches-model',
     'The grace period is computed from local + non-local budget instead of the local segment alone',
     class extends ResidencyManagerImpl {
       protected override graceTicks(): number {

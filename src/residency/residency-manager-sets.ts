@@ -2,18 +2,16 @@
  * The residency manager's set pool: the shipped residency-set pool plus an allocation-free
  * master-set merge for ExecuteCommandLists (residency-library.md §7 steps 2-4).
  *
- * `mergeMaster` takes a master slot, walks the sets in array order and their objects in
- * insertion order, keeps the first sighting of each object (the master's flag at its slot is the
- * dedupe test), writes the unique objects into a caller-owned scratch array, sums their sizes
- * once, then clears the master's flags and returns its slot: one pass, no allocation.
+ * `mergeMaster` takes a master slot and runs the pool's `mergeUnique` (the same merge as the
+ * residency-set Execute): walks the sets in array order and their objects in insertion order,
+ * keeps the first sighting of each object (the master's flag at its slot is the dedupe test),
+ * writes the unique objects into a caller-owned scratch array, sums their sizes once, then
+ * clears the master's flags and returns its slot: one pass, no allocation.
  */
 import { ResidencySetPoolImpl } from './residency-set';
 import type { ResidencySetConfig } from './residency-set-types';
 
 export class ManagerSetPool extends ResidencySetPoolImpl {
-  /** Bytes of the unique objects of the last successful merge. */
-  mergedSizeBytes = 0;
-
   constructor(config: ResidencySetConfig) {
     super(config);
   }
@@ -40,39 +38,20 @@ export class ManagerSetPool extends ResidencySetPoolImpl {
   }
 
   /**
-   * The master-set merge of ids[from, to) into `out`. Returns the number of unique objects,
-   * or -1 when no slot is free for the master set (E_OUTOFMEMORY).
+   * The master-set merge of ids[from, to) into `out` (the pool's shared `mergeUnique`, with a
+   * master slot taken for it and returned). Returns the number of unique objects, or -1 when no
+   * slot is free for the master set (E_OUTOFMEMORY).
    */
   mergeMaster(ids: readonly (number | null)[], from: number, to: number, out: Int32Array): number {
-    const slot = this.slots.acquire();
+    const slot = this.acquireMasterSlot();
     if (slot < 0) return -1;
-    const offset = slot >>> 5;
-    const bit = 1 << (slot & 31);
-    const words = this.wordsPerObject;
-    const flags = this.flags;
-    let count = 0;
-    let totalBytes = 0;
-    for (let i = from; i < to; i++) {
-      const id = ids[i];
-      if (id === null || id === undefined) continue;
-      const set = this.set(id);
-      const storage = set.storage;
-      for (let k = 0; k < set.size; k++) {
-        const object = storage![k]!;
-        const index = object * words + offset;
-        const word = flags[index]!;
-        if ((word & bit) !== 0) continue;
-        flags[index] = word | bit;
-        out[count++] = object;
-        totalBytes += this.sizesBytes[object]!;
-      }
-    }
-    for (let i = 0; i < count; i++) {
-      const index = out[i]! * words + offset;
-      flags[index] = flags[index]! & ~bit;
-    }
-    this.slots.release(slot);
-    this.mergedSizeBytes = totalBytes;
+    const count = this.mergeUnique(slot, ids, from, to, out);
+    this.releaseMasterSlot(slot);
     return count;
+  }
+
+  /** Bytes of the unique objects of the last successful merge. */
+  get mergedSizeBytes(): number {
+    return this.mergedBytes;
   }
 }

@@ -43,6 +43,8 @@ export class ResidencySetPoolImpl implements ResidencySetPool {
   protected readonly sizesBytes: Float64Array;
   private masterScratch = new Int32Array(64);
   private growthFailureArmed = false;
+  /** Bytes of the unique objects of the last `mergeUnique`. */
+  protected mergedBytes = 0;
 
   constructor(protected readonly config: ResidencySetConfig) {
     this.slots = new SlotPool(config.slotCount);
@@ -177,31 +179,47 @@ export class ResidencySetPoolImpl implements ResidencySetPool {
     if (masterSlot < 0) return { hr: 'E_OUTOFMEMORY', objects: [], totalSizeBytes: 0 };
     if (this.masterScratch.length < maxRefs) this.masterScratch = new Int32Array(Math.max(maxRefs, this.masterScratch.length * 2));
     const master = this.masterScratch;
+    const count = this.mergeUnique(masterSlot, ids, 0, ids.length, master);
+    this.releaseMasterSlot(masterSlot);
+    return { hr: 'S_OK', objects: Array.from(master.subarray(0, count)), totalSizeBytes: this.mergedBytes };
+  }
+
+  /**
+   * The master-set merge with the master's flag slot (taken and returned by the caller): walks
+   * the non-null sets of ids[from, to) in order and each set's objects in insertion order, keeps
+   * the first sighting of each object (the master's flag is the dedupe test), writes the unique
+   * objects into `out` and their total size into `mergedBytes`, then clears the master's flags
+   * (closing the master). Returns the number of unique objects; allocates nothing. `out` must
+   * have room for every unique object.
+   */
+  protected mergeUnique(masterSlot: number, ids: readonly (number | null)[], from: number, to: number, out: Int32Array): number {
     const offset = masterSlot >>> 5;
     const bit = 1 << (masterSlot & 31);
+    const words = this.wordsPerObject;
+    const flags = this.flags;
     let count = 0;
-    let totalSizeBytes = 0;
-    for (const id of ids) {
-      if (id === null) continue;
-      const set = this.sets[id]!;
+    let totalBytes = 0;
+    for (let i = from; i < to; i++) {
+      const id = ids[i];
+      if (id === null || id === undefined) continue;
+      const set = this.set(id);
       const storage = set.storage;
-      for (let i = 0; i < set.size; i++) {
-        const object = storage![i]!;
-        const index = object * this.wordsPerObject + offset;
-        const word = this.flags[index]!;
+      for (let k = 0; k < set.size; k++) {
+        const object = storage![k]!;
+        const index = object * words + offset;
+        const word = flags[index]!;
         if ((word & bit) !== 0) continue;
-        this.flags[index] = word | bit;
-        master[count++] = object;
-        totalSizeBytes += this.sizesBytes[object]!;
+        flags[index] = word | bit;
+        out[count++] = object;
+        totalBytes += this.sizesBytes[object]!;
       }
     }
-    // Close the master: clear its flags and return its slot.
     for (let i = 0; i < count; i++) {
-      const index = master[i]! * this.wordsPerObject + offset;
-      this.flags[index] = this.flags[index]! & ~bit;
+      const index = out[i]! * words + offset;
+      flags[index] = flags[index]! & ~bit;
     }
-    this.releaseMasterSlot(masterSlot);
-    return { hr: 'S_OK', objects: Array.from(master.subarray(0, count)), totalSizeBytes };
+    this.mergedBytes = totalBytes;
+    return count;
   }
 
   protected validateClosed(set: ResidencySet): boolean {

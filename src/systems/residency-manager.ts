@@ -20,6 +20,7 @@ import { ResidencyManagerModel } from '../../models/residency-manager';
 import { ResidencyManagerImpl } from '../residency/residency-manager';
 import { DEVICE_CALL_KINDS, type DeviceCallKind, type ViolationKind } from '../gpu/sim-gpu';
 import type { ResidencyManager, ResidencyManagerConfig } from '../residency/residency-manager-types';
+import { bothSides, pickLive } from './common';
 import { weightedOps } from './generation';
 
 /** Residency sets each side creates up front; set handles are taken modulo this. */
@@ -30,7 +31,10 @@ export interface ManagerSide {
   readonly config: ResidencyManagerConfig;
   readonly env: RunEnv;
   readonly setIds: number[];
-  /** Highest generation observed so far (generations never go back). */
+  /**
+   * Highest generation observed before the current command (generations never go back).
+   * Updated by `apply` before it runs the command; the invariant only reads it.
+   */
   highestGeneration: number;
   /** Evictions of objects whose last sync point was not complete when the Evict was issued. */
   readonly unsafeEvictions: string[];
@@ -120,7 +124,7 @@ function objectOf(s: ManagerSide, obj: number): number {
   return obj % s.config.objectSizesBytes.length;
 }
 function setOf(s: ManagerSide, handle: number): number {
-  return s.setIds[handle % SET_COUNT]!;
+  return pickLive(s.setIds, handle)!; // SET_COUNT sets exist from the start, so this always resolves
 }
 function queueOf(s: ManagerSide, queue: number): number {
   return queue % s.config.queueCount;
@@ -206,6 +210,8 @@ function applyOp(s: ManagerSide, command: Command): JsonObject {
 }
 
 function apply(s: ManagerSide, command: Command): Json {
+  // The state update behind generations-increasing: the invariant compares against this.
+  s.highestGeneration = Math.max(s.highestGeneration, s.manager.currentGeneration());
   let result: JsonObject = {};
   let failure: unknown = undefined;
   try {
@@ -219,15 +225,6 @@ function apply(s: ManagerSide, command: Command): Json {
   for (const event of events) s.env.probe(event);
   if (failure !== undefined) throw failure;
   return { ...result, calls: calls as Json, events };
-}
-
-function bothSides(check: (s: ManagerSide) => string | null): (model: ManagerSide, impl: ManagerSide) => string | null {
-  return (model, impl) => {
-    const fromImpl = check(impl);
-    if (fromImpl !== null) return `implementation: ${fromImpl}`;
-    const fromModel = check(model);
-    return fromModel === null ? null : `model: ${fromModel}`;
-  };
 }
 
 function gpuViolation(kinds: readonly ViolationKind[]): (s: ManagerSide) => string | null {
@@ -258,15 +255,56 @@ function bookkeeping(s: ManagerSide): string | null {
   return gpuViolation(['refcount'])(s);
 }
 
-function lruOrder(s: ManagerSide): string | null {
-  const resident = s.manager.residentList();
-  for (let i = 1; i < resident.length; i++) {
-    const before = s.manager.lastSyncPoint(resident[i - 1]!);
-    const after = s.manager.lastSyncPoint(resident[i]!);
-    if (after < before) return `resident list [${resident}] has object ${resident[i]} (sync point ${after}) after object ${resident[i - 1]} (sync point ${before})`;
-    const usedAfter = s.manager.lastUsedTimestamp(resident[i]!);
-    const usedBefore = s.manager.lastUsedTimestamp(resident[i - 1]!);
-    if (usedAfter < usedBefore) return `resident list [${resident}] has object ${resident[i]} (used at tick ${usedAfter}) after object ${resident[i - 1]} (used at tick ${usedBefore})`;
+/**
+ * One side's LRU sort (§4 ordering property): the resident list is non-decreasing in last sync
+ * point from head to tail, and in last-used tick among objects that have been used. A never-used
+ * object (newly tracked: sync point 0, tick 0, inserted at the head) is left out of the tick
+ * comparison; an object referenced at generation 0 and tick 0 carries the same stamps, so it is
+ * left out too. Whether the lists are the model's is lru-matches-model's question, not this one.
+ */
+function lruSorted(s: ManagerSide): string | null {
+  const m = s.manager;
+  const resident = m.residentList();
+  let previousUsed = -1; // the last used object seen so far, or -1
+  for (let i = 0; i < resident.length; i++) {
+    const object = resident[i]!;
+    const sync = m.lastSyncPoint(object);
+    if (i > 0) {
+      const before = m.lastSyncPoint(resident[i - 1]!);
+      if (sync < before) return `resident list [${resident}] has object ${object} (sync point ${sync}) after object ${resident[i - 1]} (sync point ${before})`;
+    }
+    const used = m.lastUsedTimestamp(object);
+    if (sync === 0 && used === 0) continue; // never used
+    if (previousUsed >= 0) {
+      const usedBefore = m.lastUsedTimestamp(previousUsed);
+      if (used < usedBefore) return `resident list [${resident}] has object ${object} (used at tick ${used}) after object ${previousUsed} (used at tick ${usedBefore})`;
+    }
+    previousUsed = object;
+  }
+  return null;
+}
+
+/**
+ * Cross-side LRU state: the implementation's resident and evicted lists hold the model's objects
+ * in the model's order, and every tracked object carries the model's last sync point and
+ * last-used tick (the eviction observer of no-eviction-in-flight reads the implementation's own
+ * stamps, so they must be the model's).
+ */
+function lruMatchesModel(model: ManagerSide, impl: ManagerSide): string | null {
+  const expected = model.manager.residentList().join(',');
+  const actual = impl.manager.residentList().join(',');
+  if (expected !== actual) return `the implementation's resident list is [${actual}], the model's [${expected}]`;
+  const expectedEvicted = model.manager.evictedList().join(',');
+  const actualEvicted = impl.manager.evictedList().join(',');
+  if (expectedEvicted !== actualEvicted) return `the implementation's evicted list is [${actualEvicted}], the model's [${expectedEvicted}]`;
+  for (let object = 0; object < model.config.objectSizesBytes.length; object++) {
+    if (model.manager.status(object) === 'untracked') continue;
+    const expectedSync = model.manager.lastSyncPoint(object);
+    const actualSync = impl.manager.lastSyncPoint(object);
+    if (expectedSync !== actualSync) return `object ${object} has last sync point ${actualSync} in the implementation, ${expectedSync} in the model`;
+    const expectedUsed = model.manager.lastUsedTimestamp(object);
+    const actualUsed = impl.manager.lastUsedTimestamp(object);
+    if (expectedUsed !== actualUsed) return `object ${object} was last used at tick ${actualUsed} in the implementation, ${expectedUsed} in the model`;
   }
   return null;
 }
@@ -274,7 +312,6 @@ function lruOrder(s: ManagerSide): string | null {
 function generations(s: ManagerSide): string | null {
   const current = s.manager.currentGeneration();
   if (current < s.highestGeneration) return `the current generation went back from ${s.highestGeneration} to ${current}`;
-  s.highestGeneration = current;
   const inFlight = s.manager.syncPointGenerations();
   for (let i = 0; i < inFlight.length; i++) {
     if (i > 0 && inFlight[i]! <= inFlight[i - 1]!) return `in-flight sync points are not strictly increasing: [${inFlight}]`;
@@ -301,19 +338,14 @@ const invariants: Invariant<ManagerSide>[] = [
     check: bothSides(bookkeeping),
   },
   {
-    name: 'lru-order',
-    description: "the resident list is non-decreasing in last sync point and in last-used tick from head to tail, and the implementation's lists hold the model's objects in the model's order",
-    check: (model, impl) => {
-      const sorted = bothSides(lruOrder)(model, impl);
-      if (sorted !== null) return sorted;
-      const expected = model.manager.residentList().join(',');
-      const actual = impl.manager.residentList().join(',');
-      if (expected !== actual) return `the implementation's resident list is [${actual}], the model's [${expected}]`;
-      const expectedEvicted = model.manager.evictedList().join(',');
-      const actualEvicted = impl.manager.evictedList().join(',');
-      if (expectedEvicted !== actualEvicted) return `the implementation's evicted list is [${actualEvicted}], the model's [${expectedEvicted}]`;
-      return null;
-    },
+    name: 'lru-sorted',
+    description: 'on each side, the resident list is non-decreasing from head to tail in last sync point, and in last-used tick among objects that have been used',
+    check: bothSides(lruSorted),
+  },
+  {
+    name: 'lru-matches-model',
+    description: "the implementation's resident and evicted lists hold the model's objects in the model's order, and every tracked object has the model's last sync point and last-used tick",
+    check: lruMatchesModel,
   },
   {
     name: 'generations-increasing',
@@ -441,4 +473,5 @@ export const residencyManagerSystem: SystemDef<ManagerSide> = {
   apply,
   invariants,
   probes: PROBES,
+  faultOps: { 'device-call-failure': ['failNext'], 'set-growth-failure': ['failNextGrowth'] },
 };
