@@ -25,7 +25,10 @@
  *   submit with a value below the last submitted value: RING_FENCE_ORDER (checked in that order).
  * - collect pops submitted ranges in submission order while the front's value <= completedValue.
  * - freeBytes is the free arc: bytes from the cursor forward to the nearest live range start
- *   (all of the ring when none is live); wasteBytes = capacity - free - used.
+ *   (all of the ring when none is live). wasteBytes counts the gaps of the occupied arc: walking
+ *   forward from the end of the free arc, the bytes between one live range and the next and from
+ *   the last one back to the cursor (alignment padding, skipped tails, holes). The harness checks
+ *   free against the caller's own view and free + used + waste = capacity.
  */
 import { ContractError } from '../src/contract';
 import { alignUp, validateRequest } from '../src/alloc/allocator';
@@ -139,7 +142,17 @@ export class RingUploadModel implements RingUploadAllocator {
   }
 
   wasteBytes(): number {
-    return this.capacityBytes - this.freeBytes() - this.usedBytes();
+    if (this.ranges.length === 0) return 0;
+    const cursor = this.cursorBytes % this.capacityBytes;
+    const distance = (range: ModelRange): number => (range.offsetBytes - cursor + this.capacityBytes) % this.capacityBytes;
+    const ahead = [...this.ranges].sort((a, b) => distance(a) - distance(b));
+    let wasteBytes = 0;
+    let atBytes = distance(ahead[0]!);
+    for (const range of ahead) {
+      wasteBytes += distance(range) - atBytes;
+      atBytes = distance(range) + range.sizeBytes;
+    }
+    return wasteBytes + this.capacityBytes - atBytes;
   }
 
   isPristine(): boolean {

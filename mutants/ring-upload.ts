@@ -28,9 +28,8 @@ export const RING_UPLOAD_MUTANTS: Mutant[] = [
     'Only submitted ranges take part in conflict checks (the seed\'s race): with reservations outstanding and nothing submitted the ring looks idle, restarts at 0, and two recording threads get the same bytes',
     class extends RingUploadAllocatorImpl {
       protected override conflictHead(): number {
-        const mask = this.order.length - 1;
-        for (let i = 0; i < this.orderCount; i++) {
-          const slot = this.order[(this.orderFront + i) & mask]!;
+        for (let i = 0; i < this.order.count; i++) {
+          const slot = this.order.at(i);
           if (this.stateOf[slot] === RANGE_SUBMITTED) return slot;
         }
         return NO_SLOT;
@@ -44,9 +43,8 @@ export const RING_UPLOAD_MUTANTS: Mutant[] = [
     class extends RingUploadAllocatorImpl {
       protected override wrapBlocked(headOffsetBytes: number, sizeBytes: number): boolean {
         if (headOffsetBytes >= this.cursorBytes) return true;
-        const mask = this.order.length - 1;
-        for (let i = 0; i < this.orderCount; i++) {
-          const slot = this.order[(this.orderFront + i) & mask]!;
+        for (let i = 0; i < this.order.count; i++) {
+          const slot = this.order.at(i);
           if (this.stateOf[slot] === RANGE_RESERVED) return this.offsetOf[slot]! < sizeBytes;
         }
         return false;
@@ -105,12 +103,22 @@ export const RING_UPLOAD_MUTANTS: Mutant[] = [
     },
   ),
   mutant(
+    'ring-waste-head-forgets-wrap',
+    'accounting',
+    'When the oldest range is freed and the head moves on, the bytes that leave the occupied arc are measured as new head minus old head, without going around the end of the ring: after a wrap the waste count goes wrong (negative, or holes that never leave)',
+    class extends RingUploadAllocatorImpl {
+      protected override forwardBytes(fromBytes: number, toBytes: number): number {
+        return toBytes - fromBytes;
+      }
+    },
+  ),
+  mutant(
     'ring-fixed-record-table',
     'no-false-out-of-memory',
     'Range records live in a fixed table of four entries that never grows: the ring answers null with bytes to spare',
     class extends RingUploadAllocatorImpl {
       protected override takeSlot(): number {
-        return this.orderCount >= 4 ? NO_SLOT : super.takeSlot();
+        return this.order.count >= 4 ? NO_SLOT : super.takeSlot();
       }
     },
   ),

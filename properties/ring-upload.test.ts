@@ -5,10 +5,12 @@ import { RingUploadModel } from '../models/ring-upload';
 import { RingErrors, type RingUploadAllocator } from '../src/alloc/ring-upload-types';
 import { AllocErrors } from '../src/alloc/allocator';
 import { runSequence } from '../src/harness/runner';
-import type { Command } from '../src/harness/system';
+import { checkSystem } from '../src/harness/property';
+import type { Command, SystemDef } from '../src/harness/system';
+import { NumberDeque } from '../src/alloc/ring-upload-deque';
 import { RING_UPLOAD_MUTANTS } from '../mutants/ring-upload';
 import { QueueTimeline } from '../src/gpu/queue-timeline';
-import { describeSystem } from './support';
+import { describeSystem, TEST_SEED } from './support';
 
 describeSystem(ringUploadSystem, { numRuns: 400, mutantRuns: 300 });
 
@@ -117,6 +119,76 @@ describe('ring-upload: the seed\'s examples', () => {
     expect(runSequence(ringUploadSystem, config, program).ok).toBe(true);
     const outcome = runSequence(ringUploadSystem, config, program, { implFactory: mutantNamed('ring-tracks-only-submitted').createImpl });
     expect(outcome.ok ? null : outcome.failure.check).toBe('no-overlap');
+  });
+});
+
+describe('ring-upload: accounting is judged against the caller, not against the other side', () => {
+  /** The system with the model replaced too: model and implementation are the same code and always agree. */
+  function twin(createImpl: SystemDef['createImpl']): SystemDef {
+    return { ...ringUploadSystem, createModel: createImpl };
+  }
+
+  it('a ring that counts holes and padding as free is caught by accounting even when it is both sides', () => {
+    const mutant = mutantNamed('ring-free-ignores-holes');
+    const result = checkSystem(twin(mutant.createImpl), { seed: TEST_SEED, numRuns: 300, implFactory: mutant.createImpl });
+    expect(result.failed).toBe(true);
+    if (result.failed) expect(result.failure.check).toBe('accounting');
+    // The smallest case: a hole behind the head, model and implementation in full agreement.
+    const program: Command[] = [
+      { op: 'allocate', sizeBytes: 40, alignBytes: 1 },
+      { op: 'allocate', sizeBytes: 40, alignBytes: 1 },
+      { op: 'cancel', index: 1 },
+    ];
+    const outcome = runSequence(twin(mutant.createImpl), { capacityBytes: 100 }, program, { implFactory: mutant.createImpl });
+    expect(outcome.ok ? null : [outcome.failure.step, outcome.failure.check, outcome.failure.diff]).toEqual([2, 'accounting', []]);
+  });
+
+  it('the shipped ring is its own twin: the checks against the caller hold', () => {
+    const system = twin(ringUploadSystem.createImpl);
+    const result = checkSystem(system, { seed: TEST_SEED, numRuns: 200 });
+    expect(result.failed ? result.failure.message : null).toBeNull();
+  });
+
+  for (const [name, make] of [
+    ['model', (capacityBytes: number) => new RingUploadModel(capacityBytes)],
+    ['implementation', (capacityBytes: number) => new RingUploadAllocatorImpl(capacityBytes)],
+  ] as const) {
+    it(`${name}: waste counts padding, the skipped tail of a wrap and holes, and leaves the arc with the head`, () => {
+      const ring: RingUploadAllocator = make(100);
+      expect(ring.allocate(10, 1)).toBe(0);
+      expect(ring.allocate(10, 16)).toBe(16); // 6 bytes of padding
+      expect(ring.allocate(64, 1)).toBe(26);
+      expect([ring.freeBytes(), ring.usedBytes(), ring.wasteBytes()]).toEqual([10, 84, 6]);
+      ring.cancel(0); // the head moves to 16: the 6 bytes of padding leave the arc
+      expect([ring.freeBytes(), ring.usedBytes(), ring.wasteBytes()]).toEqual([26, 74, 0]);
+      expect(ring.allocate(12, 1)).toBe(0); // wraps: the 10-byte tail is skipped
+      expect([ring.freeBytes(), ring.usedBytes(), ring.wasteBytes()]).toEqual([4, 86, 10]);
+      ring.cancel(26); // a hole behind the head
+      expect([ring.freeBytes(), ring.usedBytes(), ring.wasteBytes()]).toEqual([4, 22, 74]);
+      ring.cancel(16); // the head jumps over the hole and the skipped tail to 0
+      expect([ring.freeBytes(), ring.usedBytes(), ring.wasteBytes()]).toEqual([88, 12, 0]);
+    });
+  }
+});
+
+describe('number deque (the ring buffers under the ring and the deferred-free FIFOs)', () => {
+  it('keeps FIFO order across wrap-around and growth', () => {
+    const deque = new NumberDeque(4);
+    const expected: number[] = [];
+    let next = 0;
+    for (let round = 0; round < 50; round++) {
+      for (let i = 0; i < (round % 5) + 1; i++) {
+        deque.push(next);
+        expected.push(next++);
+      }
+      for (let i = 0; i < round % 3 && expected.length > 0; i++) {
+        expect(deque.peekFront()).toBe(expected.shift());
+        deque.popFront();
+      }
+      expect(deque.count).toBe(expected.length);
+      expect(Array.from({ length: deque.count }, (_, i) => deque.at(i))).toEqual(expected);
+    }
+    expect(() => new NumberDeque(6)).toThrow();
   });
 });
 

@@ -7,8 +7,9 @@
  * stamped with it are in stamp order already. Pending releases form one FIFO, and the pool keeps
  * one FIFO per size class: the front is the oldest stamp, so "is anything completed?" looks at
  * fronts only, and a pool hit that finds an uncompleted front knows nothing behind it completed.
- * Each FIFO is a growable ring of typed arrays (offset, size, stamp). A Map from offset to size
- * class (-1 for a plain allocation) tells live allocations apart.
+ * Each FIFO is three growable typed-array rings in step (offset, size, stamp; see
+ * ring-upload-deque.ts). A Map from offset to size class (-1 for a plain allocation) tells live
+ * allocations apart.
  *
  * The policy (shared with models/deferred-free.ts): completed releases go back at endFrame and
  * when an allocation finds no room (then completed pooled objects go back too and the request is
@@ -19,62 +20,40 @@
 import { badFree, type BlockAllocator } from './allocator';
 import { ContractError } from '../contract';
 import { DeferredErrors, type DeferredFreeAllocator, type FrameFence, type PoolAcquireResult, type PoolConfig } from './deferred-free-types';
+import { NumberDeque } from './ring-upload-deque';
 
 const PLAIN = -1;
-const INITIAL_QUEUE_ENTRIES = 16;
 
-/** A FIFO of (offset, size, fence stamp) triples in a growable typed-array ring. */
+/** A FIFO of (offset, size, fence stamp) triples: three deques pushed and popped in step. */
 export class StampQueue {
-  private offsets = new Float64Array(INITIAL_QUEUE_ENTRIES);
-  private sizes = new Float64Array(INITIAL_QUEUE_ENTRIES);
-  private stamps = new Float64Array(INITIAL_QUEUE_ENTRIES);
-  private front = 0;
-  count = 0;
+  private readonly offsets = new NumberDeque();
+  private readonly sizes = new NumberDeque();
+  private readonly stamps = new NumberDeque();
 
-  push(offsetBytes: number, sizeBytes: number, fenceValue: number): void {
-    if (this.count === this.offsets.length) this.grow();
-    const at = (this.front + this.count) & (this.offsets.length - 1);
-    this.offsets[at] = offsetBytes;
-    this.sizes[at] = sizeBytes;
-    this.stamps[at] = fenceValue;
-    this.count++;
+  get count(): number {
+    return this.offsets.count;
   }
 
-  /** The i-th entry from the front (0 = oldest). */
-  private at(index: number): number {
-    return (this.front + index) & (this.offsets.length - 1);
+  push(offsetBytes: number, sizeBytes: number, fenceValue: number): void {
+    this.offsets.push(offsetBytes);
+    this.sizes.push(sizeBytes);
+    this.stamps.push(fenceValue);
   }
 
   frontOffset(): number {
-    return this.offsets[this.front]!;
+    return this.offsets.peekFront();
   }
   frontSize(): number {
-    return this.sizes[this.front]!;
+    return this.sizes.peekFront();
   }
   frontStamp(): number {
-    return this.stamps[this.front]!;
+    return this.stamps.peekFront();
   }
 
   pop(): void {
-    this.front = (this.front + 1) & (this.offsets.length - 1);
-    this.count--;
-  }
-
-  private grow(): void {
-    const length = this.offsets.length * 2;
-    const offsets = new Float64Array(length);
-    const sizes = new Float64Array(length);
-    const stamps = new Float64Array(length);
-    for (let i = 0; i < this.count; i++) {
-      const from = this.at(i);
-      offsets[i] = this.offsets[from]!;
-      sizes[i] = this.sizes[from]!;
-      stamps[i] = this.stamps[from]!;
-    }
-    this.offsets = offsets;
-    this.sizes = sizes;
-    this.stamps = stamps;
-    this.front = 0;
+    this.offsets.popFront();
+    this.sizes.popFront();
+    this.stamps.popFront();
   }
 }
 
@@ -116,7 +95,9 @@ export class DeferredFreeAllocatorImpl implements DeferredFreeAllocator {
   }
 
   endFrame(): number[] {
-    return this.returnCompletedReleases();
+    const returned: number[] = [];
+    this.returnCompletedReleases(returned);
+    return returned;
   }
 
   poolAcquire(sizeClass: number): PoolAcquireResult | null {
@@ -151,7 +132,9 @@ export class DeferredFreeAllocatorImpl implements DeferredFreeAllocator {
   }
 
   poolTrim(): number[] {
-    return this.trimCompletedPooled();
+    const returned: number[] = [];
+    this.trimCompletedPooled(returned);
+    return returned.sort((a, b) => a - b);
   }
 
   pendingBytes(): number {
@@ -191,26 +174,26 @@ export class DeferredFreeAllocatorImpl implements DeferredFreeAllocator {
   protected allocInner(sizeBytes: number, alignBytes: number): number | null {
     const first = this.inner.alloc(sizeBytes, alignBytes);
     if (first !== null || !this.anythingReclaimable()) return first;
-    this.returnCompletedReleases();
-    this.trimCompletedPooled();
+    // Nobody asks which offsets went back here: reclaim without collecting them.
+    this.returnCompletedReleases(null);
+    this.trimCompletedPooled(null);
     return this.inner.alloc(sizeBytes, alignBytes);
   }
 
-  protected returnCompletedReleases(): number[] {
-    const returned: number[] = [];
+  /** Gives completed releases back to the sub-allocator in release order, appending their offsets to `returned` unless null. */
+  protected returnCompletedReleases(returned: number[] | null): void {
     // Bounded by the queue length: each pass pops one entry.
     while (this.pending.count > 0 && this.isComplete(this.pending.frontStamp())) {
       const offsetBytes = this.pending.frontOffset();
       this.pendingByteCount -= this.pending.frontSize();
       this.pending.pop();
       this.inner.free(offsetBytes);
-      returned.push(offsetBytes);
+      returned?.push(offsetBytes);
     }
-    return returned;
   }
 
-  protected trimCompletedPooled(): number[] {
-    const returned: number[] = [];
+  /** Gives completed pooled objects back to the sub-allocator, appending their offsets (class by class) to `returned` unless null. */
+  protected trimCompletedPooled(returned: number[] | null): void {
     for (const queue of this.pooled) {
       while (queue.count > 0 && this.isComplete(queue.frontStamp())) {
         const offsetBytes = queue.frontOffset();
@@ -218,10 +201,9 @@ export class DeferredFreeAllocatorImpl implements DeferredFreeAllocator {
         this.pooledCount--;
         queue.pop();
         this.giveBackPooled(offsetBytes);
-        returned.push(offsetBytes);
+        returned?.push(offsetBytes);
       }
     }
-    return returned.sort((a, b) => a - b);
   }
 
   protected giveBackPooled(offsetBytes: number): void {

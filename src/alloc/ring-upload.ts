@@ -17,12 +17,19 @@
  *   along it, so collect pops from the front.
  * - `slotByOffset` finds the record a submit or cancel names.
  *
+ * Accounting: the occupied arc runs from the head forward to the cursor; free is the rest. Waste
+ * is counted as it arises, not derived: the padding an allocation sweeps (alignment jump, or the
+ * skipped tail of a wrap) and the bytes of a range freed behind the head (a hole) are added; when
+ * the head moves forward, the bytes between the old and the new head leave the arc (the freed
+ * head's own bytes were used, everything else in between was waste).
+ *
  * Steps are protected so the bug catalog (mutants/) can re-create a pitfall by overriding one;
  * nothing in src/ depends on that catalog.
  */
 import { ContractError } from '../contract';
 import { alignUp, validateRequest } from './allocator';
 import { RingErrors, type RingRange, type RingUploadAllocator } from './ring-upload-types';
+import { NumberDeque } from './ring-upload-deque';
 
 export const RANGE_FREE = 0;
 export const RANGE_RESERVED = 1;
@@ -43,20 +50,17 @@ export class RingUploadAllocatorImpl implements RingUploadAllocator {
   protected freeSlots: Int32Array;
   protected freeSlotCount: number;
 
-  // Allocation order: circular deque of slots, capacity a power of two.
-  protected order: Int32Array;
-  protected orderFront = 0;
-  protected orderCount = 0;
-
-  // Submission order: circular queue of slots.
-  protected inFlight: Int32Array;
-  protected inFlightFront = 0;
-  protected inFlightCount = 0;
+  /** Slots in allocation order (front = head). */
+  protected readonly order = new NumberDeque(INITIAL_SLOTS);
+  /** Submitted slots in submission order. */
+  protected readonly inFlight = new NumberDeque(INITIAL_SLOTS);
 
   protected readonly slotByOffset = new Map<number, number>();
   protected cursorBytes = 0;
   protected liveCount = 0;
   protected usedByteCount = 0;
+  /** Padding, skipped tails and holes inside the occupied arc. */
+  protected wasteByteCount = 0;
   protected lastSubmittedValue = 0;
 
   constructor(readonly capacityBytes: number) {
@@ -68,8 +72,6 @@ export class RingUploadAllocatorImpl implements RingUploadAllocator {
     this.freeSlots = new Int32Array(INITIAL_SLOTS);
     for (let i = 0; i < INITIAL_SLOTS; i++) this.freeSlots[i] = INITIAL_SLOTS - 1 - i;
     this.freeSlotCount = INITIAL_SLOTS;
-    this.order = new Int32Array(INITIAL_SLOTS);
-    this.inFlight = new Int32Array(INITIAL_SLOTS);
   }
 
   // ----- the contract -----
@@ -80,12 +82,15 @@ export class RingUploadAllocatorImpl implements RingUploadAllocator {
     if (head === NO_SLOT) this.cursorBytes = 0;
     const beginBytes = alignUp(this.cursorBytes, alignBytes);
     let offsetBytes: number;
+    let paddingBytes: number;
     if (beginBytes + sizeBytes <= this.capacityBytes) {
       if (head !== NO_SLOT && this.tailBlocked(this.offsetOf[head]!, beginBytes + sizeBytes)) return null;
       offsetBytes = beginBytes;
+      paddingBytes = beginBytes - this.cursorBytes;
     } else if (sizeBytes <= this.capacityBytes) {
       if (head !== NO_SLOT && this.wrapBlocked(this.offsetOf[head]!, sizeBytes)) return null;
       offsetBytes = 0;
+      paddingBytes = this.capacityBytes - this.cursorBytes;
     } else {
       return null;
     }
@@ -95,10 +100,12 @@ export class RingUploadAllocatorImpl implements RingUploadAllocator {
     this.sizeOf[slot] = sizeBytes;
     this.fenceOf[slot] = 0;
     this.stateOf[slot] = RANGE_RESERVED;
-    this.pushOrder(slot);
+    this.order.push(slot);
     this.slotByOffset.set(offsetBytes, slot);
     this.liveCount++;
     this.usedByteCount += sizeBytes;
+    // The first range of an idle ring starts the arc; later ones extend it by their padding.
+    this.wasteByteCount = head === NO_SLOT ? 0 : this.wasteByteCount + paddingBytes;
     this.cursorBytes = offsetBytes + sizeBytes;
     return offsetBytes;
   }
@@ -112,7 +119,7 @@ export class RingUploadAllocatorImpl implements RingUploadAllocator {
     this.stateOf[slot] = RANGE_SUBMITTED;
     this.fenceOf[slot] = fenceValue;
     this.lastSubmittedValue = Math.max(this.lastSubmittedValue, fenceValue);
-    this.pushInFlight(slot);
+    this.inFlight.push(slot);
   }
 
   cancel(offsetBytes: number): void {
@@ -126,11 +133,10 @@ export class RingUploadAllocatorImpl implements RingUploadAllocator {
   collect(completedValue: number): number[] {
     const freed: number[] = [];
     // Bounded: each pass pops one entry of the queue.
-    while (this.inFlightCount > 0) {
-      const slot = this.inFlight[this.inFlightFront]!;
+    while (this.inFlight.count > 0) {
+      const slot = this.inFlight.peekFront();
       if (!this.isComplete(this.fenceOf[slot]!, completedValue)) break;
-      this.inFlightFront = (this.inFlightFront + 1) & (this.inFlight.length - 1);
-      this.inFlightCount--;
+      this.inFlight.popFront();
       // Only a contract breach (a cancelled submission, see the bug catalog) leaves a freed slot here.
       if (this.stateOf[slot] !== RANGE_SUBMITTED) continue;
       freed.push(this.offsetOf[slot]!);
@@ -146,8 +152,8 @@ export class RingUploadAllocatorImpl implements RingUploadAllocator {
 
   live(): RingRange[] {
     const ranges: RingRange[] = [];
-    for (let i = 0; i < this.orderCount; i++) {
-      const slot = this.order[(this.orderFront + i) & (this.order.length - 1)]!;
+    for (let i = 0; i < this.order.count; i++) {
+      const slot = this.order.at(i);
       if (this.stateOf[slot] !== RANGE_FREE) ranges.push(this.describe(slot));
     }
     return ranges.sort((a, b) => a.offsetBytes - b.offsetBytes);
@@ -166,7 +172,7 @@ export class RingUploadAllocatorImpl implements RingUploadAllocator {
   }
 
   wasteBytes(): number {
-    return this.capacityBytes - this.freeBytes() - this.usedBytes();
+    return this.wasteByteCount;
   }
 
   isPristine(): boolean {
@@ -180,7 +186,7 @@ export class RingUploadAllocatorImpl implements RingUploadAllocator {
    * when they are freed, so the front is always live.
    */
   protected headSlot(): number {
-    return this.orderCount === 0 ? NO_SLOT : this.order[this.orderFront]!;
+    return this.order.count === 0 ? NO_SLOT : this.order.peekFront();
   }
 
   /**
@@ -225,20 +231,34 @@ export class RingUploadAllocatorImpl implements RingUploadAllocator {
     return this.freeSlots[--this.freeSlotCount]!;
   }
 
-  /** Frees a live record and pops freed records off the front of the allocation order. */
+  /**
+   * Frees a live record and pops freed records off the front of the allocation order. Freed
+   * behind the head, its bytes become a hole (waste); freed at the head, the arc shrinks from the
+   * old head to the new one.
+   */
   protected release(slot: number): void {
+    const sizeBytes = this.sizeOf[slot]!;
+    const oldHead = this.headSlot();
+    const oldHeadOffsetBytes = oldHead === NO_SLOT ? 0 : this.offsetOf[oldHead]!;
     this.slotByOffset.delete(this.offsetOf[slot]!);
     this.stateOf[slot] = RANGE_FREE;
     this.liveCount--;
-    this.usedByteCount -= this.sizeOf[slot]!;
-    const mask = this.order.length - 1;
-    while (this.orderCount > 0) {
-      const front = this.order[this.orderFront]!;
+    this.usedByteCount -= sizeBytes;
+    this.wasteByteCount += sizeBytes;
+    while (this.order.count > 0) {
+      const front = this.order.peekFront();
       if (this.stateOf[front] !== RANGE_FREE) break;
-      this.orderFront = (this.orderFront + 1) & mask;
-      this.orderCount--;
+      this.order.popFront();
       this.freeSlots[this.freeSlotCount++] = front;
     }
+    const head = this.headSlot();
+    if (head === NO_SLOT) this.wasteByteCount = 0;
+    else this.wasteByteCount -= this.forwardBytes(oldHeadOffsetBytes, this.offsetOf[head]!);
+  }
+
+  /** Bytes from `fromBytes` forward around the ring to `toBytes`. */
+  protected forwardBytes(fromBytes: number, toBytes: number): number {
+    return toBytes >= fromBytes ? toBytes - fromBytes : toBytes + this.capacityBytes - fromBytes;
   }
 
   // ----- plumbing -----
@@ -259,24 +279,6 @@ export class RingUploadAllocatorImpl implements RingUploadAllocator {
     };
   }
 
-  private pushOrder(slot: number): void {
-    if (this.orderCount === this.order.length) {
-      this.order = regrow(this.order, this.orderFront, this.orderCount);
-      this.orderFront = 0;
-    }
-    this.order[(this.orderFront + this.orderCount) & (this.order.length - 1)] = slot;
-    this.orderCount++;
-  }
-
-  private pushInFlight(slot: number): void {
-    if (this.inFlightCount === this.inFlight.length) {
-      this.inFlight = regrow(this.inFlight, this.inFlightFront, this.inFlightCount);
-      this.inFlightFront = 0;
-    }
-    this.inFlight[(this.inFlightFront + this.inFlightCount) & (this.inFlight.length - 1)] = slot;
-    this.inFlightCount++;
-  }
-
   private growSlab(): void {
     const oldLength = this.offsetOf.length;
     const newLength = oldLength * 2;
@@ -294,12 +296,4 @@ export class RingUploadAllocatorImpl implements RingUploadAllocator {
 function grownCopy<T extends Float64Array | Uint8Array>(from: T, to: T): T {
   to.set(from);
   return to;
-}
-
-/** A circular queue's contents, unrolled into an array twice the size. */
-function regrow(queue: Int32Array, front: number, count: number): Int32Array {
-  const grown = new Int32Array(queue.length * 2);
-  const mask = queue.length - 1;
-  for (let i = 0; i < count; i++) grown[i] = queue[(front + i) & mask]!;
-  return grown;
 }

@@ -112,4 +112,18 @@ export class QueueTimeline {
     }
     return null;
   }
+
+  /**
+   * The judge of a hand-out: nothing handed to the CPU may overlap bytes an unfinished GPU read
+   * still uses. Call it right after `operation` handed out [offsetBytes, offsetBytes + sizeBytes);
+   * a breach is appended to `violations` (the side's record, reported by its invariant).
+   */
+  judgeHandOut(operation: string, offsetBytes: number, sizeBytes: number, violations: string[]): void {
+    const read = this.findInFlightOverlap(offsetBytes, sizeBytes);
+    if (read === null) return;
+    violations.push(
+      `${operation} handed out [${offsetBytes}, ${offsetBytes + sizeBytes}) while the GPU may still read ` +
+        `[${read.offsetBytes}, ${read.offsetBytes + read.sizeBytes}) until fence value ${read.fenceValue} (completed ${this.completed})`,
+    );
+  }
 }

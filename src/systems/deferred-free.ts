@@ -26,6 +26,8 @@ import { DeferredFreeAllocatorImpl } from '../alloc/deferred-free';
 import type { DeferredFreeAllocator, FrameFence, PoolConfig } from '../alloc/deferred-free-types';
 import { QueueTimeline } from '../gpu/queue-timeline';
 import { weightedOps } from './generation';
+import { bothSides, pickLive, SKIPPED } from './common';
+import { noFalseOutOfMemory, type AllocSide } from './alloc-common';
 
 export const DEFERRED_KINDS: readonly SubAllocatorKind[] = ['buddy', 'best-fit', 'first-fit'];
 
@@ -54,7 +56,7 @@ export interface DeferredSide {
   /** The offset released last (for double-release misuse), or -1. */
   lastReleasedOffset: number;
   /** The result of this step's alloc or poolAcquire, or undefined if the step was neither. */
-  lastAllocate: number | null | undefined;
+  lastAllocResult: number | null | undefined;
   /** Hand-outs of bytes an unfinished GPU read still uses (found at hand-out time). */
   readonly violations: string[];
 }
@@ -85,8 +87,6 @@ const DEFAULT_WEIGHTS: Record<keyof typeof deferredFreeOps, number> = {
   misuse: 1,
 };
 
-const SKIPPED: Json = { skipped: true };
-
 function toConfig(config: JsonObject): DeferredConfig {
   return config as unknown as DeferredConfig;
 }
@@ -99,26 +99,16 @@ export function deferredSide(
 ): DeferredSide {
   const timeline = new QueueTimeline();
   const c = toConfig(config);
-  return { allocator: make(c, timeline), timeline, config: c, env, live: [], nextHandoutId: 1, lastReleasedOffset: -1, lastAllocate: undefined, violations: [] };
+  return { allocator: make(c, timeline), timeline, config: c, env, live: [], nextHandoutId: 1, lastReleasedOffset: -1, lastAllocResult: undefined, violations: [] };
 }
 
 export function createDeferredImpl(config: DeferredConfig, fence: FrameFence): DeferredFreeAllocatorImpl {
   return new DeferredFreeAllocatorImpl(createSubAllocator(config.kind, config), fence, config);
 }
 
-function pick<T>(list: readonly T[], index: number): T | undefined {
-  return list.length === 0 ? undefined : list[index % list.length];
-}
-
 function handOut(s: DeferredSide, offsetBytes: number, sizeBytes: number, alignBytes: number, pooled: boolean): void {
   s.live.push({ id: s.nextHandoutId++, offsetBytes, sizeBytes, alignBytes, pooled });
-  const read = s.timeline.findInFlightOverlap(offsetBytes, sizeBytes);
-  if (read !== null) {
-    s.violations.push(
-      `${pooled ? 'poolAcquire' : 'alloc'} handed out [${offsetBytes}, ${offsetBytes + sizeBytes}) while the GPU may still read ` +
-        `[${read.offsetBytes}, ${read.offsetBytes + read.sizeBytes}) until fence value ${read.fenceValue} (completed ${s.timeline.completedValue})`,
-    );
-  }
+  s.timeline.judgeHandOut(pooled ? 'poolAcquire' : 'alloc', offsetBytes, sizeBytes, s.violations);
 }
 
 function forget(s: DeferredSide, offsetBytes: number): void {
@@ -156,7 +146,7 @@ function doPoolRelease(s: DeferredSide, offsetBytes: number): Json {
 function doPoolAcquire(s: DeferredSide, sizeClass: number): Json {
   const heldBefore = s.allocator.heldCount();
   const result = s.allocator.poolAcquire(sizeClass);
-  s.lastAllocate = result === null ? null : result.offsetBytes;
+  s.lastAllocResult = result === null ? null : result.offsetBytes;
   if (result === null) return { offsetBytes: null };
   const sizeBytes = s.config.objectSizesBytes[sizeClass]!;
   handOut(s, result.offsetBytes, sizeBytes, s.config.objectAlignBytes, true);
@@ -169,7 +159,7 @@ function doPoolAcquire(s: DeferredSide, sizeClass: number): Json {
 function alloc(s: DeferredSide, sizeBytes: number, alignBytes: number): Json {
   const heldBefore = s.allocator.heldCount();
   const offsetBytes = s.allocator.alloc(sizeBytes, alignBytes);
-  s.lastAllocate = offsetBytes;
+  s.lastAllocResult = offsetBytes;
   if (offsetBytes === null) {
     s.env.probe('alloc-null');
     return { offsetBytes: null };
@@ -185,14 +175,14 @@ function misuse(s: DeferredSide, kind: number, index: number): Json {
     case 'double-release':
       return doRelease(s, s.lastReleasedOffset >= 0 ? s.lastReleasedOffset : unknownOffset);
     case 'interior-offset': {
-      const handout = pick(s.live, index);
+      const handout = pickLive(s.live, index);
       const target = handout !== undefined && handout.sizeBytes > 1 ? handout.offsetBytes + 1 + (index % (handout.sizeBytes - 1)) : unknownOffset;
       return index % 2 === 0 ? doRelease(s, target) : doPoolRelease(s, target);
     }
     case 'unknown-offset':
       return index % 2 === 0 ? doRelease(s, unknownOffset) : doPoolRelease(s, unknownOffset);
     case 'pool-release-plain':
-      return doPoolRelease(s, pick(s.live.filter((handout) => !handout.pooled), index)?.offsetBytes ?? unknownOffset);
+      return doPoolRelease(s, pickLive(s.live.filter((handout) => !handout.pooled), index)?.offsetBytes ?? unknownOffset);
     case 'bad-size-class':
       return doPoolAcquire(s, s.config.objectSizesBytes.length + index);
     default:
@@ -201,16 +191,16 @@ function misuse(s: DeferredSide, kind: number, index: number): Json {
 }
 
 function apply(s: DeferredSide, command: Command): Json {
-  s.lastAllocate = undefined;
+  s.lastAllocResult = undefined;
   switch (command.op) {
     case 'alloc':
       return alloc(s, command.sizeBytes as number, command.alignBytes as number);
     case 'release': {
-      const handout = pick(s.live, command.index as number);
+      const handout = pickLive(s.live, command.index as number);
       return handout === undefined ? SKIPPED : doRelease(s, handout.offsetBytes);
     }
     case 'use': {
-      const handout = pick(s.live, command.index as number);
+      const handout = pickLive(s.live, command.index as number);
       if (handout === undefined) return SKIPPED;
       const fenceValue = s.timeline.nextValueToSignal;
       s.timeline.submitRead(handout.offsetBytes, handout.sizeBytes, fenceValue, handout.id);
@@ -229,7 +219,7 @@ function apply(s: DeferredSide, command: Command): Json {
     case 'poolAcquire':
       return doPoolAcquire(s, (command.sizeClass as number) % s.config.objectSizesBytes.length);
     case 'poolRelease': {
-      const handout = pick(
+      const handout = pickLive(
         s.live.filter((candidate) => candidate.pooled),
         command.index as number,
       );
@@ -247,14 +237,8 @@ function apply(s: DeferredSide, command: Command): Json {
   }
 }
 
-function bothSides(check: (s: DeferredSide) => string | null): (model: DeferredSide, impl: DeferredSide) => string | null {
-  return (model, impl) => {
-    const fromImpl = check(impl);
-    if (fromImpl !== null) return `implementation: ${fromImpl}`;
-    const fromModel = check(model);
-    return fromModel === null ? null : `model: ${fromModel}`;
-  };
-}
+/** alloc-common's invariant reads only `lastAllocResult`, which a deferred side holds with the same meaning. */
+const deferredNoFalseOutOfMemory: Invariant<Pick<AllocSide, 'lastAllocResult'>> = noFalseOutOfMemory;
 
 function rangeText(allocation: LiveAllocation): string {
   return `[${allocation.offsetBytes}, ${allocation.offsetBytes + allocation.sizeBytes})`;
@@ -308,20 +292,13 @@ const invariants: Invariant<DeferredSide>[] = [
       return null;
     }),
   },
-  {
-    name: 'no-false-out-of-memory',
-    description: 'when the model finds room for a request the implementation does too',
-    check: (model, impl) =>
-      typeof model.lastAllocate === 'number' && impl.lastAllocate === null
-        ? `the model placed the request at ${model.lastAllocate}, the implementation answered null`
-        : null,
-  },
+  deferredNoFalseOutOfMemory,
   {
     name: 'accounting',
     description:
       'free + used + waste = capacity; allocated bytes = live + pending + pooled, split as in the model; all returned means the sub-allocator is pristine',
     check: (model, impl) => {
-      const own = bothSides((s) => {
+      const own = bothSides<DeferredSide>((s) => {
         const inner = s.allocator.inner;
         const free = inner.freeBytes();
         const used = inner.usedBytes();

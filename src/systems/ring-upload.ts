@@ -22,6 +22,8 @@ import type { RingUploadAllocator } from '../alloc/ring-upload-types';
 import { alignUp } from '../alloc/allocator';
 import { QueueTimeline } from '../gpu/queue-timeline';
 import { weightedOps } from './generation';
+import { bothSides, pickLive, SKIPPED } from './common';
+import { noFalseOutOfMemory, type AllocSide } from './alloc-common';
 
 /** Capacity limit of generated and replayed configs. */
 export const RING_MAX_CAPACITY_BYTES = 1 << 30;
@@ -41,12 +43,12 @@ export interface RingSide {
   nextHandoutId: number;
   /** Offset of the last range freed by cancel or collect (for double-free misuse), or -1. */
   lastFreedOffset: number;
-  /** End of the last successful allocation (the caller's view of the write cursor). */
+  /** End of the last successful allocation (the caller's view of the write cursor while anything is live). */
   lastEndBytes: number;
   /** The highest fence value this caller submitted. */
   lastSubmittedValue: number;
   /** The result of this step's allocate, or undefined if the step was no allocate. */
-  lastAllocate: number | null | undefined;
+  lastAllocResult: number | null | undefined;
   /** Ranges handed out while the GPU could still read their bytes (found at hand-out time). */
   readonly violations: string[];
 }
@@ -87,8 +89,6 @@ const DEFAULT_WEIGHTS: Record<keyof typeof ringUploadOps, number> = {
   misuse: 1,
 };
 
-const SKIPPED: Json = { skipped: true };
-
 export function ringSide(ring: RingUploadAllocator, config: JsonObject, env: RunEnv): RingSide {
   return {
     ring,
@@ -102,13 +102,9 @@ export function ringSide(ring: RingUploadAllocator, config: JsonObject, env: Run
     lastFreedOffset: -1,
     lastEndBytes: 0,
     lastSubmittedValue: 0,
-    lastAllocate: undefined,
+    lastAllocResult: undefined,
     violations: [],
   };
-}
-
-function pick(list: readonly number[], index: number): number | undefined {
-  return list.length === 0 ? undefined : list[index % list.length];
 }
 
 function removeFrom(list: number[], offsetBytes: number): void {
@@ -162,7 +158,7 @@ function allocate(s: RingSide, sizeBytes: number, alignBytes: number): Json {
     Number.isSafeInteger(sizeBytes) && sizeBytes > 0 && alignBytes > 0 && sizeBytes <= s.capacityBytes &&
     alignUp(cursorBytes, alignBytes) + sizeBytes > s.capacityBytes;
   const offsetBytes = s.ring.allocate(sizeBytes, alignBytes);
-  s.lastAllocate = offsetBytes;
+  s.lastAllocResult = offsetBytes;
   if (offsetBytes === null) {
     if (liveBefore > 0 && wraps) {
       s.env.probe('wrap-refused');
@@ -186,14 +182,7 @@ function allocate(s: RingSide, sizeBytes: number, alignBytes: number): Json {
   if (liveBefore > 0 && wraps) s.env.probe('wrap-taken');
   if (liveBefore === 0 && cursorBytes === 0 && s.nextHandoutId > 2) s.env.probe('idle-ring-restarts-at-zero');
   if (reservedBefore >= 1) s.env.probe('two-reservations-outstanding');
-  // The judge: nothing handed out may overlap bytes an unfinished GPU read still uses.
-  const read = s.timeline.findInFlightOverlap(offsetBytes, sizeBytes);
-  if (read !== null) {
-    s.violations.push(
-      `allocate handed out [${offsetBytes}, ${offsetBytes + sizeBytes}) while the GPU may still read ` +
-        `[${read.offsetBytes}, ${read.offsetBytes + read.sizeBytes}) until fence value ${read.fenceValue} (completed ${s.timeline.completedValue})`,
-    );
-  }
+  s.timeline.judgeHandOut('allocate', offsetBytes, sizeBytes, s.violations);
   return { offsetBytes };
 }
 
@@ -201,11 +190,11 @@ function misuse(s: RingSide, kind: number, index: number): Json {
   const unknownOffset = s.capacityBytes + index;
   switch (RING_MISUSE_KINDS[kind % RING_MISUSE_KINDS.length]) {
     case 'cancel-submitted':
-      return doCancel(s, pick(s.submitted, index) ?? unknownOffset);
+      return doCancel(s, pickLive(s.submitted, index) ?? unknownOffset);
     case 'submit-twice':
-      return doSubmit(s, pick(s.submitted, index) ?? unknownOffset, s.timeline.nextValueToSignal, false);
+      return doSubmit(s, pickLive(s.submitted, index) ?? unknownOffset, s.timeline.nextValueToSignal, false);
     case 'interior-offset': {
-      const offsetBytes = pick([...s.reserved, ...s.submitted], index);
+      const offsetBytes = pickLive([...s.reserved, ...s.submitted], index);
       const range = offsetBytes === undefined ? null : s.ring.rangeAt(offsetBytes);
       const target = range !== null && range.sizeBytes > 1 ? range.offsetBytes + 1 + (index % (range.sizeBytes - 1)) : unknownOffset;
       return index % 2 === 0 ? doCancel(s, target) : doSubmit(s, target, s.timeline.nextValueToSignal, false);
@@ -215,7 +204,7 @@ function misuse(s: RingSide, kind: number, index: number): Json {
     case 'unknown-offset':
       return index % 2 === 0 ? doCancel(s, unknownOffset) : doSubmit(s, unknownOffset, s.timeline.nextValueToSignal, false);
     case 'stale-fence': {
-      const offsetBytes = pick(s.reserved, index);
+      const offsetBytes = pickLive(s.reserved, index);
       if (offsetBytes === undefined) return SKIPPED;
       return doSubmit(s, offsetBytes, s.lastSubmittedValue - 1, false);
     }
@@ -225,18 +214,18 @@ function misuse(s: RingSide, kind: number, index: number): Json {
 }
 
 function apply(s: RingSide, command: Command): Json {
-  s.lastAllocate = undefined;
+  s.lastAllocResult = undefined;
   switch (command.op) {
     case 'allocate':
       return allocate(s, command.sizeBytes as number, command.alignBytes as number);
     case 'submit': {
-      const offsetBytes = pick(s.reserved, command.index as number);
+      const offsetBytes = pickLive(s.reserved, command.index as number);
       if (offsetBytes === undefined) return SKIPPED;
       if (s.reserved.indexOf(offsetBytes) > 0) s.env.probe('submit-out-of-reservation-order');
       return doSubmit(s, offsetBytes, s.timeline.nextValueToSignal, command.endBatch as boolean);
     }
     case 'cancel': {
-      const offsetBytes = pick(s.reserved, command.index as number);
+      const offsetBytes = pickLive(s.reserved, command.index as number);
       if (offsetBytes === undefined) return SKIPPED;
       return doCancel(s, offsetBytes);
     }
@@ -258,14 +247,23 @@ function apply(s: RingSide, command: Command): Json {
   }
 }
 
-function bothSides(check: (s: RingSide) => string | null): (model: RingSide, impl: RingSide) => string | null {
-  return (model, impl) => {
-    const fromImpl = check(impl);
-    if (fromImpl !== null) return `implementation: ${fromImpl}`;
-    const fromModel = check(model);
-    return fromModel === null ? null : `model: ${fromModel}`;
-  };
+/**
+ * The free arc as the caller sees it: from its cursor (the end of its last allocation) forward to
+ * the nearest range it still holds; all of the ring when it holds nothing. O(live).
+ */
+export function expectedFreeBytes(s: RingSide): number {
+  if (s.handouts.size === 0) return s.capacityBytes;
+  const capacityBytes = s.capacityBytes;
+  const cursorBytes = s.lastEndBytes % capacityBytes;
+  let freeBytes = capacityBytes;
+  for (const offsetBytes of s.handouts.keys()) {
+    freeBytes = Math.min(freeBytes, (((offsetBytes - cursorBytes) % capacityBytes) + capacityBytes) % capacityBytes);
+  }
+  return freeBytes;
 }
+
+/** alloc-common's invariant reads only `lastAllocResult`, which a ring side holds with the same meaning. */
+const ringNoFalseOutOfMemory: Invariant<Pick<AllocSide, 'lastAllocResult'>> = noFalseOutOfMemory;
 
 const invariants: Invariant<RingSide>[] = [
   {
@@ -321,38 +319,27 @@ const invariants: Invariant<RingSide>[] = [
       return null;
     }),
   },
-  {
-    name: 'no-false-out-of-memory',
-    description: 'when the model finds room for a request the implementation does too',
-    check: (model, impl) =>
-      typeof model.lastAllocate === 'number' && impl.lastAllocate === null
-        ? `the model placed the request at ${model.lastAllocate}, the implementation answered null`
-        : null,
-  },
+  ringNoFalseOutOfMemory,
   {
     name: 'accounting',
-    description: 'free + used + waste = capacity, used = live bytes, the same split as the model, pristine exactly when nothing is live',
-    check: (model, impl) => {
-      const own = bothSides((s) => {
-        const live = s.ring.live();
-        const liveBytes = live.reduce((sum, range) => sum + range.sizeBytes, 0);
-        const free = s.ring.freeBytes();
-        const used = s.ring.usedBytes();
-        const waste = s.ring.wasteBytes();
-        if (used !== liveBytes) return `usedBytes ${used} but live ranges hold ${liveBytes}`;
-        if (free < 0 || waste < 0 || free + used + waste !== s.capacityBytes) {
-          return `free ${free} + used ${used} + waste ${waste} != capacity ${s.capacityBytes}`;
-        }
-        if (s.ring.isPristine() !== (live.length === 0)) return `isPristine() is ${s.ring.isPristine()} with ${live.length} live ranges`;
-        if (live.length === 0 && free !== s.capacityBytes) return `nothing is live but only ${free} of ${s.capacityBytes} bytes are free`;
-        return null;
-      })(model, impl);
-      if (own !== null) return own;
-      const a = [model.ring.freeBytes(), model.ring.usedBytes(), model.ring.wasteBytes()];
-      const b = [impl.ring.freeBytes(), impl.ring.usedBytes(), impl.ring.wasteBytes()];
-      if (a.join() !== b.join()) return `implementation free/used/waste ${b.join('/')}, model ${a.join('/')}`;
+    description:
+      "used = the bytes the caller holds; free = the arc from the caller's cursor forward to the nearest range it holds; " +
+      'free + used + waste = capacity with waste counted by the ring; pristine exactly when the caller holds nothing',
+    check: bothSides((s) => {
+      let heldBytes = 0;
+      for (const handout of s.handouts.values()) heldBytes += handout.sizeBytes;
+      const expectedFree = expectedFreeBytes(s);
+      const free = s.ring.freeBytes();
+      const used = s.ring.usedBytes();
+      const waste = s.ring.wasteBytes();
+      if (used !== heldBytes) return `usedBytes ${used} but the caller holds ${heldBytes} bytes`;
+      if (free !== expectedFree) {
+        return `freeBytes ${free} but the arc from the cursor at ${s.lastEndBytes % s.capacityBytes} to the nearest held range is ${expectedFree} bytes`;
+      }
+      if (waste < 0 || free + used + waste !== s.capacityBytes) return `free ${free} + used ${used} + waste ${waste} != capacity ${s.capacityBytes}`;
+      if (s.ring.isPristine() !== (s.handouts.size === 0)) return `isPristine() is ${s.ring.isPristine()} while the caller holds ${s.handouts.size} ranges`;
       return null;
-    },
+    }),
   },
 ];
 
