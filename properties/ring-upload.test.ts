@@ -7,7 +7,7 @@ import { AllocErrors } from '../src/alloc/allocator';
 import { runSequence } from '../src/harness/runner';
 import { checkSystem } from '../src/harness/property';
 import type { Command, SystemDef } from '../src/harness/system';
-import { NumberDeque } from '../src/alloc/ring-upload-deque';
+import { NumberDeque } from '../src/alloc/number-deque';
 import { RING_UPLOAD_MUTANTS } from '../mutants/ring-upload';
 import { QueueTimeline } from '../src/gpu/queue-timeline';
 import { describeSystem, TEST_SEED } from './support';

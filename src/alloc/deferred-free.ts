@@ -8,7 +8,7 @@
  * one FIFO per size class: the front is the oldest stamp, so "is anything completed?" looks at
  * fronts only, and a pool hit that finds an uncompleted front knows nothing behind it completed.
  * Each FIFO is three growable typed-array rings in step (offset, size, stamp; see
- * ring-upload-deque.ts). A Map from offset to size class (-1 for a plain allocation) tells live
+ * number-deque.ts). A Map from offset to size class (-1 for a plain allocation) tells live
  * allocations apart.
  *
  * The policy (shared with models/deferred-free.ts): completed releases go back at endFrame and
@@ -20,7 +20,7 @@
 import { badFree, type BlockAllocator } from './allocator';
 import { ContractError } from '../contract';
 import { DeferredErrors, type DeferredFreeAllocator, type FrameFence, type PoolAcquireResult, type PoolConfig } from './deferred-free-types';
-import { NumberDeque } from './ring-upload-deque';
+import { NumberDeque } from './number-deque';
 
 const PLAIN = -1;
 

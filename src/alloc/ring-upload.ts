@@ -29,7 +29,7 @@
 import { ContractError } from '../contract';
 import { alignUp, validateRequest } from './allocator';
 import { RingErrors, type RingRange, type RingUploadAllocator } from './ring-upload-types';
-import { NumberDeque } from './ring-upload-deque';
+import { NumberDeque } from './number-deque';
 
 export const RANGE_FREE = 0;
 export const RANGE_RESERVED = 1;
