@@ -21,7 +21,10 @@ import { mergeWithFreeNeighbours } from './alloc-first-fit';
 import { alignUp } from '../src/alloc/allocator';
 import { checkSubAllocatorConfig, DEFAULT_POOL_ALIGN_BYTES, type SubAllocatorConfig } from '../src/alloc/config';
 
-/** The reservation of the spec's aligned-size rule. Shared with the implementation. */
+/**
+ * The reservation of the spec's aligned-size rule. The implementation computes it on its own
+ * (BestFitAllocator.reservationBytes), so a slip in either is a difference the harness sees.
+ */
 export function bestFitReservationBytes(sizeBytes: number, alignBytes: number, poolAlignBytes: number): number {
   return poolAlignBytes % alignBytes === 0 ? alignUp(sizeBytes, poolAlignBytes) : alignUp(sizeBytes + alignBytes, poolAlignBytes);
 }

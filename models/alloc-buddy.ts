@@ -16,7 +16,10 @@
 import { IntervalModel, freeBlock } from './alloc-blocks';
 import { buddyMaxOrder, checkSubAllocatorConfig, DEFAULT_MIN_BLOCK_BYTES, type SubAllocatorConfig } from '../src/alloc/config';
 
-/** The order a request takes (may exceed maxOrder). Shared with the implementation. */
+/**
+ * The order a request takes (may exceed maxOrder), by counting up. The implementation computes it
+ * on its own with count-leading-zeros (BuddyAllocator.orderFor), so the two can disagree visibly.
+ */
 export function buddyOrderFor(sizeBytes: number, alignBytes: number, minBlockBytes: number): number {
   const needBytes = Math.max(sizeBytes, alignBytes, minBlockBytes);
   let order = 0;

@@ -5,7 +5,7 @@
  */
 import type { JsonObject } from '../src/harness/json';
 import type { Mutant, RunEnv } from '../src/harness/system';
-import { alignUp, type BlockAllocator } from '../src/alloc/allocator';
+import { alignUp, isPowerOfTwo, type BlockAllocator, type LiveAllocation } from '../src/alloc/allocator';
 import type { SubAllocatorConfig } from '../src/alloc/config';
 import { BuddyAllocator } from '../src/alloc/buddy';
 import { BestFitAllocator } from '../src/alloc/best-fit';
@@ -34,7 +34,7 @@ const firstFit = (name: string, expectedCheck: string, description: string, Allo
 export const BUDDY_MUTANTS: Mutant[] = [
   buddy(
     'buddy-wrong-buddy',
-    'pristine-when-empty',
+    'block-structure',
     'The buddy is taken as offset + size instead of offset XOR size, so a right child merges with the next block (misaligned, overlapping orders)',
     class extends BuddyAllocator {
       protected override buddyOf(unit: number, order: number): number {
@@ -70,11 +70,21 @@ export const BUDDY_MUTANTS: Mutant[] = [
   ),
   buddy(
     'buddy-order-ignores-align',
-    'in-bounds-aligned',
-    'The order comes from the size alone; a small block is aligned to its size, not to a larger requested alignment',
+    'matches-model',
+    'The order comes from the size alone: the block is smaller than the spec\'s (less waste than the model counts) and aligned only to its own size, not to a larger requested alignment',
     class extends BuddyAllocator {
       protected override orderFor(sizeBytes: number, alignBytes: number): number {
         return super.orderFor(sizeBytes, 1);
+      }
+    },
+  ),
+  buddy(
+    'buddy-oversize-takes-whole-heap',
+    'in-bounds-aligned',
+    'A request larger than the heap has its order clamped to the top order (Math.min(order, maxOrder), written to keep the free-list index in range) instead of answering null: on an empty heap it gets the whole heap and runs past its end',
+    class extends BuddyAllocator {
+      protected override orderFor(sizeBytes: number, alignBytes: number): number {
+        return Math.min(super.orderFor(sizeBytes, alignBytes), this.maxOrder);
       }
     },
   ),
@@ -129,6 +139,24 @@ export const BUDDY_MUTANTS: Mutant[] = [
       }
     },
   ),
+  buddy(
+    'buddy-free-counts-merged-block',
+    'accounting',
+    'free() subtracts the size of the block after merging (the buddy pair it became) from the allocated-bytes counter instead of the size of the block it freed, so the free-bytes total drifts from the free blocks',
+    class extends BuddyAllocator {
+      protected override release(unit: number, order: number): void {
+        const before = this.blockBytesTotal;
+        let at = unit;
+        let k = order;
+        while (k < this.maxOrder && this.freeLists[k]!.test(this.buddyOf(at, k) >>> k)) {
+          at = Math.min(at, this.buddyOf(at, k));
+          k++;
+        }
+        super.release(unit, order);
+        this.blockBytesTotal = before + this.minBlockBytes * 2 ** order - this.minBlockBytes * 2 ** k;
+      }
+    },
+  ),
 ];
 
 export const BEST_FIT_MUTANTS: Mutant[] = [
@@ -147,11 +175,22 @@ export const BEST_FIT_MUTANTS: Mutant[] = [
   ),
   bestFit(
     'bf-padding-not-reserved',
-    'no-overlap',
-    'The block is sized alignUp(size, poolAlign) even when the alignment exceeds the pool alignment, so the aligned-up offset runs past the block into its neighbour',
+    'matches-model',
+    'The block is sized alignUp(size, poolAlign) even when the alignment exceeds the pool alignment: less reserved than the spec (the model counts more waste), and the aligned-up offset can run past the block into its neighbour',
     class extends BestFitAllocator {
       protected override reservationBytes(sizeBytes: number): number {
         return alignUp(sizeBytes, this.poolAlignBytes);
+      }
+    },
+  ),
+  bestFit(
+    'bf-returns-units',
+    'no-overlap',
+    'alloc returns the caller offset in pool-alignment units instead of bytes (index/offset confusion): the caller writes over a neighbour',
+    class extends BestFitAllocator {
+      override alloc(sizeBytes: number, alignBytes: number): number | null {
+        const offsetBytes = super.alloc(sizeBytes, alignBytes);
+        return offsetBytes === null ? null : offsetBytes / this.poolAlignBytes;
       }
     },
   ),
@@ -198,19 +237,6 @@ export const BEST_FIT_MUTANTS: Mutant[] = [
     class extends BestFitAllocator {
       protected override withinLimit(sizeBytes: number): boolean {
         return alignUp(sizeBytes, this.poolAlignBytes) <= this.maxAllocationBytes;
-      }
-    },
-  ),
-  bestFit(
-    'bf-last-free-skips-merge',
-    'pristine-when-empty',
-    'Freeing the last live allocation skips the merges (as if an empty pool were reset lazily, which never happens), leaving the empty pool in pieces',
-    class extends BestFitAllocator {
-      protected override mergeNext(node: number): void {
-        if (this.liveCount > 0) super.mergeNext(node);
-      }
-      protected override mergePrevious(node: number): number {
-        return this.liveCount > 0 ? super.mergePrevious(node) : node;
       }
     },
   ),
@@ -315,13 +341,30 @@ export const FIRST_FIT_MUTANTS: Mutant[] = [
     },
   ),
   firstFit(
-    'ff-last-free-skips-merge',
-    'pristine-when-empty',
-    'Freeing the last live allocation skips coalescing (as if an empty allocator were reset lazily, which never happens), leaving it in pieces',
+    'ff-rounds-to-granule',
+    'matches-model',
+    'Sizes are rounded up to a 16-byte granule (a CPU heap\'s habit kept in a port): the same offsets at first, but each allocation reserves up to 15 bytes the spec\'s one-byte first fit leaves free',
     class extends FirstFitAllocator {
-      protected override coalesce(start: number, end: number): void {
-        if (this.liveSizes.size > 0) super.coalesce(start, end);
-        else this.addFree(start, end - start);
+      private readonly callerSizes = new Map<number, number>();
+      override alloc(sizeBytes: number, alignBytes: number): number | null {
+        const offsetBytes = super.alloc(alignUp(sizeBytes, 16), alignBytes);
+        if (offsetBytes !== null) this.callerSizes.set(offsetBytes, sizeBytes);
+        return offsetBytes;
+      }
+      override free(offsetBytes: number): void {
+        super.free(offsetBytes);
+        this.callerSizes.delete(offsetBytes);
+      }
+      override live(): LiveAllocation[] {
+        return super.live().map(({ offsetBytes }) => ({ offsetBytes, sizeBytes: this.callerSizes.get(offsetBytes)! }));
+      }
+      override usedBytes(): number {
+        let total = 0;
+        for (const sizeBytes of this.callerSizes.values()) total += sizeBytes;
+        return total;
+      }
+      override wasteBytes(): number {
+        return this.usedBytesTotal - this.usedBytes();
       }
     },
   ),
@@ -355,7 +398,7 @@ export const FIRST_FIT_MUTANTS: Mutant[] = [
     'Only the size is validated: a non-power-of-two alignment (0 treated as 1) is served instead of BAD_ALIGN',
     class extends FirstFitAllocator {
       override alloc(sizeBytes: number, alignBytes: number): number | null {
-        return super.alloc(sizeBytes, Number.isSafeInteger(alignBytes) && alignBytes > 0 && Number.isInteger(Math.log2(alignBytes)) ? alignBytes : 1);
+        return super.alloc(sizeBytes, isPowerOfTwo(alignBytes) ? alignBytes : 1);
       }
     },
   ),

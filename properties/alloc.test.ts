@@ -15,8 +15,8 @@ import { FirstFitModel } from '../models/alloc-first-fit';
 import { BitsetIndex } from '../src/alloc/bitset-index';
 import { ContractError } from '../src/contract';
 import fc from 'fast-check';
-import { allocCommandArb } from '../src/systems/alloc-common';
-import type { BlockAllocator } from '../src/alloc/allocator';
+import { allocCommandArb, allocOpWeights, DEFAULT_ALLOC_WEIGHTS } from '../src/systems/alloc-common';
+import { isPowerOfTwo, type BlockAllocator } from '../src/alloc/allocator';
 
 describeSystem(allocBuddySystem, { numRuns: 3000, mutantRuns: 300 });
 describeSystem(allocBestFitSystem, { numRuns: 3000, mutantRuns: 300 });
@@ -150,13 +150,45 @@ describe('sub-allocators at scale: implementation against model over long random
 });
 
 describe('alloc command generation', () => {
+  /** The op kind a generated command came from: bad requests are alloc commands that break a rule. */
+  const kindOf = (command: { op: string; sizeBytes?: unknown; alignBytes?: unknown }): string => {
+    if (command.op !== 'alloc') return command.op;
+    const sizeBytes = command.sizeBytes as number;
+    return sizeBytes <= 0 || !isPowerOfTwo(command.alignBytes as number) ? 'badAlloc' : 'alloc';
+  };
+
   it('swarm plans reweight ops with integer weights; bad requests follow the alloc weight', () => {
-    const plans: Record<string, number>[] = [{ alloc: 3 }, { alloc: 0 }, { free: 0, freeAgain: 0 }, { alloc: 7, badAlloc: 2 }];
-    for (const weights of plans) {
-      const commands = fc.sample(allocCommandArb(4096, [256], { weights }), { seed: TEST_SEED, numRuns: 200 });
-      expect(commands.length).toBe(200);
-      if (weights.alloc === 0) expect(commands.some((command) => command.op === 'alloc')).toBe(false);
+    const cases: { weights: Record<string, number>; badAlloc: number }[] = [
+      { weights: { alloc: 3 }, badAlloc: 1 }, // round(3 / 10) = 0, raised to 1 while alloc is on
+      { weights: { alloc: 25 }, badAlloc: 3 }, // round(25 / 10) = 3 (not 2.5)
+      { weights: { alloc: 0 }, badAlloc: 0 },
+      { weights: { free: 0, freeAgain: 0 }, badAlloc: DEFAULT_ALLOC_WEIGHTS.badAlloc },
+      { weights: { alloc: 7, badAlloc: 2 }, badAlloc: 2 },
+    ];
+    const samples = 4000;
+    for (const { weights, badAlloc } of cases) {
+      const expected = allocOpWeights({ weights });
+      expect(expected.badAlloc, JSON.stringify(weights)).toBe(badAlloc);
+      for (const weight of Object.values(expected)) expect(Number.isInteger(weight), JSON.stringify(expected)).toBe(true);
+      const counts = new Map<string, number>();
+      for (const command of fc.sample(allocCommandArb(4096, [256], { weights }), { seed: TEST_SEED, numRuns: samples })) {
+        counts.set(kindOf(command), (counts.get(kindOf(command)) ?? 0) + 1);
+      }
+      const total = Object.values(expected).reduce((sum, weight) => sum + weight, 0);
+      for (const [op, weight] of Object.entries(expected)) {
+        const count = counts.get(op) ?? 0;
+        if (weight === 0) expect(count, `${op} under ${JSON.stringify(weights)}`).toBe(0);
+        // Each op's share is its weight's share, within 5 standard deviations of the binomial.
+        const share = weight / total;
+        const tolerance = 5 * Math.sqrt(samples * share * (1 - share)) + 1;
+        expect(Math.abs(count - samples * share), `${op}: ${count} of ${samples} under ${JSON.stringify(weights)}`).toBeLessThanOrEqual(tolerance);
+      }
     }
+  });
+
+  it('without misuse no plan turns misuse ops on', () => {
+    const weights = allocOpWeights({ weights: { alloc: 20, badAlloc: 5, freeAgain: 3, freeInterior: 3, freeUnknown: 3 } }, false);
+    expect(weights).toEqual({ ...DEFAULT_ALLOC_WEIGHTS, alloc: 20, badAlloc: 0, freeAgain: 0, freeInterior: 0, freeUnknown: 0 });
   });
 });
 

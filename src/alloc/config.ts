@@ -3,6 +3,8 @@
  * the fields it needs and ignores the others, so callers that wrap "some sub-allocator" (the
  * fence-delayed free queue, benchmarks, the fuzz CLI) pass one object.
  */
+import { isPowerOfTwo } from './allocator';
+
 export type SubAllocatorKind = 'buddy' | 'best-fit' | 'first-fit';
 
 export interface SubAllocatorConfig {
@@ -36,17 +38,16 @@ export function checkSubAllocatorConfig(kind: SubAllocatorKind, config: SubAlloc
   if (!Number.isSafeInteger(capacityBytes) || capacityBytes <= 0) {
     throw new Error(`${kind}: capacityBytes must be a positive integer, got ${capacityBytes}`);
   }
-  const isPow2 = (value: number) => Number.isSafeInteger(value) && value > 0 && Number.isInteger(Math.log2(value));
   if (kind === 'buddy') {
     const minBlockBytes = config.minBlockBytes ?? DEFAULT_MIN_BLOCK_BYTES;
-    if (!isPow2(minBlockBytes)) throw new Error(`buddy: minBlockBytes must be a power of two, got ${minBlockBytes}`);
-    if (capacityBytes % minBlockBytes !== 0 || !isPow2(capacityBytes / minBlockBytes)) {
+    if (!isPowerOfTwo(minBlockBytes)) throw new Error(`buddy: minBlockBytes must be a power of two, got ${minBlockBytes}`);
+    if (capacityBytes % minBlockBytes !== 0 || !isPowerOfTwo(capacityBytes / minBlockBytes)) {
       throw new Error(`buddy: capacityBytes ${capacityBytes} must be minBlockBytes ${minBlockBytes} times a power of two`);
     }
     if (capacityBytes / minBlockBytes > 2 ** 30) throw new Error(`buddy: at most 2^30 order-0 blocks`);
   } else if (kind === 'best-fit') {
     const poolAlignBytes = config.poolAlignBytes ?? DEFAULT_POOL_ALIGN_BYTES;
-    if (!isPow2(poolAlignBytes)) throw new Error(`best-fit: poolAlignBytes must be a power of two, got ${poolAlignBytes}`);
+    if (!isPowerOfTwo(poolAlignBytes)) throw new Error(`best-fit: poolAlignBytes must be a power of two, got ${poolAlignBytes}`);
     if (capacityBytes % poolAlignBytes !== 0) {
       throw new Error(`best-fit: capacityBytes ${capacityBytes} must be a multiple of poolAlignBytes ${poolAlignBytes}`);
     }
@@ -55,6 +56,16 @@ export function checkSubAllocatorConfig(kind: SubAllocatorKind, config: SubAlloc
     if (!Number.isSafeInteger(maxAllocationBytes) || maxAllocationBytes <= 0) {
       throw new Error(`best-fit: maxAllocationBytes must be a positive integer, got ${maxAllocationBytes}`);
     }
+  }
+}
+
+/** The config check as an answer instead of a throw: null when fine, else the message naming the field. */
+export function subAllocatorConfigProblem(kind: SubAllocatorKind, config: SubAllocatorConfig): string | null {
+  try {
+    checkSubAllocatorConfig(kind, config);
+    return null;
+  } catch (error) {
+    return (error as Error).message;
   }
 }
 

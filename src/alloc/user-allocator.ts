@@ -10,7 +10,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Allocator, AllocatorPolicy } from './allocator';
+import { isPowerOfTwo, type Allocator, type AllocatorPolicy } from './allocator';
 
 export const ALLOCATOR_POLICIES: readonly AllocatorPolicy[] = ['first-fit', 'best-fit', 'buddy', 'any'];
 const MODULE_EXTENSIONS = ['.js', '.mjs', '.cjs', '.ts', '.mts'];
@@ -35,7 +35,7 @@ export class UserAllocatorError extends Error {
 }
 
 function isPow2(value: unknown): value is number {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 && Number.isInteger(Math.log2(value));
+  return typeof value === 'number' && isPowerOfTwo(value);
 }
 
 /** Imports and validates a user's allocator module (path relative to the working directory). */

@@ -6,7 +6,6 @@
 import fc from 'fast-check';
 import { BestFitModel } from '../../models/alloc-best-fit';
 import { BestFitAllocator } from '../alloc/best-fit';
-import { checkSubAllocatorConfig } from '../alloc/config';
 import { blockStructure, noAdjacentFreeBlocks } from './alloc-common';
 import { subAllocatorSystem } from './alloc-sub';
 
@@ -14,14 +13,7 @@ export const allocBestFitSystem = subAllocatorSystem({
   name: 'alloc-best-fit',
   summary: 'best-fit pool: offset-ordered block list, size-sorted free blocks, aligned-size rule, single-allocation limit',
   configSchema: { capacityBytes: 'nat', poolAlignBytes: 'nat', maxAllocationBytes: 'nat' },
-  validateConfig(config) {
-    try {
-      checkSubAllocatorConfig('best-fit', config);
-      return null;
-    } catch (error) {
-      return (error as Error).message;
-    }
-  },
+  kind: 'best-fit',
   configArb: () =>
     fc
       .tuple(

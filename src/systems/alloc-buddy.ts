@@ -5,7 +5,6 @@
 import fc from 'fast-check';
 import { BuddyModel } from '../../models/alloc-buddy';
 import { BuddyAllocator } from '../alloc/buddy';
-import { checkSubAllocatorConfig } from '../alloc/config';
 import { blockStructure } from './alloc-common';
 import { subAllocatorSystem } from './alloc-sub';
 
@@ -13,14 +12,7 @@ export const allocBuddySystem = subAllocatorSystem({
   name: 'alloc-buddy',
   summary: 'buddy allocator: per-order free lists, split keeping the left half, merge with offset XOR size',
   configSchema: { capacityBytes: 'nat', minBlockBytes: 'nat' },
-  validateConfig(config) {
-    try {
-      checkSubAllocatorConfig('buddy', config);
-      return null;
-    } catch (error) {
-      return (error as Error).message;
-    }
-  },
+  kind: 'buddy',
   configArb: () =>
     fc
       .tuple(

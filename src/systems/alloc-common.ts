@@ -47,12 +47,14 @@ export interface AllocSide<A extends Allocator = Allocator> {
   lastFreedOffsetBytes: number | null;
   /** Result of the last alloc command of the current step; undefined when the step was no alloc. */
   lastAllocResult: number | null | undefined;
+  /** The contract-error code the current step's command threw, or null when it returned (see `matchesModel`). */
+  lastErrorCode: string | null;
   /** Broken promises of the allocator the side saw (a non-integer return, a free of nothing live). */
   readonly violations: string[];
 }
 
 export function allocSide<A extends Allocator>(allocator: A, capacityBytes: number, env: RunEnv, isModel: boolean): AllocSide<A> {
-  return { allocator, capacityBytes, env, isModel, live: [], sortedLive: [], lastFreedOffsetBytes: null, lastAllocResult: undefined, violations: [] };
+  return { allocator, capacityBytes, env, isModel, live: [], sortedLive: [], lastFreedOffsetBytes: null, lastAllocResult: undefined, lastErrorCode: null, violations: [] };
 }
 
 export const allocOps = {
@@ -97,9 +99,11 @@ function freeOffset(s: AllocSide, offsetBytes: number): Json {
  */
 export function applyAllocCommand(s: AllocSide, command: Command, compareOffsets = true): Json {
   s.lastAllocResult = undefined;
+  s.lastErrorCode = null;
   try {
     return applyInner(s, command, compareOffsets);
   } catch (error) {
+    s.lastErrorCode = error instanceof ContractError ? error.code : 'exception';
     if (s.isModel && error instanceof ContractError) s.env.probe(`error-${error.code}`);
     throw error;
   } finally {
@@ -215,6 +219,29 @@ export const DEFAULT_ALLOC_WEIGHTS = {
   freeUnknown: 1,
 };
 
+/**
+ * The op weights of one generated command: the defaults, overridden by the plan. Bad requests are
+ * alloc commands, so unless the plan names 'badAlloc' itself they scale with the plan's 'alloc'
+ * weight, keeping the default ratio rounded to an integer (at least 1 while alloc is on).
+ * Without misuse every misuse op has weight 0.
+ */
+export function allocOpWeights(plan?: GenerationPlan, misuse = true): Record<keyof typeof DEFAULT_ALLOC_WEIGHTS, number> {
+  const defaults = misuse
+    ? DEFAULT_ALLOC_WEIGHTS
+    : { ...DEFAULT_ALLOC_WEIGHTS, badAlloc: 0, freeAgain: 0, freeInterior: 0, freeUnknown: 0 };
+  const planned = plan?.weights;
+  if (planned === undefined) return { ...defaults };
+  const weights = { ...defaults };
+  for (const op of Object.keys(weights) as (keyof typeof DEFAULT_ALLOC_WEIGHTS)[]) {
+    const value = planned[op];
+    if (value !== undefined) weights[op] = misuse || defaults[op] > 0 ? value : 0;
+  }
+  if (planned.badAlloc === undefined && misuse && planned.alloc !== undefined) {
+    weights.badAlloc = planned.alloc === 0 ? 0 : Math.max(1, Math.round((planned.alloc * defaults.badAlloc) / defaults.alloc));
+  }
+  return weights;
+}
+
 export function allocCommandArb(
   capacityBytes: number,
   grainsBytes: readonly number[],
@@ -225,7 +252,6 @@ export function allocCommandArb(
     .tuple(sizeArb(capacityBytes, grainsBytes), alignArb(capacityBytes, grainsBytes))
     .map(([sizeBytes, alignBytes]) => ({ op: 'alloc', sizeBytes, alignBytes }));
   const index = fc.nat({ max: 255 });
-  const misuse = options.misuse ?? true;
   const arbs = {
     alloc: goodAlloc,
     badAlloc: badAllocArb(capacityBytes),
@@ -234,23 +260,8 @@ export function allocCommandArb(
     freeInterior: fc.tuple(index, fc.nat({ max: capacityBytes })).map(([i, deltaBytes]) => ({ op: 'freeInterior', index: i, deltaBytes })),
     freeUnknown: fc.nat({ max: capacityBytes + 1 }).map((offsetBytes) => ({ op: 'freeUnknown', offsetBytes })),
   };
-  const defaults = misuse
-    ? DEFAULT_ALLOC_WEIGHTS
-    : { ...DEFAULT_ALLOC_WEIGHTS, badAlloc: 0, freeAgain: 0, freeInterior: 0, freeUnknown: 0 };
-  // A plan names ops; bad requests are alloc commands, so they scale with the plan's 'alloc'
-  // weight (keeping the default ratio) unless the plan names 'badAlloc' itself.
-  const planned = plan?.weights;
-  const weights =
-    planned === undefined
-      ? undefined
-      : {
-          ...planned,
-          badAlloc: !misuse
-            ? 0
-            : planned.badAlloc ??
-              (planned.alloc === undefined ? defaults.badAlloc : planned.alloc === 0 ? 0 : Math.max(1, Math.round((planned.alloc * defaults.badAlloc) / defaults.alloc))),
-        };
-  return weightedOps(arbs, defaults, weights === undefined ? plan : { weights });
+  const weights = allocOpWeights(plan, options.misuse ?? true);
+  return weightedOps(arbs, weights, { weights });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -300,31 +311,76 @@ export const honestAnswers: Invariant<AllocSide> = {
   check: bothSides((s) => (s.violations.length === 0 ? null : s.violations[0]!)),
 };
 
+/** The caller's live sizes, summed. */
+function trackedBytes(s: AllocSide): number {
+  let total = 0;
+  for (const allocation of s.live) total += allocation.sizeBytes;
+  return total;
+}
+
+/**
+ * One side's byte counts against what they count: free bytes are the free blocks' bytes, used
+ * bytes the caller's live sizes, waste the allocated blocks' bytes beyond the caller's sizes;
+ * the allocator's live list is the caller's.
+ */
+function ownAccounting(s: AllocSide<BlockAllocator>): string | null {
+  const a = s.allocator;
+  const freeBytes = a.freeBytes();
+  const usedBytes = a.usedBytes();
+  const wasteBytes = a.wasteBytes();
+  if (freeBytes < 0 || usedBytes < 0 || wasteBytes < 0) return `negative count: free ${freeBytes}, used ${usedBytes}, waste ${wasteBytes}`;
+  const heldBytes = trackedBytes(s);
+  if (usedBytes !== heldBytes) return `usedBytes ${usedBytes} but the caller holds ${heldBytes} bytes`;
+  let freeBlockBytes = 0;
+  let allocatedBlockBytes = 0;
+  for (const block of a.blocks()) {
+    if (block.free) freeBlockBytes += block.sizeBytes;
+    else allocatedBlockBytes += block.sizeBytes;
+  }
+  if (freeBytes !== freeBlockBytes) return `freeBytes() says ${freeBytes}, the free blocks hold ${freeBlockBytes}`;
+  if (wasteBytes !== allocatedBlockBytes - heldBytes) {
+    return `wasteBytes() says ${wasteBytes}, the allocated blocks hold ${allocatedBlockBytes} bytes for ${heldBytes} live bytes`;
+  }
+  if (freeBytes + usedBytes + wasteBytes !== s.capacityBytes) {
+    return `free ${freeBytes} + used ${usedBytes} + waste ${wasteBytes} != capacity ${s.capacityBytes}`;
+  }
+  const reported = a.live();
+  const tracked = sortedByOffset(s);
+  if (reported.length !== tracked.length) return `the allocator reports ${reported.length} live allocations, the caller holds ${tracked.length}`;
+  for (let i = 0; i < tracked.length; i++) {
+    if (reported[i]!.offsetBytes !== tracked[i]!.offsetBytes || reported[i]!.sizeBytes !== tracked[i]!.sizeBytes) {
+      return `live allocation #${i} is ${JSON.stringify(reported[i])}, the caller holds ${JSON.stringify(tracked[i])}`;
+    }
+  }
+  return null;
+}
+
 export const accounting: Invariant<AllocSide<BlockAllocator>> = {
   name: 'accounting',
-  description: "free + used + waste = capacity; used is the sum of the caller's live sizes; the allocator's live list is the caller's",
-  check: bothSides((s) => {
-    const a = s.allocator;
-    const freeBytes = a.freeBytes();
-    const usedBytes = a.usedBytes();
-    const wasteBytes = a.wasteBytes();
-    if (freeBytes < 0 || usedBytes < 0 || wasteBytes < 0) return `negative count: free ${freeBytes}, used ${usedBytes}, waste ${wasteBytes}`;
-    if (freeBytes + usedBytes + wasteBytes !== s.capacityBytes) {
-      return `free ${freeBytes} + used ${usedBytes} + waste ${wasteBytes} != capacity ${s.capacityBytes}`;
-    }
-    let trackedBytes = 0;
-    for (const allocation of s.live) trackedBytes += allocation.sizeBytes;
-    if (usedBytes !== trackedBytes) return `usedBytes ${usedBytes} but the caller holds ${trackedBytes} bytes`;
-    const reported = a.live();
-    const tracked = sortedByOffset(s);
-    if (reported.length !== tracked.length) return `the allocator reports ${reported.length} live allocations, the caller holds ${tracked.length}`;
-    for (let i = 0; i < tracked.length; i++) {
-      if (reported[i]!.offsetBytes !== tracked[i]!.offsetBytes || reported[i]!.sizeBytes !== tracked[i]!.sizeBytes) {
-        return `live allocation #${i} is ${JSON.stringify(reported[i])}, the caller holds ${JSON.stringify(tracked[i])}`;
-      }
+  description:
+    "free + used + waste = capacity, where freeBytes() must be the free blocks' bytes, usedBytes() the caller's live sizes and wasteBytes() the allocated blocks' bytes beyond them; the allocator's live list is the caller's",
+  check: bothSides(ownAccounting),
+};
+
+/**
+ * The cross-side half of the byte counts: both sides' counts are checked against their own
+ * blocks by `accounting`, this compares them with each other. It runs after
+ * no-false-out-of-memory (a request only the model placed is that check's finding) and skips a
+ * step one side refused with a contract error and the other did not: the observation reports
+ * that, and the bytes after two different answers would only restate it.
+ */
+export const matchesModel: Invariant<AllocSide<BlockAllocator>> = {
+  name: 'matches-model',
+  description: 'after every step both sides accepted or refused alike, the implementation reports the free and waste bytes the model reports',
+  check: (model, impl) => {
+    if (model.lastErrorCode !== impl.lastErrorCode) return null;
+    const [modelFree, implFree] = [model.allocator.freeBytes(), impl.allocator.freeBytes()];
+    const [modelWaste, implWaste] = [model.allocator.wasteBytes(), impl.allocator.wasteBytes()];
+    if (modelFree !== implFree || modelWaste !== implWaste) {
+      return `implementation free ${implFree} / waste ${implWaste} bytes, model free ${modelFree} / waste ${modelWaste}`;
     }
     return null;
-  }),
+  },
 };
 
 export const noFalseOutOfMemory: Invariant<AllocSide> = {
@@ -334,16 +390,6 @@ export const noFalseOutOfMemory: Invariant<AllocSide> = {
     model.lastAllocResult !== undefined && model.lastAllocResult !== null && impl.lastAllocResult === null
       ? `the model placed the request at ${model.lastAllocResult}, the implementation answered null`
       : null,
-};
-
-export const pristineWhenEmpty: Invariant<AllocSide<BlockAllocator>> = {
-  name: 'pristine-when-empty',
-  description: 'with nothing live, the allocator is back to one free block of full size',
-  check: bothSides((s) => {
-    if (s.live.length > 0 || s.allocator.isPristine()) return null;
-    const blocks = s.allocator.blocks();
-    return `nothing is live but the blocks are ${describeBlocks(blocks)}`;
-  }),
 };
 
 export function describeBlocks(blocks: readonly BlockInfo[], max = 12): string {
@@ -362,7 +408,37 @@ export function checkTiling(blocks: readonly BlockInfo[], capacityBytes: number)
   return expectedOffsetBytes === capacityBytes ? null : `blocks end at ${expectedOffsetBytes}, capacity is ${capacityBytes}`;
 }
 
-/** The `block-structure` invariant: tiling, the policy's own rule, and the allocator's self-check. */
+/**
+ * Every live range as the caller holds it lies inside one allocated block, and every allocated
+ * block holds exactly one: a range that spills into a free block (or a neighbour) is found at the
+ * step that hands it out. `blocks` tile the capacity in offset order; O(live + blocks).
+ */
+export function checkLiveInBlocks(blocks: readonly BlockInfo[], sortedLive: readonly TrackedAllocation[]): string | null {
+  let blockIndex = 0;
+  let allocatedBlocks = 0;
+  for (const block of blocks) if (!block.free) allocatedBlocks++;
+  let previousBlock = -1;
+  for (const allocation of sortedLive) {
+    const { offsetBytes, sizeBytes } = allocation;
+    while (blockIndex < blocks.length && blocks[blockIndex]!.offsetBytes + blocks[blockIndex]!.sizeBytes <= offsetBytes) blockIndex++;
+    const block = blocks[blockIndex];
+    const range = `[${offsetBytes}, ${offsetBytes + sizeBytes})`;
+    if (block === undefined || block.offsetBytes > offsetBytes) return `live range ${range} starts in no block`;
+    if (block.free) return `live range ${range} starts in the free block [${block.offsetBytes}+${block.sizeBytes}]`;
+    if (offsetBytes + sizeBytes > block.offsetBytes + block.sizeBytes) {
+      return `live range ${range} runs past its block [${block.offsetBytes}+${block.sizeBytes}]`;
+    }
+    if (blockIndex === previousBlock) return `live range ${range} shares the block [${block.offsetBytes}+${block.sizeBytes}] with another`;
+    previousBlock = blockIndex;
+  }
+  return allocatedBlocks === sortedLive.length ? null : `${allocatedBlocks} allocated blocks for ${sortedLive.length} live ranges`;
+}
+
+/**
+ * The `block-structure` invariant: the blocks tile the capacity, the caller's live ranges lie
+ * one per allocated block, nothing live means one free block of full size (the spec's "back to
+ * its initial state"), the policy's own rule, and the allocator's self-check of its indexes.
+ */
 export function blockStructure(
   description: string,
   policyRule: (blocks: readonly BlockInfo[], s: AllocSide<BlockAllocator>) => string | null,
@@ -374,9 +450,9 @@ export function blockStructure(
       const blocks = s.allocator.blocks();
       const tiling = checkTiling(blocks, s.capacityBytes);
       if (tiling !== null) return tiling;
-      let freeBytes = 0;
-      for (const block of blocks) if (block.free) freeBytes += block.sizeBytes;
-      if (freeBytes !== s.allocator.freeBytes()) return `free blocks hold ${freeBytes} bytes, freeBytes() says ${s.allocator.freeBytes()}`;
+      const containment = checkLiveInBlocks(blocks, sortedByOffset(s));
+      if (containment !== null) return containment;
+      if (s.live.length === 0 && (blocks.length !== 1 || !blocks[0]!.free)) return `nothing is live but the blocks are ${describeBlocks(blocks)}`;
       return policyRule(blocks, s) ?? s.allocator.checkIndexes();
     }),
   };
@@ -392,5 +468,5 @@ export function noAdjacentFreeBlocks(blocks: readonly BlockInfo[]): string | nul
 
 /** The invariants of a sub-allocator system, in the order the runner checks them. */
 export function subAllocatorInvariants(structure: Invariant<AllocSide<BlockAllocator>>): Invariant<AllocSide<BlockAllocator>>[] {
-  return [noOverlap, inBoundsAligned, honestAnswers, accounting, noFalseOutOfMemory, pristineWhenEmpty, structure];
+  return [noOverlap, inBoundsAligned, honestAnswers, accounting, noFalseOutOfMemory, matchesModel, structure];
 }

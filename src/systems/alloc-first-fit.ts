@@ -6,7 +6,6 @@
 import fc from 'fast-check';
 import { FirstFitModel } from '../../models/alloc-first-fit';
 import { FirstFitAllocator } from '../alloc/first-fit';
-import { checkSubAllocatorConfig } from '../alloc/config';
 import { blockStructure, noAdjacentFreeBlocks } from './alloc-common';
 import { subAllocatorSystem } from './alloc-sub';
 
@@ -14,14 +13,7 @@ export const allocFirstFitSystem = subAllocatorSystem({
   name: 'alloc-first-fit',
   summary: 'first-fit allocator: offset-sorted free blocks, padding kept free, coalescing with both neighbours',
   configSchema: { capacityBytes: 'nat' },
-  validateConfig(config) {
-    try {
-      checkSubAllocatorConfig('first-fit', config);
-      return null;
-    } catch (error) {
-      return (error as Error).message;
-    }
-  },
+  kind: 'first-fit',
   configArb: () =>
     fc
       .oneof(

@@ -6,7 +6,7 @@ import type fc from 'fast-check';
 import type { FieldSchema, JsonObject } from '../harness/json';
 import type { Invariant, RunEnv, SystemDef } from '../harness/system';
 import type { BlockAllocator } from '../alloc/allocator';
-import type { SubAllocatorConfig } from '../alloc/config';
+import { subAllocatorConfigProblem, type SubAllocatorConfig, type SubAllocatorKind } from '../alloc/config';
 import {
   allocCommandArb,
   allocOps,
@@ -21,7 +21,8 @@ export interface SubAllocatorSystemParts {
   readonly name: string;
   readonly summary: string;
   readonly configSchema: FieldSchema;
-  validateConfig(config: SubAllocatorConfig): string | null;
+  /** The allocator kind whose config rules (src/alloc/config.ts) validate this system's configs. */
+  readonly kind: SubAllocatorKind;
   configArb(): fc.Arbitrary<JsonObject>;
   /** Sizes the generator puts boundaries around (block grains, pool alignment). */
   grainsBytes(config: SubAllocatorConfig): number[];
@@ -41,7 +42,7 @@ export function subAllocatorSystem(parts: SubAllocatorSystemParts): SystemDef<Al
     summary: parts.summary,
     configSchema: parts.configSchema,
     ops: allocOps,
-    validateConfig: (config) => parts.validateConfig(toSubAllocatorConfig(config)),
+    validateConfig: (config) => subAllocatorConfigProblem(parts.kind, toSubAllocatorConfig(config)),
     configArb: parts.configArb,
     commandArb: (config, plan) => {
       const c = toSubAllocatorConfig(config);

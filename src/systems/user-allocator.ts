@@ -21,7 +21,7 @@ import path from 'node:path';
 import type { Json, JsonObject } from '../harness/json';
 import type { Command, Invariant, RunEnv, SystemDef } from '../harness/system';
 import type { Allocator, AllocatorPolicy } from '../alloc/allocator';
-import { checkSubAllocatorConfig, type SubAllocatorKind } from '../alloc/config';
+import { subAllocatorConfigProblem, type SubAllocatorKind } from '../alloc/config';
 import { ALLOCATOR_POLICIES, loadUserAllocator, UserAllocatorError, type UserAllocatorModule } from '../alloc/user-allocator';
 import { createSubAllocatorModel } from '../../models/alloc-index';
 import {
@@ -124,13 +124,7 @@ export function userAllocatorSystem(
       const capacityBytes = config.capacityBytes as number;
       if (!Number.isSafeInteger(capacityBytes) || capacityBytes < 1) return `capacityBytes must be a positive integer, got ${capacityBytes}`;
       if (config.policy !== policy) return `this system checks policy '${policy}', the config names '${String(config.policy)}'`;
-      if (kind === null) return null;
-      try {
-        checkSubAllocatorConfig(kind, modelConfig(capacityBytes));
-        return null;
-      } catch (error) {
-        return (error as Error).message;
-      }
+      return kind === null ? null : subAllocatorConfigProblem(kind, modelConfig(capacityBytes));
     },
     configArb: () => capacityArb(policy, resolved).map((capacityBytes) => ({ capacityBytes, allocatorModule: modulePath, policy })),
     commandArb: (config, plan) => allocCommandArb(config.capacityBytes as number, grains, plan, { misuse: false }),
