@@ -7,9 +7,11 @@
  * - The spec's FreeBlocks array (free blocks sorted by size, ties by lower offset, searched for
  *   the first block >= the reservation) is kept as an index with the same order but without the
  *   O(n) memmove a flat sorted array pays on every split and merge: a BitsetIndex over sizes
- *   (bit s set when some free block has s units) and, per size, the free nodes sorted by
- *   offset. "First entry >= reservation" is findNext(reservation) then the bucket's head:
- *   O(log32 n). checkIndexes() verifies the index against the list after every step.
+ *   (bit s set when some free block has s units) and, per size, a treap of that size's free
+ *   nodes keyed by offset (typed-array links, priorities from a fixed xorshift sequence).
+ *   "First entry >= reservation" is findNext(reservation), then the leftmost node of that size's
+ *   treap; inserting and removing a free block are O(log n) expected even when thousands of free
+ *   blocks share one size. checkIndexes() verifies the index against the list after every step.
  * - Live allocations are found by their caller offset in a Map: free is O(1) plus the index
  *   updates of the merge with both neighbours.
  *
@@ -19,6 +21,7 @@
 import { alignUp, badFree, validateRequest, type BlockAllocator, type BlockInfo, type LiveAllocation } from './allocator';
 import { checkSubAllocatorConfig, DEFAULT_POOL_ALIGN_BYTES, type SubAllocatorConfig } from './config';
 import { BitsetIndex } from './bitset-index';
+import { grownCopy, xorshift32 } from './typed-arrays';
 
 const NIL = -1;
 
@@ -42,12 +45,14 @@ export class BestFitAllocator implements BlockAllocator {
   protected nodeHighWater = 0;
   protected readonly head: number;
 
-  // The free index: sizes with free blocks, and per size an intrusive list of the free nodes
-  // ascending by offset (head per size in `bucketHead`, links in bucketPrev/bucketNext).
+  // The free index: sizes with free blocks, and per size a treap of the free nodes keyed by
+  // offset (root per size in `bucketRoot`, children in bucketLeft/bucketRight).
   protected readonly freeSizes: BitsetIndex;
-  protected readonly bucketHead: Int32Array;
-  protected bucketPrev: Int32Array;
-  protected bucketNext: Int32Array;
+  protected readonly bucketRoot: Int32Array;
+  protected bucketLeft: Int32Array;
+  protected bucketRight: Int32Array;
+  protected bucketPriority: Uint32Array;
+  private prioritySeed = 0x9e3779b9;
   protected indexedCount = 0;
 
   /**
@@ -74,10 +79,11 @@ export class BestFitAllocator implements BlockAllocator {
     this.userOffsetBytes = new Float64Array(nodes);
     this.userSizeBytes = new Float64Array(nodes);
     this.spareNodes = new Int32Array(nodes);
-    this.bucketPrev = new Int32Array(nodes);
-    this.bucketNext = new Int32Array(nodes);
+    this.bucketLeft = new Int32Array(nodes);
+    this.bucketRight = new Int32Array(nodes);
+    this.bucketPriority = new Uint32Array(nodes);
     this.freeSizes = new BitsetIndex(this.capacityUnits + 1);
-    this.bucketHead = new Int32Array(this.capacityUnits + 1).fill(NIL);
+    this.bucketRoot = new Int32Array(this.capacityUnits + 1).fill(NIL);
     this.liveAtUnit = new Int32Array(this.capacityUnits).fill(NIL);
     this.head = this.newNode(0, this.capacityUnits, NIL, NIL);
     this.indexInsert(this.head);
@@ -132,7 +138,7 @@ export class BestFitAllocator implements BlockAllocator {
   /** The first free block in (size, offset) order that holds `reservationUnits`, or NIL. */
   protected chooseFree(reservationUnits: number): number {
     const size = this.freeSizes.findNext(reservationUnits);
-    return size < 0 ? NIL : this.bucketHead[size]!;
+    return size < 0 ? NIL : this.leftmost(this.bucketRoot[size]!);
   }
 
   /** Shrinks the (unindexed) block to its low `units`; the rest becomes a free, indexed block. */
@@ -182,42 +188,108 @@ export class BestFitAllocator implements BlockAllocator {
     return node;
   }
 
-  /** Adds a free node to its size's list, keeping the list in offset order. */
+  /** Adds a free node to its size's treap. */
   protected indexInsert(node: number): void {
     const size = this.sizeUnits[node]!;
-    const head = this.bucketHead[size]!;
-    const offset = this.offsetUnits[node]!;
-    if (head === NIL || offset < this.offsetUnits[head]!) {
-      this.bucketPrev[node] = NIL;
-      this.bucketNext[node] = head;
-      if (head === NIL) this.freeSizes.set(size);
-      else this.bucketPrev[head] = node;
-      this.bucketHead[size] = node;
-    } else {
-      let before = head;
-      // Bounded by the list length; lists hold the free blocks of one exact size.
-      for (let after = this.bucketNext[before]!; after !== NIL && this.offsetUnits[after]! < offset; after = this.bucketNext[before]!) before = after;
-      const after = this.bucketNext[before]!;
-      this.bucketPrev[node] = before;
-      this.bucketNext[node] = after;
-      this.bucketNext[before] = node;
-      if (after !== NIL) this.bucketPrev[after] = node;
-    }
+    const root = this.bucketRoot[size]!;
+    if (root === NIL) this.freeSizes.set(size);
+    this.prioritySeed = xorshift32(this.prioritySeed);
+    this.bucketPriority[node] = this.prioritySeed;
+    this.bucketLeft[node] = NIL;
+    this.bucketRight[node] = NIL;
+    this.bucketRoot[size] = this.treapInsert(root, node);
     this.indexedCount++;
   }
 
+  /** Removes a free node from its size's treap (it must be there). */
   protected indexRemove(node: number): void {
     const size = this.sizeUnits[node]!;
-    const before = this.bucketPrev[node]!;
-    const after = this.bucketNext[node]!;
-    if (before === NIL) {
-      this.bucketHead[size] = after;
-      if (after === NIL) this.freeSizes.clear(size);
-    } else {
-      this.bucketNext[before] = after;
-    }
-    if (after !== NIL) this.bucketPrev[after] = before;
+    const root = this.treapRemove(this.bucketRoot[size]!, this.offsetUnits[node]!);
+    this.bucketRoot[size] = root;
+    if (root === NIL) this.freeSizes.clear(size);
     this.indexedCount--;
+  }
+
+  // --- per-size treaps (keyed by offset; depth O(log n) expected) ----------------------------
+
+  private leftmost(root: number): number {
+    let node = root;
+    if (node === NIL) return NIL;
+    while (this.bucketLeft[node] !== NIL) node = this.bucketLeft[node]!;
+    return node;
+  }
+
+  private treapInsert(root: number, node: number): number {
+    if (root === NIL) return node;
+    if (this.bucketPriority[node]! > this.bucketPriority[root]!) {
+      this.treapSplit(root, this.offsetUnits[node]!, node);
+      return node;
+    }
+    if (this.offsetUnits[node]! < this.offsetUnits[root]!) this.bucketLeft[root] = this.treapInsert(this.bucketLeft[root]!, node);
+    else this.bucketRight[root] = this.treapInsert(this.bucketRight[root]!, node);
+    return root;
+  }
+
+  /** Splits `root` into offsets < key and > key, stored as `into`'s left and right children. */
+  private treapSplit(root: number, key: number, into: number): void {
+    let leftTail = NIL;
+    let rightTail = NIL;
+    this.bucketLeft[into] = NIL;
+    this.bucketRight[into] = NIL;
+    let node = root;
+    while (node !== NIL) {
+      if (this.offsetUnits[node]! < key) {
+        if (leftTail === NIL) this.bucketLeft[into] = node;
+        else this.bucketRight[leftTail] = node;
+        leftTail = node;
+        node = this.bucketRight[node]!;
+      } else {
+        if (rightTail === NIL) this.bucketRight[into] = node;
+        else this.bucketLeft[rightTail] = node;
+        rightTail = node;
+        node = this.bucketLeft[node]!;
+      }
+    }
+    if (leftTail !== NIL) this.bucketRight[leftTail] = NIL;
+    if (rightTail !== NIL) this.bucketLeft[rightTail] = NIL;
+  }
+
+  private treapJoin(low: number, high: number): number {
+    if (low === NIL) return high;
+    if (high === NIL) return low;
+    if (this.bucketPriority[low]! > this.bucketPriority[high]!) {
+      this.bucketRight[low] = this.treapJoin(this.bucketRight[low]!, high);
+      return low;
+    }
+    this.bucketLeft[high] = this.treapJoin(low, this.bucketLeft[high]!);
+    return high;
+  }
+
+  private treapRemove(root: number, key: number): number {
+    if (root === NIL) return NIL;
+    const at = this.offsetUnits[root]!;
+    if (at === key) return this.treapJoin(this.bucketLeft[root]!, this.bucketRight[root]!);
+    if (key < at) this.bucketLeft[root] = this.treapRemove(this.bucketLeft[root]!, key);
+    else this.bucketRight[root] = this.treapRemove(this.bucketRight[root]!, key);
+    return root;
+  }
+
+  /** The nodes of one size's treap in offset order (inspection only; bounded by the node count). */
+  private bucketInOrder(root: number): number[] {
+    const out: number[] = [];
+    const stack: number[] = [];
+    const bound = this.nodeHighWater + 1;
+    let node = root;
+    while ((node !== NIL || stack.length > 0) && out.length <= bound && stack.length <= bound) {
+      while (node !== NIL && stack.length <= bound) {
+        stack.push(node);
+        node = this.bucketLeft[node]!;
+      }
+      node = stack.pop()!;
+      out.push(node);
+      node = this.bucketRight[node]!;
+    }
+    return out;
   }
 
   // --- node pool -------------------------------------------------------------------------------
@@ -252,21 +324,17 @@ export class BestFitAllocator implements BlockAllocator {
 
   private grow(): void {
     const length = this.offsetUnits.length * 2;
-    const grown = <T extends Int32Array | Uint8Array | Float64Array>(old: T, make: (n: number) => T): T => {
-      const fresh = make(length);
-      fresh.set(old);
-      return fresh;
-    };
-    this.offsetUnits = grown(this.offsetUnits, (n) => new Int32Array(n));
-    this.sizeUnits = grown(this.sizeUnits, (n) => new Int32Array(n));
-    this.prev = grown(this.prev, (n) => new Int32Array(n));
-    this.next = grown(this.next, (n) => new Int32Array(n));
-    this.isFree = grown(this.isFree, (n) => new Uint8Array(n));
-    this.userOffsetBytes = grown(this.userOffsetBytes, (n) => new Float64Array(n));
-    this.userSizeBytes = grown(this.userSizeBytes, (n) => new Float64Array(n));
-    this.spareNodes = grown(this.spareNodes, (n) => new Int32Array(n));
-    this.bucketPrev = grown(this.bucketPrev, (n) => new Int32Array(n));
-    this.bucketNext = grown(this.bucketNext, (n) => new Int32Array(n));
+    this.offsetUnits = grownCopy(this.offsetUnits, length);
+    this.sizeUnits = grownCopy(this.sizeUnits, length);
+    this.prev = grownCopy(this.prev, length);
+    this.next = grownCopy(this.next, length);
+    this.isFree = grownCopy(this.isFree, length);
+    this.userOffsetBytes = grownCopy(this.userOffsetBytes, length);
+    this.userSizeBytes = grownCopy(this.userSizeBytes, length);
+    this.spareNodes = grownCopy(this.spareNodes, length);
+    this.bucketLeft = grownCopy(this.bucketLeft, length);
+    this.bucketRight = grownCopy(this.bucketRight, length);
+    this.bucketPriority = grownCopy(this.bucketPriority, length);
   }
 
   // --- inspection ------------------------------------------------------------------------------
@@ -307,7 +375,7 @@ export class BestFitAllocator implements BlockAllocator {
   freeBlocksBySize(): { offsetBytes: number; sizeBytes: number }[] {
     const out: { offsetBytes: number; sizeBytes: number }[] = [];
     for (let size = this.freeSizes.findNext(0); size >= 0; size = this.freeSizes.findNext(size + 1)) {
-      for (let node = this.bucketHead[size]!; node !== NIL; node = this.bucketNext[node]!) {
+      for (const node of this.bucketInOrder(this.bucketRoot[size]!)) {
         out.push({ offsetBytes: this.offsetUnits[node]! * this.poolAlignBytes, sizeBytes: this.sizeUnits[node]! * this.poolAlignBytes });
       }
     }
@@ -316,18 +384,25 @@ export class BestFitAllocator implements BlockAllocator {
 
   checkIndexes(): string | null {
     const nodes = this.listNodes();
-    // Walk the size lists through the bitset: each set size has a non-empty list in offset order.
+    // Walk the size treaps through the bitset: each set size has a non-empty treap, in offset
+    // order, each parent's priority at least its children's.
     const indexed = new Set<number>();
     for (let size = this.freeSizes.findNext(0); size >= 0; size = this.freeSizes.findNext(size + 1)) {
       let previous = NIL;
-      if (this.bucketHead[size] === NIL) return `size ${size} has its bit set but no free blocks`;
-      for (let node = this.bucketHead[size]!; node !== NIL && indexed.size <= nodes.length; node = this.bucketNext[node]!) {
+      if (this.bucketRoot[size] === NIL) return `size ${size} has its bit set but no free blocks`;
+      for (const node of this.bucketInOrder(this.bucketRoot[size]!)) {
+        if (indexed.has(node)) return `the size index reaches node ${node} twice`;
         if (this.isFree[node] !== 1 || this.sizeUnits[node] !== size) return `the size index lists node ${node} under size ${size} but it is not a free block of that size`;
-        if (this.bucketPrev[node] !== previous) return `size ${size}: broken back link at node ${node}`;
         if (previous !== NIL && this.offsetUnits[previous]! >= this.offsetUnits[node]!) return `size ${size}: the index is not in offset order`;
+        for (const child of [this.bucketLeft[node]!, this.bucketRight[node]!]) {
+          if (child !== NIL && this.bucketPriority[child]! > this.bucketPriority[node]!) return `size ${size}: node ${child} outranks its parent ${node}`;
+        }
         indexed.add(node);
         previous = node;
       }
+    }
+    for (let size = 0; size < this.bucketRoot.length; size++) {
+      if (this.bucketRoot[size] !== NIL && !this.freeSizes.test(size)) return `size ${size} has free blocks but its bit is clear`;
     }
     if (indexed.size !== this.indexedCount) return `the size index holds ${indexed.size} entries but counts ${this.indexedCount}`;
     let freeCount = 0;

@@ -3,18 +3,28 @@
  * BigBlockAllocator shape, seed §5.1), with one-byte granularity like the model.
  *
  * - Free blocks live in a treap keyed by offset (typed-array nodes, priorities from a fixed
- *   xorshift sequence, so runs are deterministic), each node also holding the largest free size
- *   in its subtree. First fit is a left-first descent that skips every subtree whose largest
- *   block is smaller than the request: O(log n) when alignment padding does not reject the
- *   candidate, and only blocks with size < request + align - 1 can be rejected.
- * - Two Maps find a free block by its start and by its end, so free() finds both neighbours in
- *   O(1) and coalesces with O(log n) treap updates; live allocations are a Map offset -> size.
+ *   xorshift sequence, so runs are deterministic). Each node also holds, for its subtree, the
+ *   largest free size and, for each alignment 2^j > 1 requested so far, the largest usable size
+ *   at that alignment: max(end - alignUp(start, 2^j)) (a slot per alignment, added on its first
+ *   request by one O(n) pass; at most L = ceil(log2 capacity) slots, since an alignment above
+ *   2^L behaves as 2^L: only a block at offset 0 can take it). First fit is a left-first descent
+ *   that enters only subtrees whose usable size at the request's alignment holds the request,
+ *   so it never backtracks: O(log n) expected for every alignment. A subtree maximum by size
+ *   alone is not enough: blocks that are large enough but fail the alignment padding would be
+ *   visited one by one (O(n) when many holes are just too small once aligned).
+ *   The price is one value per slot and node, recomputed on the O(log n) nodes every change
+ *   touches: O(k log n) per alloc and free for k distinct alignments in use (k <= L).
+ * - Two hash maps (NumberMap: typed arrays, O(1) amortized even when the same offsets are freed
+ *   and reallocated over and over, unlike V8's Map) find a free block by its start and by its
+ *   end, so free() finds both neighbours in O(1) and coalesces with O(log n) treap updates; live
+ *   allocations are a third one, offset -> size.
  *
  * Steps are protected methods so the bug catalog (mutants/) can re-create a pitfall by
  * overriding one of them; nothing in src/ depends on that catalog.
  */
 import { alignUp, badFree, validateRequest, type BlockAllocator, type BlockInfo, type LiveAllocation } from './allocator';
 import { checkSubAllocatorConfig, type SubAllocatorConfig } from './config';
+import { grownCopy, NumberMap, xorshift32 } from './typed-arrays';
 
 const NIL = -1;
 
@@ -25,6 +35,15 @@ export class FirstFitAllocator implements BlockAllocator {
   protected key: Float64Array;
   protected size: Float64Array;
   protected maxSize: Float64Array;
+  /** Alignment exponents 1..alignLevels get slots; 2^alignLevels >= capacityBytes. */
+  protected readonly alignLevels: number;
+  /** slotOfExponent[j]: the slot of alignment 2^j, or -1 before its first request. */
+  private readonly slotOfExponent: Int8Array;
+  /** slotAlignBytes[slot]: the alignment a slot tracks; slotCount slots are in use. */
+  private readonly slotAlignBytes: Float64Array;
+  private slotCount = 0;
+  /** maxFit[node * alignLevels + slot]: the subtree's largest end - alignUp(start, slotAlignBytes[slot]). */
+  protected maxFit: Float64Array;
   protected left: Int32Array;
   protected right: Int32Array;
   protected priority: Uint32Array;
@@ -35,10 +54,10 @@ export class FirstFitAllocator implements BlockAllocator {
   private seed = 0x9e3779b9;
 
   /** Free blocks by start offset and by end offset (node ids). */
-  protected readonly freeByStart = new Map<number, number>();
-  protected readonly freeByEnd = new Map<number, number>();
+  protected readonly freeByStart = new NumberMap();
+  protected readonly freeByEnd = new NumberMap();
   /** Live allocations: offset -> size. */
-  protected readonly liveSizes = new Map<number, number>();
+  protected readonly liveSizes = new NumberMap();
   protected usedBytesTotal = 0;
   protected freeBytesTotal = 0;
   /** Inspection results, dropped whenever alloc or free changes anything. */
@@ -51,6 +70,10 @@ export class FirstFitAllocator implements BlockAllocator {
     this.key = new Float64Array(nodes);
     this.size = new Float64Array(nodes);
     this.maxSize = new Float64Array(nodes);
+    this.alignLevels = Math.max(1, Math.ceil(Math.log2(this.capacityBytes)));
+    this.maxFit = new Float64Array(nodes * this.alignLevels);
+    this.slotOfExponent = new Int8Array(this.alignLevels + 1).fill(-1);
+    this.slotAlignBytes = new Float64Array(this.alignLevels);
     this.left = new Int32Array(nodes);
     this.right = new Int32Array(nodes);
     this.priority = new Uint32Array(nodes);
@@ -94,15 +117,47 @@ export class FirstFitAllocator implements BlockAllocator {
 
   /** The lowest-offset free block that fits, or NIL. */
   protected chooseFree(sizeBytes: number, alignBytes: number): number {
-    return this.search(this.root, sizeBytes, alignBytes);
+    return this.search(this.root, sizeBytes, alignBytes, this.slotFor(alignBytes));
   }
 
-  private search(node: number, sizeBytes: number, alignBytes: number): number {
-    if (node === NIL || this.maxSize[node]! < sizeBytes) return NIL;
-    const fromLeft = this.search(this.left[node]!, sizeBytes, alignBytes);
+  /**
+   * Left-first descent into subtrees whose largest usable size at the alignment holds the
+   * request. The subtree values are exact, so for the shipped fit rule every subtree entered
+   * holds an answer and the descent never backtracks.
+   */
+  private search(node: number, sizeBytes: number, alignBytes: number, slot: number): number {
+    if (node === NIL || this.usableMax(node, slot) < sizeBytes) return NIL;
+    const fromLeft = this.search(this.left[node]!, sizeBytes, alignBytes, slot);
     if (fromLeft !== NIL) return fromLeft;
     if (this.size[node]! >= sizeBytes && this.fits(this.key[node]!, this.key[node]! + this.size[node]!, sizeBytes, alignBytes)) return node;
-    return this.search(this.right[node]!, sizeBytes, alignBytes);
+    return this.search(this.right[node]!, sizeBytes, alignBytes, slot);
+  }
+
+  /** The subtree's largest usable size in `slot` (-1: alignment 1, the largest size). */
+  private usableMax(node: number, slot: number): number {
+    return slot < 0 ? this.maxSize[node]! : this.maxFit[node * this.alignLevels + slot]!;
+  }
+
+  /** The slot tracking `alignBytes` (a power of two), added on first use; -1 for alignment 1. */
+  private slotFor(alignBytes: number): number {
+    if (alignBytes <= 1) return -1;
+    const exponent = Math.min(Math.round(Math.log2(alignBytes)), this.alignLevels);
+    let slot = this.slotOfExponent[exponent]!;
+    if (slot < 0) {
+      slot = this.slotCount++;
+      this.slotOfExponent[exponent] = slot;
+      this.slotAlignBytes[slot] = 2 ** exponent;
+      this.updateAll(this.root);
+    }
+    return slot;
+  }
+
+  /** Recomputes every node's maxima bottom-up (a new slot). */
+  private updateAll(node: number): void {
+    if (node === NIL) return;
+    this.updateAll(this.left[node]!);
+    this.updateAll(this.right[node]!);
+    this.update(node);
   }
 
   /**
@@ -169,44 +224,52 @@ export class FirstFitAllocator implements BlockAllocator {
       if (this.nodeHighWater === this.key.length) this.grow();
       node = this.nodeHighWater++;
     }
-    // xorshift32: a fixed, deterministic priority sequence.
-    let x = this.seed;
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    this.seed = x >>> 0;
+    this.seed = xorshift32(this.seed);
     this.key[node] = start;
     this.size[node] = sizeBytes;
-    this.maxSize[node] = sizeBytes;
     this.left[node] = NIL;
     this.right[node] = NIL;
     this.priority[node] = this.seed;
+    this.update(node);
     return node;
   }
 
   private grow(): void {
     const length = this.key.length * 2;
-    const grown = <T extends Int32Array | Uint32Array | Float64Array>(old: T, make: (n: number) => T): T => {
-      const fresh = make(length);
-      fresh.set(old);
-      return fresh;
-    };
-    this.key = grown(this.key, (n) => new Float64Array(n));
-    this.size = grown(this.size, (n) => new Float64Array(n));
-    this.maxSize = grown(this.maxSize, (n) => new Float64Array(n));
-    this.left = grown(this.left, (n) => new Int32Array(n));
-    this.right = grown(this.right, (n) => new Int32Array(n));
-    this.priority = grown(this.priority, (n) => new Uint32Array(n));
-    this.spareNodes = grown(this.spareNodes, (n) => new Int32Array(n));
+    this.key = grownCopy(this.key, length);
+    this.size = grownCopy(this.size, length);
+    this.maxSize = grownCopy(this.maxSize, length);
+    this.maxFit = grownCopy(this.maxFit, length * this.alignLevels);
+    this.left = grownCopy(this.left, length);
+    this.right = grownCopy(this.right, length);
+    this.priority = grownCopy(this.priority, length);
+    this.spareNodes = grownCopy(this.spareNodes, length);
   }
 
+  /** Recomputes the node's subtree maxima from its own block and its children's maxima. */
   private update(node: number): void {
-    let max = this.size[node]!;
+    const start = this.key[node]!;
+    const sizeBytes = this.size[node]!;
     const l = this.left[node]!;
     const r = this.right[node]!;
+    let max = sizeBytes;
     if (l !== NIL && this.maxSize[l]! > max) max = this.maxSize[l]!;
     if (r !== NIL && this.maxSize[r]! > max) max = this.maxSize[r]!;
     this.maxSize[node] = max;
+    const levels = this.alignLevels;
+    const fit = this.maxFit;
+    const base = node * levels;
+    const leftBase = l * levels;
+    const rightBase = r * levels;
+    const end = start + sizeBytes;
+    const slotCount = this.slotCount;
+    for (let j = 0; j < slotCount; j++) {
+      const alignBytes = this.slotAlignBytes[j]!;
+      let usable = end - Math.ceil(start / alignBytes) * alignBytes;
+      if (l !== NIL && fit[leftBase + j]! > usable) usable = fit[leftBase + j]!;
+      if (r !== NIL && fit[rightBase + j]! > usable) usable = fit[rightBase + j]!;
+      fit[base + j] = usable;
+    }
   }
 
   private insert(root: number, node: number): number {
@@ -340,6 +403,14 @@ export class FirstFitAllocator implements BlockAllocator {
       if (l !== NIL) max = Math.max(max, this.maxSize[l]!);
       if (r !== NIL) max = Math.max(max, this.maxSize[r]!);
       if (this.maxSize[node] !== max) return `free block at ${start}: subtree maximum ${this.maxSize[node]} should be ${max}`;
+      for (let j = 0; j < this.slotCount; j++) {
+        const alignBytes = this.slotAlignBytes[j]!;
+        let usable = start + sizeBytes - Math.ceil(start / alignBytes) * alignBytes;
+        if (l !== NIL) usable = Math.max(usable, this.maxFit[l * this.alignLevels + j]!);
+        if (r !== NIL) usable = Math.max(usable, this.maxFit[r * this.alignLevels + j]!);
+        const stored = this.maxFit[node * this.alignLevels + j]!;
+        if (stored !== usable) return `free block at ${start}: subtree usable size at alignment ${alignBytes} is ${stored}, should be ${usable}`;
+      }
     }
     return null;
   }
