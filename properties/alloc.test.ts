@@ -15,8 +15,10 @@ import { FirstFitModel } from '../models/alloc-first-fit';
 import { BitsetIndex } from '../src/alloc/bitset-index';
 import { ContractError } from '../src/contract';
 import fc from 'fast-check';
-import { allocCommandArb, allocOpWeights, DEFAULT_ALLOC_WEIGHTS } from '../src/systems/alloc-common';
+import { allocCommandArb, allocOpWeights, applyAllocCommand, DEFAULT_ALLOC_WEIGHTS, type AllocSide } from '../src/systems/alloc-common';
 import { isPowerOfTwo, type BlockAllocator } from '../src/alloc/allocator';
+import { subAllocatorSide } from '../src/systems/alloc-sub';
+import { RunContext } from '../src/harness/runner';
 
 describeSystem(allocBuddySystem, { numRuns: 3000, mutantRuns: 300 });
 describeSystem(allocBestFitSystem, { numRuns: 3000, mutantRuns: 300 });
@@ -106,6 +108,35 @@ describe('sub-allocators: spec examples, model and implementation alike', () => 
     expect(() => new BuddyAllocator({ capacityBytes: 3000, minBlockBytes: 256 })).toThrow(/power of two/);
     expect(() => new BestFitAllocator({ capacityBytes: 1000, poolAlignBytes: 256 })).toThrow(/multiple/);
     expect(() => new FirstFitAllocator({ capacityBytes: 0 })).toThrow(/positive/);
+  });
+});
+
+describe('sub-allocator invariants judge against the blocks, not against the allocator\'s own answers', () => {
+  const config = { capacityBytes: 1024, minBlockBytes: 64 };
+  const check = (name: string, side: AllocSide<BlockAllocator>) => allocBuddySystem.invariants.find((invariant) => invariant.name === name)!.check(side, side, config);
+
+  it('block-structure finds a live range that spills out of its block at the step that hands it out', () => {
+    class HalfOrder extends BuddyAllocator {
+      protected override orderFor(sizeBytes: number, alignBytes: number): number {
+        return super.orderFor(Math.ceil(sizeBytes / 2), alignBytes);
+      }
+    }
+    const side = subAllocatorSide(new HalfOrder(config), config, new RunContext());
+    applyAllocCommand(side, { op: 'alloc', sizeBytes: 128, alignBytes: 1 });
+    expect(check('block-structure', side)).toMatch(/\[0, 128\) runs past its block \[0\+64\]/);
+  });
+
+  it('accounting finds a free-bytes counter that drifts from the free blocks, even when free + used + waste still adds up', () => {
+    class Drift extends BuddyAllocator {
+      override free(offsetBytes: number): void {
+        super.free(offsetBytes);
+        this.blockBytesTotal += this.minBlockBytes; // free and waste both come from this counter
+      }
+    }
+    const side = subAllocatorSide(new Drift(config), config, new RunContext());
+    applyAllocCommand(side, { op: 'alloc', sizeBytes: 100, alignBytes: 1 });
+    applyAllocCommand(side, { op: 'free', index: 0 });
+    expect(check('accounting', side)).toMatch(/freeBytes\(\) says 960, the free blocks hold 1024/);
   });
 });
 

@@ -175,7 +175,8 @@ export class BuddyAllocator implements BlockAllocator {
   }
 
   isPristine(): boolean {
-    return this.liveCount === 0 && this.freeLists[this.maxOrder]!.test(0);
+    // Only the top order holds a free block, and only one: the whole heap.
+    return this.liveCount === 0 && this.nonEmptyOrders === 2 ** this.maxOrder && this.freeLists[this.maxOrder]!.test(0);
   }
 
   blocks(): BlockInfo[] {
