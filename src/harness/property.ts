@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import type { JsonObject } from './json';
-import { runSequence, minimizeCase, RunContext, type Failure, type ImplFactory } from './runner';
+import { failureKey, runSequence, minimizeCase, RunContext, type Failure, type ImplFactory } from './runner';
 import type { Command, GenerationPlan, SystemDef } from './system';
 
 export interface Case {
@@ -76,27 +76,27 @@ export class ReplayPathError extends Error {
 export function checkSystem(system: SystemDef, options: CheckOptions): CheckResult {
   const runOptions = { implFactory: options.implFactory };
   const generationOptions = { ...runOptions, context: options.context };
-  // Shrinking keeps the failure's signature: once a case fails with check C, a shrunk
-  // candidate counts as failing only if it fails with C too, so a shrink never wanders from
-  // the bug that was found to a different one that happens to be shorter.
+  // Shrinking keeps the failure's signature: once a case fails with key K (the check, and for an
+  // observation difference the op and field), a shrunk candidate counts as failing only if it
+  // fails with K too, so a shrink never wanders from the bug found to a shorter, different one.
   let firstLength = -1;
-  let firstCheck: string | undefined;
+  let firstKey: string | undefined;
   let generated = 0;
   let commandsRun = 0;
   const property = fc.property(caseArb(system, options.plan, options.maxLength, options.unbiased), (testCase) => {
-    const outcome = runSequence(system, testCase.config, testCase.commands, firstCheck === undefined ? generationOptions : runOptions);
-    if (firstCheck === undefined) {
+    const outcome = runSequence(system, testCase.config, testCase.commands, firstKey === undefined ? generationOptions : runOptions);
+    if (firstKey === undefined) {
       generated++;
       commandsRun += outcome.ok ? testCase.commands.length : outcome.failure.step + 1;
     }
     if (outcome.ok) return true;
-    if (firstCheck === undefined) {
-      firstCheck = outcome.failure.check;
+    if (firstKey === undefined) {
+      firstKey = failureKey(outcome.failure);
       firstLength = testCase.commands.length;
       options.onFirstFailure?.(generated - 1);
       return false;
     }
-    return outcome.failure.check !== firstCheck;
+    return failureKey(outcome.failure) !== firstKey;
   });
   let details;
   try {

@@ -12,6 +12,10 @@ export const OBSERVATION_CHECK = 'observation';
 /** Check names used when a side throws something other than a ContractError. */
 export const MODEL_EXCEPTION_CHECK = 'model-exception';
 export const IMPL_EXCEPTION_CHECK = 'impl-exception';
+/** A side could not even be built for the config (createModel/createImpl threw). */
+export const SETUP_EXCEPTION_CHECK = 'setup-exception';
+/** Prefix of the check reported when an invariant itself throws. */
+export const INVARIANT_EXCEPTION_PREFIX = 'invariant-exception:';
 
 export interface Failure {
   readonly system: string;
@@ -33,28 +37,31 @@ export type RunOutcome =
   | { readonly ok: true; readonly steps: number }
   | { readonly ok: false; readonly failure: Failure };
 
-/** Probe counts and enabled fault sites for one run. */
+/** Probe counts of one run (or of many, when a context is shared). */
 export class RunContext implements RunEnv {
   readonly probeCounts = new Map<string, number>();
-  readonly faults: ReadonlySet<string>;
-  constructor(faults: Iterable<string> = []) {
-    this.faults = new Set(faults);
-  }
   probe(name: string): void {
     this.probeCounts.set(name, (this.probeCounts.get(name) ?? 0) + 1);
   }
-  fault(name: string): boolean {
-    return this.faults.has(name);
-  }
 }
 
-/** The implementation's env: it sees the same faults but its probes are not counted. */
-class SilentEnv implements RunEnv {
-  constructor(private readonly context: RunContext) {}
-  probe(): void {}
-  fault(name: string): boolean {
-    return this.context.fault(name);
-  }
+/** The implementation's env: its probes are not counted (each event counts once, from the model). */
+const SILENT_ENV: RunEnv = { probe() {} };
+
+/**
+ * What a shrink must preserve: the failed check, and for an observation difference also the
+ * failing op and the first differing field, so a shrink cannot trade "E_INVALIDARG against
+ * S_OK" for an unrelated difference that happens to be shorter.
+ */
+export function failureKey(failure: Failure): string {
+  if (failure.check !== OBSERVATION_CHECK) return failure.check;
+  const firstDiff = failure.diff[0] ?? '';
+  const field = firstDiff.slice(0, Math.max(0, firstDiff.indexOf(':')));
+  return `${OBSERVATION_CHECK}:${failure.command.op}:${field}`;
+}
+
+function crashText(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
 export type ImplFactory = (config: JsonObject, env: RunEnv) => unknown;
@@ -75,7 +82,7 @@ function applySafely(system: SystemDef, side: unknown, command: Command): Json |
     return system.apply(side, command);
   } catch (error) {
     if (error instanceof ContractError) return { error: error.code };
-    return new Crash(error instanceof Error ? `${error.name}: ${error.message}` : String(error));
+    return new Crash(crashText(error));
   }
 }
 
@@ -95,8 +102,19 @@ export function runSequence(
   options: RunOptions = {},
 ): RunOutcome {
   const context = options.context ?? new RunContext();
-  const model = system.createModel(config, context);
-  const impl = (options.implFactory ?? system.createImpl)(config, new SilentEnv(context));
+  let model: unknown;
+  let impl: unknown;
+  try {
+    model = system.createModel(config, context);
+    impl = (options.implFactory ?? system.createImpl)(config, SILENT_ENV);
+  } catch (error) {
+    const command = commands[0] ?? { op: '(none)' };
+    const text = crashText(error);
+    return {
+      ok: false,
+      failure: { system: system.name, config, step: 0, command, check: SETUP_EXCEPTION_CHECK, checks: [SETUP_EXCEPTION_CHECK], message: `building a side threw ${text}`, modelObservation: null, implObservation: null, diff: [] },
+    };
+  }
   const invariants = system.invariants;
   const invariantCount = invariants.length;
   for (let step = 0; step < commands.length; step++) {
@@ -104,7 +122,11 @@ export function runSequence(
     const fromModel = applySafely(system, model, command);
     const fromImpl = applySafely(system, impl, command);
     let ok = !(fromModel instanceof Crash) && !(fromImpl instanceof Crash);
-    for (let i = 0; ok && i < invariantCount; i++) ok = invariants[i]!.check(model, impl, config) === null;
+    try {
+      for (let i = 0; ok && i < invariantCount; i++) ok = invariants[i]!.check(model, impl, config) === null;
+    } catch {
+      ok = false; // describeFailure names the invariant that threw
+    }
     if (ok && jsonEqual(fromModel as Json, fromImpl as Json)) continue;
     return { ok: false, failure: describeFailure(system, config, step, command, model, impl, fromModel, fromImpl) };
   }
@@ -133,7 +155,14 @@ function describeFailure(
   }
   if (failed.length === 0) {
     for (const invariant of system.invariants) {
-      const message = invariant.check(model, impl, config);
+      let message: string | null;
+      try {
+        message = invariant.check(model, impl, config);
+      } catch (error) {
+        failed.push(`${INVARIANT_EXCEPTION_PREFIX}${invariant.name}`);
+        messages.push(`${invariant.name} threw ${crashText(error)}`);
+        continue;
+      }
       if (message !== null) {
         failed.push(invariant.name);
         messages.push(`${invariant.name}: ${message}`);
@@ -187,19 +216,14 @@ export function formatFailure(failure: Failure, commands?: readonly Command[]): 
 const CONFIG_SHRINK_ROUNDS = 64;
 const CONFIG_CANDIDATES_PER_ROUND = 256;
 
-function failsWith(system: SystemDef, config: JsonObject, commands: readonly Command[], check: string, options: RunOptions): RunOutcome | null {
-  let outcome: RunOutcome;
-  try {
-    outcome = runSequence(system, config, commands, options);
-  } catch {
-    return null; // a config the system cannot even build is not a smaller counterexample
-  }
-  return !outcome.ok && outcome.failure.check === check ? outcome : null;
+function failsWith(system: SystemDef, config: JsonObject, commands: readonly Command[], key: string, options: RunOptions): RunOutcome | null {
+  const outcome = runSequence(system, config, commands, options);
+  return !outcome.ok && failureKey(outcome.failure) === key ? outcome : null;
 }
 
 /**
  * Makes a failing sequence 1-minimal: removes commands one at a time (last first) while the
- * sequence still fails with the same first check. Runs after fast-check's shrinker, whose
+ * sequence still fails the same way (same `failureKey`). Runs after fast-check's shrinker, whose
  * result is already small, so the quadratic worst case stays cheap.
  */
 export function minimizeSequence(
@@ -210,11 +234,11 @@ export function minimizeSequence(
 ): Command[] {
   const first = runSequence(system, config, commands, options);
   if (first.ok) return [...commands];
-  const check = first.failure.check;
+  const key = failureKey(first.failure);
   let current = commands.slice(0, first.failure.step + 1);
   for (let index = current.length - 1; index >= 0; index--) {
     const candidate = [...current.slice(0, index), ...current.slice(index + 1)];
-    const outcome = failsWith(system, config, candidate, check, options);
+    const outcome = failsWith(system, config, candidate, key, options);
     if (outcome !== null && !outcome.ok) {
       current = candidate.slice(0, outcome.failure.step + 1);
       index = Math.min(index, current.length);
@@ -225,8 +249,8 @@ export function minimizeSequence(
 
 /**
  * Minimizes a failing case: the sequence is made 1-minimal, then the config is shrunk greedily
- * with the config arbitrary's own shrinker (fewer objects, smaller pools) as long as the same
- * check still fails, and the sequence is minimized again after each accepted step.
+ * with the config arbitrary's own shrinker (fewer objects, smaller pools) as long as it still
+ * fails the same way, and the sequence is minimized again after each accepted step.
  */
 export function minimizeCase(
   system: SystemDef,
@@ -236,7 +260,7 @@ export function minimizeCase(
 ): { config: JsonObject; commands: Command[] } {
   const first = runSequence(system, config, commands, options);
   if (first.ok) return { config, commands: [...commands] };
-  const check = first.failure.check;
+  const key = failureKey(first.failure);
   let currentConfig = config;
   let current = minimizeSequence(system, config, commands, options);
   const configArb = system.configArb();
@@ -247,7 +271,7 @@ export function minimizeCase(
     for (const candidate of configArb.shrink(currentConfig, undefined)) {
       if (tried++ >= CONFIG_CANDIDATES_PER_ROUND) break;
       if ((system.validateConfig?.(candidate.value) ?? null) !== null) continue;
-      if (failsWith(system, candidate.value, current, check, options) !== null) {
+      if (failsWith(system, candidate.value, current, key, options) !== null) {
         currentConfig = candidate.value;
         current = minimizeSequence(system, currentConfig, current, options);
         accepted = true;

@@ -13,14 +13,12 @@ import type { FieldSchema, Json, JsonObject } from './json';
 export type Command = { op: string } & JsonObject;
 
 /**
- * What a side can reach of the run it belongs to: probe counters (named events that show the
- * generator reached a deep path) and fault sites switched on for this run.
+ * What a side can reach of the run it belongs to: probe counters, named events that show the
+ * generator reached a deep path. (Fault injection is done with commands: see `faultOps`.)
  */
 export interface RunEnv {
-  /** Counts a named event. Only the model reports probes, so each event counts once per step. */
+  /** Counts a named event. Only the model's probes are counted, so each event counts once per step. */
   probe(name: string): void;
-  /** True if the named fault site is enabled for this run (fault injection). */
-  fault(name: string): boolean;
 }
 
 export interface Invariant<S> {
