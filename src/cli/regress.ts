@@ -12,7 +12,7 @@ import {
   originDate,
   loadRegression,
   regressionPath,
-  replayHolds,
+  replayProblems,
   replayRegression,
   shortHash,
   writeRegression,
@@ -26,7 +26,7 @@ const HELP = `usage:
   npm run regress -- save --system NAME --seed S --path P [--mutant M] [--slug NAME]
                           [--description TEXT] [--out DIR] [--force]
   npm run regress -- replay [FILE|DIR ...]
-  npm run regress -- list
+  npm run regress -- list [FILE|DIR ...]
 
 save    Rebuilds the counterexample a failing property printed (same seed and path), shrinks
         it to a 1-minimal sequence and writes regressions/<system>/<slug>.json. With --mutant,
@@ -34,14 +34,15 @@ save    Rebuilds the counterexample a failing property printed (same seed and pa
         npm test keeps checking that the mutant stays caught. Existing files are kept unless
         --force. The date in "origin" is today (UTC), or SOURCE_DATE_EPOCH if set.
 replay  Replays files (default: every file under regressions/) against the implementation
-        (must pass) and every mutant each file names (must fail). Exit 1 if any does not hold.
+        (must pass) and every mutant each file names (must fail; the mutant it was found against
+        must still fail first with the check recorded in origin.check). Exit 1 if any does not hold.
 list    Lists the regression files with their system, length and mutants.
 
 systems: ${systemNames().join(', ')}`;
 
 export async function lookup(): Promise<Lookup> {
   const mutants = await loadMutants();
-  return { findSystem, mutantNames: new Set(mutants.map((mutant) => mutant.name)) };
+  return { findSystem, mutantSystems: new Map(mutants.map((mutant) => [mutant.name, mutant.system])) };
 }
 
 /** Every .json file under the given files/directories (default regressions/), sorted. */
@@ -125,22 +126,24 @@ async function replay(argv: string[]): Promise<number> {
   const mutants = await loadMutants();
   let bad = 0;
   for (const file of files) {
-    const { regression, system } = await loadRegression(file, known.mutantNames, systemForFile);
+    const { regression, system } = await loadRegression(file, known.mutantSystems, systemForFile);
     const result = replayRegression(file, regression, system, mutants);
-    const holds = replayHolds(result);
-    if (!holds) bad++;
-    const mutantsText = result.mutants.map((entry) => `${entry.name}:${entry.outcome.ok ? 'SURVIVED' : 'caught'}`).join(' ');
-    console.log(`${holds ? 'ok  ' : 'FAIL'} ${path.relative(process.cwd(), file)} (${regression.commands.length} commands)${mutantsText ? ' ' + mutantsText : ''}`);
+    const problems = replayProblems(result);
+    if (problems.length > 0) bad++;
+    const mutantsText = result.mutants.map((entry) => `${entry.name}:${entry.outcome.ok ? 'SURVIVED' : `caught by ${entry.outcome.failure.check}`}`).join(' ');
+    console.log(`${problems.length === 0 ? 'ok  ' : 'FAIL'} ${path.relative(process.cwd(), file)} (${regression.commands.length} commands)${mutantsText ? ' ' + mutantsText : ''}`);
+    for (const problem of problems) console.log(`     ${problem}`);
     if (!result.real.ok) console.log(formatFailure(result.real.failure, regression.commands).replace(/^/gm, '     '));
   }
   console.log(`${files.length - bad} passed, ${bad} failed`);
   return bad === 0 ? 0 : 1;
 }
 
-async function list(): Promise<number> {
+async function list(argv: string[]): Promise<number> {
+  const args = parseArgs(argv, [], []);
   const known = await lookup();
-  for (const file of regressionFiles([])) {
-    const { regression } = await loadRegression(file, known.mutantNames, systemForFile);
+  for (const file of regressionFiles(args.positionals)) {
+    const { regression } = await loadRegression(file, known.mutantSystems, systemForFile);
     console.log(`${path.relative(process.cwd(), file)}  ${regression.system}  ${regression.commands.length} commands  ${regression.catches.join(',')}`);
   }
   return 0;
@@ -154,6 +157,6 @@ await runMain(async () => {
   }
   if (verb === 'save') return save(rest);
   if (verb === 'replay') return replay(rest);
-  if (verb === 'list') return list();
+  if (verb === 'list') return list(rest);
   throw new UsageError(`unknown command '${verb}'; use save, replay or list (see --help)`);
 });

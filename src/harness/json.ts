@@ -85,13 +85,13 @@ export function parseFields(
     throw new InputError(source, at, `expected an object, got ${JSON.stringify(value)}`);
   }
   const out: JsonObject = {};
-  for (const key of extra) if (key in value) out[key] = value[key] as Json;
+  for (const key of extra) if (Object.hasOwn(value, key)) out[key] = value[key] as Json;
   for (const [key, type] of Object.entries(schema)) {
-    if (!(key in value)) throw new InputError(source, `${at}.${key}`, `missing field (${type})`);
+    if (!Object.hasOwn(value, key)) throw new InputError(source, `${at}.${key}`, `missing field (${type})`);
     out[key] = checkField(source, `${at}.${key}`, type, value[key]);
   }
   for (const key of Object.keys(value)) {
-    if (!(key in schema) && !extra.includes(key)) {
+    if (!Object.hasOwn(schema, key) && !extra.includes(key)) {
       throw new InputError(source, `${at}.${key}`, `unknown field; expected one of: ${[...Object.keys(schema), ...extra].join(', ')}`);
     }
   }

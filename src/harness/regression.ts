@@ -39,7 +39,8 @@ export interface Regression {
 
 export interface Lookup {
   findSystem(name: string): SystemDef | undefined;
-  mutantNames: ReadonlySet<string>;
+  /** Mutant name -> the system it belongs to. */
+  mutantSystems: ReadonlyMap<string, string>;
 }
 
 /** Validates one command against the system's op schemas. */
@@ -82,13 +83,16 @@ export function parseRegression(text: string, source: string, lookup: Lookup): R
   if (system === undefined) throw new InputError(source, '$.system', `unknown system '${top.system}'`);
   const config = parseConfig(system, source, '$.config', top.config);
   if (!Array.isArray(top.commands)) throw new InputError(source, '$.commands', 'expected an array of commands');
+  if (top.commands.length === 0) throw new InputError(source, '$.commands', 'a regression needs at least one command');
   const commands = top.commands.map((command, index) => parseCommand(system, source, `$.commands[${index}]`, command));
   const origin = parseFields(source, '$.origin', top.origin, { tool: 'string', date: 'string' }, ['seed', 'path', 'mutant', 'check']);
   const catchesRaw = top.catches ?? [];
   if (!Array.isArray(catchesRaw)) throw new InputError(source, '$.catches', 'expected an array of mutant names');
   const catches = catchesRaw.map((name, index) => {
     if (typeof name !== 'string') throw new InputError(source, `$.catches[${index}]`, 'expected a mutant name');
-    if (!lookup.mutantNames.has(name)) throw new InputError(source, `$.catches[${index}]`, `unknown mutant '${name}'`);
+    const mutantSystem = lookup.mutantSystems.get(name);
+    if (mutantSystem === undefined) throw new InputError(source, `$.catches[${index}]`, `unknown mutant '${name}'`);
+    if (mutantSystem !== system.name) throw new InputError(source, `$.catches[${index}]`, `mutant '${name}' belongs to system ${mutantSystem}, not ${system.name}`);
     return name;
   });
   return {
@@ -120,7 +124,7 @@ export function readRegression(file: string, lookup: Lookup): Regression {
  */
 export async function loadRegression(
   file: string,
-  mutantNames: ReadonlySet<string>,
+  mutantSystems: ReadonlyMap<string, string>,
   systemFor: (name: string, rawConfig: unknown) => Promise<SystemDef | undefined>,
 ): Promise<{ regression: Regression; system: SystemDef }> {
   const text = readText(file);
@@ -138,7 +142,7 @@ export async function loadRegression(
       throw new InputError(file, '$.config', (error as Error).message);
     }
   }
-  const regression = parseRegression(text, file, { findSystem: (name) => (system?.name === name ? system : undefined), mutantNames });
+  const regression = parseRegression(text, file, { findSystem: (name) => (system?.name === name ? system : undefined), mutantSystems });
   return { regression, system: system! };
 }
 
@@ -215,9 +219,22 @@ export function replayRegression(
   return { file, regression, real, mutants: results };
 }
 
-/** True if a replay result is what it must be: real passes, every named mutant fails. */
-export function replayHolds(result: ReplayResult): boolean {
-  return result.real.ok && result.mutants.every((entry) => !entry.outcome.ok);
+/**
+ * What is wrong with a replay, or [] if it holds: the real implementation passes, every named
+ * mutant fails, and the mutant the file was found against still fails first with the check that
+ * caught it then (a fixed, seed-independent proof that this check fires).
+ */
+export function replayProblems(result: ReplayResult): string[] {
+  const problems: string[] = [];
+  if (!result.real.ok) problems.push(`fails against the implementation: ${result.real.failure.check} at step ${result.real.failure.step}`);
+  const { origin } = result.regression;
+  for (const entry of result.mutants) {
+    if (entry.outcome.ok) problems.push(`${entry.name} is no longer caught`);
+    else if (origin.mutant === entry.name && origin.check !== undefined && entry.outcome.failure.check !== origin.check) {
+      problems.push(`${entry.name} is now caught first by ${entry.outcome.failure.check}, not ${origin.check}`);
+    }
+  }
+  return problems;
 }
 
 /** The UTC day for `origin.date`; SOURCE_DATE_EPOCH (seconds) pins it for reproducible files. */
