@@ -4,7 +4,7 @@
  * line with exit code 2.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -86,10 +86,18 @@ describe('campaign runs', () => {
     expect(merged.shards).toEqual(['0/3', '1/3', '2/3']);
   });
 
-  it('refuses to merge different campaigns or the same shard twice', () => {
+  it('refuses to merge different campaigns, mixed shard counts or the same shard twice; a missing shard is incomplete', () => {
     const a = runShard({ index: 0, count: 2 }, 4).summary;
-    expect(() => mergeSummaries([a, { ...a, seed: 'other' }])).toThrow(/different seeds/);
+    const b = runShard({ index: 1, count: 2 }, 4).summary;
+    const c = runShard({ index: 1, count: 3 }, 4).summary;
+    a.runs = b.runs = c.runs = 4;
+    expect(() => mergeSummaries([a, { ...b, seed: 'other' }])).toThrow(/different seeds/);
+    expect(() => mergeSummaries([a, { ...b, runs: 5 }])).toThrow(/different run counts/);
+    expect(() => mergeSummaries([a, { ...b, targets: { systems: 'alloc-buddy' } }])).toThrow(/different targets/);
+    expect(() => mergeSummaries([a, c])).toThrow(/shards of 2 with shards of 3/);
     expect(() => mergeSummaries([a, a])).toThrow(/more than one summary/);
+    expect(mergeSummaries([a]).stopped).toBe('incomplete');
+    expect(mergeSummaries([a, b]).stopped).toBe('complete');
   });
 });
 
@@ -104,6 +112,8 @@ describe('fuzz CLI', () => {
     [['--resume', '/nonexistent/summary.json'], /cannot read summary/],
     [['--runs', '0'], /--runs must be an integer >= 1/],
     [['--frobnicate'], /unknown option --frobnicate/],
+    [['--out', path.join(ROOT, 'package.json', 'findings')], /findings folder .*package\.json.findings is not writable \(E[A-Z]+\)/],
+    [['--json', path.join(ROOT, 'package.json', 'summary.json')], /summary folder .*package\.json is not writable \(E[A-Z]+\)/],
   ])('%j is a one-line error with exit code 2', (args, pattern) => {
     const result = fuzz(...args);
     expect(result.status).toBe(2);
@@ -126,12 +136,17 @@ describe('fuzz CLI', () => {
     // The two campaigns wrote to different folders; everything else must match.
     const read = (name: string) => withoutTiming(JSON.parse(readFileSync(path.join(dir, name), 'utf8').replaceAll(`${path.sep}w2${path.sep}`, `${path.sep}w1${path.sep}`)) as CampaignSummary);
     expect(read('w2.json')).toEqual(read('w1.json'));
-    const finding = path.join('residency-set', 'fuzz-contents-match-model-open.json');
+    const names = readdirSync(path.join(dir, 'w1', 'residency-set'));
+    expect(names).toEqual(readdirSync(path.join(dir, 'w2', 'residency-set')));
+    expect(names).toHaveLength(1);
+    expect(names[0]).toMatch(/^fuzz-contents-match-model-open-[0-9a-f]{8}\.json$/);
+    const finding = path.join('residency-set', names[0]!);
     const text = readFileSync(path.join(dir, 'w1', finding), 'utf8');
     expect(readFileSync(path.join(dir, 'w2', finding), 'utf8')).toBe(text);
-    const regression = JSON.parse(text) as { catches: string[]; origin: { date: string } };
+    const regression = JSON.parse(text) as { catches: string[]; origin: { date: string; mutant: string; seed: string } };
     expect(regression.catches).toEqual(['set-open-keeps-size']);
-    expect(regression.origin.date).toBe('2025-11-30');
+    expect(regression.origin).toMatchObject({ date: '2025-11-30', mutant: 'set-open-keeps-size' });
+    expect(regression.origin.seed).toMatch(/^20261130\/residency-set\/\d+$/);
   });
 
   it('loses no finding and no run to a SIGKILL: the resumed campaign equals an uninterrupted one', async () => {
@@ -168,7 +183,8 @@ describe('fuzz CLI', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'fuzz-allocator-'));
     const campaign = fuzz('--allocator', 'examples/broken-allocator.mjs', '--runs', '20', '--workers', '1', '--out', dir, '--json', path.join(dir, 's.json'));
     expect(campaign.status, campaign.stderr).toBe(1);
-    const file = path.join(dir, 'user-allocator', 'fuzz-no-overlap-alloc.json');
+    const [name] = readdirSync(path.join(dir, 'user-allocator'));
+    const file = path.join(dir, 'user-allocator', name!);
     expect(JSON.parse(readFileSync(file, 'utf8')).config.allocatorModule).toBe('examples/broken-allocator.mjs');
     const replay = spawnSync(tsx, [path.join(ROOT, 'src', 'cli', 'regress.ts'), 'replay', file], { encoding: 'utf8', cwd: ROOT });
     expect(replay.status).toBe(1);
@@ -176,5 +192,22 @@ describe('fuzz CLI', () => {
     const correct = fuzz('--allocator', 'examples/simple-first-fit-allocator.mjs', '--runs', '20', '--workers', '1', '--out', dir, '--json', path.join(dir, 't.json'));
     expect(correct.status, correct.stdout + correct.stderr).toBe(0);
     expect(fuzz('--allocator', 'examples/no-such-module.mjs').stderr).toMatch(/^error: examples\/no-such-module\.mjs: no such file/);
+  });
+
+  it('reads summaries strictly: a damaged one is a one-line error naming the field; a budgeted one resumes only with --budget', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'fuzz-summary-'));
+    const file = path.join(dir, 's.json');
+    const ran = fuzz('--system', 'residency-set', '--budget', '300ms', '--workers', '1', '--json', file, '--out', dir);
+    expect(ran.status, ran.stderr).toBe(0);
+    const noBudget = fuzz('--resume', file, '--out', dir);
+    expect(noBudget.status).toBe(2);
+    expect(noBudget.stderr).toMatch(/give --budget for how long to continue/);
+    const summary = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    delete summary.shards;
+    writeFileSync(file, JSON.stringify(summary));
+    const damaged = fuzz('--resume', file, '--budget', '1s', '--out', dir);
+    expect(damaged.status).toBe(2);
+    expect(damaged.stderr.trim().split('\n')).toHaveLength(1);
+    expect(damaged.stderr).toMatch(/s\.json: \$\.shards: missing field/);
   });
 });

@@ -7,7 +7,7 @@
  * regression files; the summary is checkpointed every second, so a killed campaign loses at
  * most the runs in flight and never a finding.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -18,18 +18,17 @@ import {
   emptySummary,
   isCompleted,
   mergeSummaries,
+  parseSummary,
   recordRun,
   runIndexOf,
   shardLabel,
-  SUMMARY_FORMAT,
   type CampaignSummary,
   type FindingEntry,
   type RunResult,
   type Shard,
 } from '../harness/campaign';
 import { PROJECT_ROOT } from '../harness/mutant-catalog';
-import { isPlainObject } from '../harness/json';
-import { originDate, regressionPath, serializeRegression, REGRESSION_FORMAT } from '../harness/regression';
+import { originDate, regressionPath, serializeRegression, shortHash, REGRESSION_FORMAT } from '../harness/regression';
 import { DEFAULT_SEED } from '../harness/seed';
 import type { SystemDef } from '../harness/system';
 import { systemNames } from '../harness/registry';
@@ -68,13 +67,17 @@ generated sequence side by side (model vs implementation) with every invariant c
   --shard k/K take only runs i with i mod K = k; the K shards together are the whole campaign
   --json      summary file, checkpointed every second (default .fuzz/last-campaign.json)
   --out       where findings are written (default regressions/), as <system>/fuzz-<check>-<op>.json
-  --resume    continue the campaign a summary file describes (same seed, systems, shard, runs)
-  --checkpoint how often the summary is rewritten (default 1s); a SIGKILL loses at most the runs
-              finished since, which a resume runs again
+  --resume    continue the campaign a summary file describes (same seed, targets, shard and runs;
+              a budgeted campaign needs a new --budget)
+  --checkpoint rewrite the summary at most this often (default: after every batch of runs); a
+              SIGKILL loses the runs finished since, which a resume runs again
 
-Exit codes: 0 no finding, 1 findings (each written as a regression file), 2 bad arguments.
-Ctrl-C or SIGTERM finishes the runs in flight, writes the summary and exits.
-merge combines the summaries of a campaign's shards into one.`;
+Exit codes: 0 no finding, 1 findings (each written as a regression file), 2 bad arguments,
+3 interrupted without findings. Ctrl-C or SIGTERM finishes the runs in flight, writes the summary
+and exits; the summary is rewritten after every batch of runs, so even a SIGKILL loses only the
+runs in flight. Findings are never overwritten: each file name carries a hash of its case.
+merge combines the summaries of one campaign's shards into one (same seed, runs and targets, each
+shard once); it exits 1 on findings and 3 if shards are missing or were interrupted.`;
 
 interface CampaignOptions {
   readonly seed: string;
@@ -122,10 +125,19 @@ function readSummary(file: string): CampaignSummary {
     const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
     throw new UsageError(`cannot read summary ${file}: ${reason}`);
   }
-  if (!isPlainObject(value) || value.format !== SUMMARY_FORMAT || typeof value.seed !== 'string' || !isPlainObject(value.systems)) {
-    throw new UsageError(`${file} is not a campaign summary (format ${SUMMARY_FORMAT})`);
+  return parseSummary(value, file);
+}
+
+/** Fails now, with a one-line error, if `dir` cannot take files (not after an hour of fuzzing). */
+function ensureWritableDir(dir: string, what: string): void {
+  const probe = path.join(dir, `.write-test-${process.pid}`);
+  try {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(probe, '');
+    rmSync(probe);
+  } catch (error) {
+    throw new UsageError(`${what} ${dir} is not writable (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
   }
-  return value as unknown as CampaignSummary;
 }
 
 async function parseCampaign(args: ParsedArgs): Promise<CampaignOptions> {
@@ -161,14 +173,26 @@ async function parseCampaign(args: ParsedArgs): Promise<CampaignOptions> {
   const budgetMs = budgetRaw === undefined ? null : parseDuration(budgetRaw);
   let runs = intOption(args, 'runs', 1) ?? null;
   if (runs !== null && budgetMs !== null) throw new UsageError('give --runs or --budget, not both');
-  if (resumed !== null && runs === null && budgetMs === null) runs = resumed.runs;
-  if (resumed !== null && resumed.runs !== null && runs !== null && runs !== resumed.runs) {
-    throw new UsageError(`--runs ${runs} does not match the resumed campaign's ${resumed.runs} runs`);
+  if (resumed !== null) {
+    if (resumed.runs !== null) {
+      // A campaign of N runs resumes as the same N runs.
+      if (budgetMs !== null) throw new UsageError(`the resumed campaign runs ${resumed.runs} runs per system; drop --budget`);
+      if (runs !== null && runs !== resumed.runs) throw new UsageError(`--runs ${runs} does not match the resumed campaign's ${resumed.runs} runs`);
+      runs = resumed.runs;
+    } else {
+      // A budgeted campaign continues for a new budget.
+      if (runs !== null) throw new UsageError('the resumed campaign ran on a time budget; give --budget, not --runs');
+      if (budgetMs === null) throw new UsageError('the resumed campaign ran on a time budget; give --budget for how long to continue');
+    }
   }
   if (runs === null && budgetMs === null) runs = DEFAULT_RUNS;
   const checkpointRaw = args.options.get('checkpoint');
   const workers = intOption(args, 'workers', 1) ?? Math.max(1, cpus().length);
   if (workers > 64) throw new UsageError(`--workers ${workers} is more than 64`);
+  const jsonFile = args.options.get('json') ?? resumeFile ?? path.join(PROJECT_ROOT, '.fuzz', 'last-campaign.json');
+  const outDir = args.options.get('out') ?? path.join(PROJECT_ROOT, 'regressions');
+  ensureWritableDir(path.dirname(path.resolve(jsonFile)), 'the summary folder');
+  ensureWritableDir(outDir, 'the findings folder');
   return {
     seed,
     targetSpec,
@@ -178,10 +202,10 @@ async function parseCampaign(args: ParsedArgs): Promise<CampaignOptions> {
     budgetMs,
     workers,
     shard,
-    jsonFile: args.options.get('json') ?? resumeFile ?? path.join(PROJECT_ROOT, '.fuzz', 'last-campaign.json'),
-    outDir: args.options.get('out') ?? path.join(PROJECT_ROOT, 'regressions'),
+    jsonFile,
+    outDir,
     resumed,
-    checkpointMs: checkpointRaw === undefined ? 1000 : parseDuration(checkpointRaw, 'checkpoint'),
+    checkpointMs: checkpointRaw === undefined ? 0 : parseDuration(checkpointRaw, 'checkpoint'),
   };
 }
 
@@ -223,11 +247,12 @@ class Campaign {
   private commandsThisSession = 0;
 
   constructor(private readonly options: CampaignOptions) {
-    this.summary = options.resumed ? structuredClone(options.resumed) : emptySummary(options.seed, options.shard, options.systems, options.runs, { ...options.targetSpec });
+    this.summary = options.resumed ? structuredClone(options.resumed) : emptySummary(options.seed, options.shard, options.systems, options.runs, { ...options.targetSpec }, options.budgetMs);
     for (const system of options.systems) {
       this.summary.systems[system.name] ??= emptySummary(options.seed, options.shard, [system]).systems[system.name]!;
     }
     this.summary.stopped = 'running';
+    if (options.budgetMs !== null) this.summary.budgetMs = options.budgetMs;
     this.summary.timing.workers = options.workers;
     this.previousElapsedMs = options.resumed?.timing.elapsedMs ?? 0;
     this.queue = new RunQueue(options, this.summary);
@@ -255,19 +280,24 @@ class Campaign {
     return batch.length === 0 ? null : { batch };
   }
 
-  record(result: RunResult): void {
-    const system = this.summary.systems[result.system]!;
-    recordRun(system, result, this.options.shard);
-    this.summary.timing.busyMs[result.system] = (this.summary.timing.busyMs[result.system] ?? 0) + (result.busyMs ?? 0);
-    this.runsThisSession++;
-    this.commandsThisSession += result.commands;
-    if (result.finding !== null) this.recordFinding(result);
+  /** Records a finished batch, then checkpoints: a SIGKILL loses only the batches in flight. */
+  record(results: readonly RunResult[]): void {
+    for (const result of results) {
+      const system = this.summary.systems[result.system]!;
+      recordRun(system, result, this.options.shard);
+      this.summary.timing.busyMs[result.system] = (this.summary.timing.busyMs[result.system] ?? 0) + (result.busyMs ?? 0);
+      this.runsThisSession++;
+      this.commandsThisSession += result.commands;
+      if (result.finding !== null) this.recordFinding(result);
+    }
     this.tick(false);
   }
 
   private recordFinding(result: RunResult): void {
     const finding = result.finding!;
-    const slug = `fuzz-${finding.check}-${finding.op}`.toLowerCase().replace(/[^a-z0-9._-]+/g, '-');
+    // The name carries a hash of the case: a later campaign never overwrites another file.
+    const hash = shortHash(JSON.stringify([finding.config, finding.commands]));
+    const slug = `fuzz-${finding.check}-${finding.op}-${hash}`.toLowerCase().replace(/[^a-z0-9._-]+/g, '-');
     const file = regressionPath(this.options.outDir, finding.system, slug);
     const entry: FindingEntry = {
       signature: finding.signature,
@@ -283,21 +313,34 @@ class Campaign {
       smallConfigs: finding.smallConfigs,
     };
     const verdict = addFinding(this.summary.findings, entry);
-    if (verdict === 'duplicate') return;
-    writeAtomically(
-      file,
-      serializeRegression({
-        format: REGRESSION_FORMAT,
-        system: finding.system,
-        description: `fuzz campaign ${this.options.seed}, ${finding.system} run ${finding.runIndex}: ${finding.check} fails on op ${finding.op}`,
-        config: finding.config,
-        commands: finding.commands,
-        origin: { tool: 'fuzz', seed: finding.seed, path: finding.path, date: originDate(Date.now(), process.env.SOURCE_DATE_EPOCH), check: finding.check },
-        catches: [...(this.options.targets.find((target) => target.system.name === finding.system)?.catches ?? [])],
-      }),
-    );
+    if (verdict.kind === 'duplicate') return;
+    const catches = [...(this.options.targets.find((target) => target.system.name === finding.system)?.catches ?? [])];
+    if (!existsSync(file)) {
+      writeAtomically(
+        file,
+        serializeRegression({
+          format: REGRESSION_FORMAT,
+          system: finding.system,
+          description: `fuzz campaign ${this.options.seed}, ${finding.system} run ${finding.runIndex}: ${finding.check} fails on op ${finding.op}`,
+          config: finding.config,
+          commands: finding.commands,
+          // The run is named by campaign seed, system and index (its generation used that
+          // run's swarm plan, so a fast-check seed alone would not rebuild it).
+          origin: {
+            tool: 'fuzz',
+            seed: `${this.options.seed}/${finding.system}/${finding.runIndex}`,
+            date: originDate(Date.now(), process.env.SOURCE_DATE_EPOCH),
+            ...(catches.length === 1 ? { mutant: catches[0]! } : {}),
+            check: finding.check,
+          },
+          catches,
+        }),
+      );
+    }
+    // The finding of a later run with the same signature was written first: remove it.
+    if (verdict.kind === 'replaced' && verdict.previous.file !== entry.file) rmSync(path.resolve(PROJECT_ROOT, verdict.previous.file), { force: true });
     this.clearLine();
-    const replaced = verdict === 'replaced' ? ', replacing a later run with the same signature' : '';
+    const replaced = verdict.kind === 'replaced' ? ', replacing a later run with the same signature' : '';
     console.log(`finding: ${finding.signature} (run ${finding.runIndex}, ${finding.originalLength} -> ${finding.commands.length} commands${replaced})`);
     console.log(`  ${finding.message.split('\n')[0]}`);
     console.log(`  written to ${entry.file}; replay: ${entry.replay}`);
@@ -359,9 +402,7 @@ async function runInThread(campaign: Campaign, options: CampaignOptions): Promis
   for (;;) {
     const task = campaign.nextBatch();
     if (task === null) return;
-    for (const { system, runIndex } of task.batch) {
-      campaign.record(timedRun(targets.get(system)!, options.seed, runIndex));
-    }
+    campaign.record(task.batch.map(({ system, runIndex }) => timedRun(targets.get(system)!, options.seed, runIndex)));
     // Let signals and timers in between batches.
     await new Promise((resolve) => setImmediate(resolve));
   }
@@ -374,9 +415,11 @@ async function runInWorkers(campaign: Campaign, options: CampaignOptions): Promi
     Array.from({ length: options.workers }, () => {
       return new Promise<void>((resolve, reject) => {
         const worker = new Worker(boot, { workerData: init });
+        let finished = false;
         const dispatch = (): void => {
           const task = campaign.nextBatch();
           if (task === null) {
+            finished = true;
             void worker.terminate().then(() => resolve());
             return;
           }
@@ -384,14 +427,18 @@ async function runInWorkers(campaign: Campaign, options: CampaignOptions): Promi
         };
         worker.on('message', (reply: WorkerReply) => {
           if ('error' in reply) {
+            finished = true;
             void worker.terminate();
             reject(new Error(`worker failed: ${reply.error}`));
             return;
           }
-          for (const result of reply.results) campaign.record(result);
+          campaign.record(reply.results);
           dispatch();
         });
         worker.on('error', reject);
+        worker.on('exit', (code) => {
+          if (!finished) reject(new Error(`a worker exited unexpectedly (code ${code})`));
+        });
       });
     }),
   );
@@ -446,7 +493,8 @@ async function campaignMain(args: ParsedArgs): Promise<number> {
   process.off('SIGTERM', onSignal);
   printSummary(summary);
   console.log(`summary: ${displayPath(options.jsonFile)}`);
-  return summary.findings.length > 0 ? 1 : 0;
+  if (summary.findings.length > 0) return 1;
+  return summary.stopped === 'interrupted' ? 3 : 0;
 }
 
 async function mergeMain(argv: string[]): Promise<number> {
@@ -462,7 +510,12 @@ async function mergeMain(argv: string[]): Promise<number> {
   const out = args.options.get('json');
   if (out !== undefined) writeAtomically(out, JSON.stringify(merged, null, 2) + '\n');
   printSummary(merged);
-  return merged.findings.length > 0 ? 1 : 0;
+  if (merged.findings.length > 0) return 1;
+  if (merged.stopped === 'incomplete' || merged.stopped === 'interrupted') {
+    console.log(merged.stopped === 'incomplete' ? `incomplete: only shards ${merged.shards.join(', ')} of the campaign are here` : 'some shards were interrupted');
+    return 3;
+  }
+  return 0;
 }
 
 await runMain(async () => {

@@ -56,6 +56,15 @@ await runMain(async () => {
     if (mutants.length === 0) throw new UsageError(`unknown mutant '${mutantFilter}'`);
   }
 
+  const jsonFile = args.options.get('json');
+  if (jsonFile !== undefined) {
+    // Fail before the run, not after it: an unwritable report path loses nothing yet.
+    try {
+      writeFileSync(jsonFile, '');
+    } catch (error) {
+      throw new UsageError(`--json ${jsonFile} is not writable (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    }
+  }
   const reports: MutantReport[] = [];
   let bad = 0;
   for (const mutant of mutants) {
@@ -104,7 +113,6 @@ await runMain(async () => {
     `\n${detected} of ${reports.length} mutants detected` +
       (unexpected === 0 ? (detected > 0 ? ', every one by the check it names' : '') : `; ${unexpected} by another check than the one named`),
   );
-  const jsonFile = args.options.get('json');
   if (jsonFile !== undefined) writeFileSync(jsonFile, JSON.stringify({ seed, numRuns, mutants: reports }, null, 2) + '\n');
   return bad === 0 ? 0 : 1;
 });

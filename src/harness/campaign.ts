@@ -6,7 +6,7 @@
  */
 import { checkSystem } from './property';
 import { RunContext, runSequence, type ImplFactory } from './runner';
-import { jsonEqual, type Json, type JsonObject } from './json';
+import { InputError, isPlainObject, jsonEqual, type Json, type JsonObject } from './json';
 import type { Command, GenerationPlan, SystemDef } from './system';
 import { deriveRunSeed, runRandom } from './seed';
 
@@ -233,6 +233,8 @@ export interface CampaignSummary {
   seed: string;
   /** Runs per system (run indices 0..runs-1), or null for a time-budgeted campaign. */
   runs: number | null;
+  /** The time budget of a budgeted campaign (a resume asks for a new one), else null. */
+  budgetMs: number | null;
   /** What the campaign runs against (plain data; a resume rebuilds the same targets). */
   targets: JsonObject;
   /** Shards merged into this summary, as "k/K". */
@@ -241,7 +243,8 @@ export interface CampaignSummary {
   findings: FindingEntry[];
   /** Wall-clock figures: the only fields that differ between two runs of the same campaign. */
   timing: CampaignTiming;
-  stopped: 'complete' | 'budget' | 'interrupted' | 'running';
+  /** 'incomplete': a merge that lacks some of the campaign's shards. */
+  stopped: 'complete' | 'budget' | 'interrupted' | 'running' | 'incomplete';
 }
 
 export function emptySystemSummary(system: SystemDef, shard: Shard): SystemSummary {
@@ -262,11 +265,13 @@ export function emptySummary(
   systems: readonly SystemDef[],
   runs: number | null = null,
   targets: JsonObject = { systems: 'all' },
+  budgetMs: number | null = null,
 ): CampaignSummary {
   return {
     format: SUMMARY_FORMAT,
     seed,
     runs,
+    budgetMs,
     targets,
     shards: [shardLabel(shard)],
     systems: Object.fromEntries(systems.map((system) => [system.name, emptySystemSummary(system, shard)])),
@@ -313,40 +318,67 @@ export function recordRun(summary: SystemSummary, result: RunResult, shard: Shar
   markCompleted(summary.completed[label]!, (result.runIndex - shard.index) / shard.count);
 }
 
+export type FindingVerdict = { readonly kind: 'new' | 'duplicate' } | { readonly kind: 'replaced'; readonly previous: FindingEntry };
+
 /** Keeps one finding per signature: the one with the lowest run index, so order does not matter. */
-export function addFinding(findings: FindingEntry[], entry: FindingEntry): 'new' | 'replaced' | 'duplicate' {
+export function addFinding(findings: FindingEntry[], entry: FindingEntry): FindingVerdict {
   const index = findings.findIndex((existing) => existing.signature === entry.signature);
   if (index < 0) {
     findings.push(entry);
     findings.sort(compareFindings);
-    return 'new';
+    return { kind: 'new' };
   }
-  if (findings[index]!.runIndex <= entry.runIndex) return 'duplicate';
+  const previous = findings[index]!;
+  if (previous.runIndex <= entry.runIndex) return { kind: 'duplicate' };
   findings[index] = entry;
-  return 'replaced';
+  return { kind: 'replaced', previous };
 }
 
 function compareFindings(a: FindingEntry, b: FindingEntry): number {
   return a.signature < b.signature ? -1 : a.signature > b.signature ? 1 : 0;
 }
 
-/** Merges shard summaries of one campaign seed into one. */
+/**
+ * Merges the shard summaries of one campaign into one. They must share seed, run count and
+ * targets and come from one shard count K, each shard at most once; the merge is 'incomplete'
+ * unless all K shards are there.
+ */
 export function mergeSummaries(summaries: readonly CampaignSummary[]): CampaignSummary {
   if (summaries.length === 0) throw new Error('nothing to merge');
-  const seed = summaries[0]!.seed;
+  const first = summaries[0]!;
+  const seen = new Set<string>();
+  let shardCount: number | undefined;
   for (const summary of summaries) {
-    if (summary.seed !== seed) throw new Error(`cannot merge campaigns with different seeds (${seed} and ${summary.seed})`);
+    if (summary.seed !== first.seed) throw new Error(`cannot merge campaigns with different seeds (${first.seed} and ${summary.seed})`);
+    if (summary.runs !== first.runs) throw new Error(`cannot merge campaigns with different run counts (${first.runs} and ${summary.runs})`);
+    if (!jsonEqual(summary.targets, first.targets)) throw new Error(`cannot merge campaigns with different targets (${JSON.stringify(first.targets)} and ${JSON.stringify(summary.targets)})`);
+    for (const label of summary.shards) {
+      const count = Number(label.split('/')[1]);
+      if (shardCount !== undefined && count !== shardCount) throw new Error(`cannot merge shards of ${shardCount} with shards of ${count}`);
+      shardCount = count;
+      if (seen.has(label)) throw new Error(`shard ${label} appears in more than one summary`);
+      seen.add(label);
+    }
   }
+  const statuses = summaries.map((summary) => summary.stopped);
   const merged: CampaignSummary = {
     format: SUMMARY_FORMAT,
-    seed,
-    runs: summaries[0]!.runs,
-    targets: summaries[0]!.targets,
-    shards: [...new Set(summaries.flatMap((summary) => summary.shards))].sort(),
+    seed: first.seed,
+    runs: first.runs,
+    budgetMs: first.budgetMs,
+    targets: first.targets,
+    shards: [...seen].sort((a, b) => Number(a.split('/')[0]) - Number(b.split('/')[0])),
     systems: {},
     findings: [],
     timing: emptyTiming(),
-    stopped: summaries.every((summary) => summary.stopped === 'complete') ? 'complete' : summaries.some((s) => s.stopped === 'interrupted') ? 'interrupted' : 'budget',
+    stopped:
+      seen.size < (shardCount ?? 1)
+        ? 'incomplete'
+        : statuses.includes('interrupted') || statuses.includes('running')
+          ? 'interrupted'
+          : statuses.every((status) => status === 'complete')
+            ? 'complete'
+            : 'budget',
   };
   for (const summary of summaries) {
     merged.timing.elapsedMs = Math.max(merged.timing.elapsedMs, summary.timing.elapsedMs);
@@ -367,13 +399,104 @@ export function mergeSummaries(summaries: readonly CampaignSummary[]): CampaignS
       for (const [op, count] of Object.entries(system.swarm.opEnabledRuns)) target.swarm.opEnabledRuns[op] = (target.swarm.opEnabledRuns[op] ?? 0) + count;
       target.faults.faultFreeRuns += system.faults.faultFreeRuns;
       for (const [site, count] of Object.entries(system.faults.siteRuns)) target.faults.siteRuns[site] = (target.faults.siteRuns[site] ?? 0) + count;
-      for (const [label, completion] of Object.entries(system.completed)) {
-        if (target.completed[label] !== undefined) throw new Error(`shard ${label} appears in more than one summary`);
-        target.completed[label] = structuredClone(completion);
-      }
+      for (const [label, completion] of Object.entries(system.completed)) target.completed[label] = structuredClone(completion);
     }
     for (const finding of summary.findings) addFinding(merged.findings, finding);
   }
   computeRates(merged);
   return merged;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading summaries back (resume, merge): every field is checked, errors name file and path.
+
+type Check = (value: unknown, at: string) => void;
+
+function summaryChecker(source: string) {
+  const fail = (at: string, what: string, value: unknown): never => {
+    throw new InputError(source, at, `expected ${what}, got ${JSON.stringify(value) ?? String(value)}`);
+  };
+  const num: Check = (v, at) => {
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) fail(at, 'a non-negative number', v);
+  };
+  const str: Check = (v, at) => {
+    if (typeof v !== 'string') fail(at, 'a string', v);
+  };
+  const bool: Check = (v, at) => {
+    if (typeof v !== 'boolean') fail(at, 'true or false', v);
+  };
+  const nullable =
+    (inner: Check): Check =>
+    (v, at) => {
+      if (v !== null) inner(v, at);
+    };
+  const array =
+    (inner: Check): Check =>
+    (v, at) => {
+      if (!Array.isArray(v)) fail(at, 'an array', v);
+      (v as unknown[]).forEach((item, index) => inner(item, `${at}[${index}]`));
+    };
+  const record =
+    (inner: Check): Check =>
+    (v, at) => {
+      if (!isPlainObject(v)) fail(at, 'an object', v);
+      for (const [key, item] of Object.entries(v as object)) inner(item, `${at}.${key}`);
+    };
+  const shape =
+    (fields: Record<string, Check>): Check =>
+    (v, at) => {
+      if (!isPlainObject(v)) fail(at, 'an object', v);
+      for (const [key, check] of Object.entries(fields)) {
+        if (!Object.hasOwn(v as object, key)) throw new InputError(source, `${at}.${key}`, 'missing field');
+        check((v as Record<string, unknown>)[key], `${at}.${key}`);
+      }
+    };
+  const shardLabelCheck: Check = (v, at) => {
+    if (typeof v !== 'string' || !/^\d+\/\d+$/.test(v) || Number(v.split('/')[0]) >= Number(v.split('/')[1])) fail(at, 'a shard "k/K"', v);
+  };
+  return { num, str, bool, nullable, array, record, shape, shardLabelCheck, fail };
+}
+
+/** Validates a parsed summary file; an InputError names the file and the JSON path. */
+export function parseSummary(value: unknown, source: string): CampaignSummary {
+  const c = summaryChecker(source);
+  const systemSummary = c.shape({
+    runs: c.num,
+    commands: c.num,
+    completed: c.record(c.shape({ below: c.num, above: c.array(c.num) })),
+    probes: c.record(c.num),
+    probesNeverHit: c.array(c.str),
+    swarm: c.shape({ defaultPlanRuns: c.num, smallConfigRuns: c.num, opEnabledRuns: c.record(c.num) }),
+    faults: c.shape({ faultFreeRuns: c.num, siteRuns: c.record(c.num) }),
+  });
+  const finding = c.shape({
+    signature: c.str,
+    system: c.str,
+    check: c.str,
+    op: c.str,
+    runIndex: c.num,
+    commands: c.num,
+    file: c.str,
+    replay: c.str,
+    weights: c.nullable(c.record(c.num)),
+    faults: c.array(c.str),
+    smallConfigs: c.bool,
+  });
+  c.shape({
+    format: (v, at) => {
+      if (v !== SUMMARY_FORMAT) c.fail(at, `format ${SUMMARY_FORMAT}`, v);
+    },
+    seed: c.str,
+    runs: c.nullable(c.num),
+    budgetMs: c.nullable(c.num),
+    targets: c.shape({ systems: c.str }),
+    shards: c.array(c.shardLabelCheck),
+    systems: c.record(systemSummary),
+    findings: c.array(finding),
+    timing: c.shape({ elapsedMs: c.num, workers: c.num, busyMs: c.record(c.num), commandsPerSecond: c.record(c.num), totalCommandsPerSecond: c.num }),
+    stopped: (v, at) => {
+      if (!['complete', 'budget', 'interrupted', 'running', 'incomplete'].includes(v as string)) c.fail(at, 'a campaign status', v);
+    },
+  })(value, '$');
+  return value as CampaignSummary;
 }
