@@ -7,8 +7,12 @@
  *
  * Choices the spec leaves open, made here and followed by the implementation:
  * - Insert into a closed set is the contract error INSERT_CLOSED (the original indexes slot
- *   0xFFFFFFFF). Insert into a set stuck after a failed growth is INSERT_OUT_OF_MEMORY (the
- *   original would copy from a null array).
+ *   0xFFFFFFFF). In a set stuck after a failed growth, Insert of an object already flagged at
+ *   its slot returns false, as in the original (the flag test comes first); Insert of any other
+ *   object is INSERT_OUT_OF_MEMORY: the original would realloc from a null array and copy the
+ *   stored entries out of it (undefined unless nothing was stored), and the set stays stuck.
+ * - The master set of an execute is preallocated to exactly its size (§7 step 3); the injected
+ *   growth failure (`failNextGrowth`) applies to set growth only and stays armed through it.
  * - Destroying an open set is the contract error DESTROY_OPEN (the original leaks the slot).
  * - A failed growth keeps the set's old contents visible (the original leaks the old array);
  *   the set is stuck: open, out of memory, holding its slot, with the failed object flagged
@@ -86,8 +90,8 @@ export class ResidencySetModel implements ResidencySetPool {
   insert(set: number, object: number): boolean {
     const s = this.get(set);
     if (!s.open) throw new ContractError(SetErrors.INSERT_CLOSED, `set ${set} is not open`);
+    if (s.contents.includes(object) || s.stuckObject === object) return false;
     if (s.outOfMemory) throw new ContractError(SetErrors.INSERT_OUT_OF_MEMORY, `set ${set} is stuck out of memory`);
-    if (s.contents.includes(object)) return false;
     if (s.contents.length >= s.capacity) {
       if (this.growthFailureArmed) {
         this.growthFailureArmed = false;

@@ -71,6 +71,7 @@ describe('residency-set: spec examples', () => {
       expect(pool.close(a)).toBe('E_OUTOFMEMORY');
       expect(pool.open(a)).toBe('E_INVALIDARG');
       expect(pool.takenSlots()).toEqual([0]);
+      expect(pool.insert(a, 0)).toBe(false); // still flagged: a duplicate, as in the original
       expect(() => pool.insert(a, 1)).toThrow(/INSERT_OUT_OF_MEMORY/);
     });
   }

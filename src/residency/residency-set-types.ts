@@ -14,7 +14,7 @@ export const INVALID_SLOT = -1;
 export const SetErrors = {
   /** Insert into a set that is not open: the original indexes slot 0xFFFFFFFF. */
   INSERT_CLOSED: 'INSERT_CLOSED',
-  /** Insert into a set stuck after a failed growth: the original copies from a null array. */
+  /** Insert of a new object into a set stuck after a failed growth: the original reallocs from a null array. */
   INSERT_OUT_OF_MEMORY: 'INSERT_OUT_OF_MEMORY',
   /** Destroy of an open set: the original leaks its slot and leaves its flags set forever. */
   DESTROY_OPEN: 'DESTROY_OPEN',

@@ -95,7 +95,12 @@ export class ResidencySetPoolImpl implements ResidencySetPool {
   insert(id: number, object: number): boolean {
     const set = this.set(id);
     if (!set.isOpen) throw new ContractError(SetErrors.INSERT_CLOSED, `set ${id} is not open`);
-    if (set.outOfMemory) throw new ContractError(SetErrors.INSERT_OUT_OF_MEMORY, `set ${id} is stuck out of memory`);
+    if (set.outOfMemory) {
+      // Stuck: a flagged object is still a duplicate (the flag test comes first); any other
+      // object would make the original realloc from a null array.
+      if (this.isFlagged(object, set.slot)) return false;
+      throw new ContractError(SetErrors.INSERT_OUT_OF_MEMORY, `set ${id} is stuck out of memory`);
+    }
     return this.insertAtSlot(set, set.slot, object);
   }
 
@@ -114,6 +119,10 @@ export class ResidencySetPoolImpl implements ResidencySetPool {
     }
     set.storage![set.size++] = object;
     return true;
+  }
+
+  protected isFlagged(object: number, slot: number): boolean {
+    return (this.flags[object * this.wordsPerObject + (slot >>> 5)]! & (1 << (slot & 31))) !== 0;
   }
 
   protected isDuplicate(word: number, bit: number, _object: number): boolean {
