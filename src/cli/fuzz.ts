@@ -38,7 +38,14 @@ import { timedRun } from './fuzz-run';
 import type { WorkerInit, WorkerReply, WorkerTask } from './fuzz-worker';
 
 const DEFAULT_RUNS = 150;
-const BATCH_RUNS = 8;
+/**
+ * Runs go to workers in batches of about this much work: the summary is rewritten after each
+ * batch, so a batch is what a SIGKILL can lose, and the batch size keeps messages and
+ * checkpoints a small share of the time. Results never depend on the batching.
+ */
+const TARGET_BATCH_MS = 50;
+const MIN_BATCH_RUNS = 4;
+const MAX_BATCH_RUNS = 1024;
 const PLAIN_PROGRESS_MS = 10_000;
 const TTY_PROGRESS_MS = 250;
 
@@ -245,6 +252,7 @@ class Campaign {
   private readonly tty = process.stderr.isTTY === true;
   private runsThisSession = 0;
   private commandsThisSession = 0;
+  private busyMsThisSession = 0;
 
   constructor(private readonly options: CampaignOptions) {
     this.summary = options.resumed ? structuredClone(options.resumed) : emptySummary(options.seed, options.shard, options.systems, options.runs, { ...options.targetSpec }, options.budgetMs);
@@ -272,7 +280,9 @@ class Campaign {
   nextBatch(): WorkerTask | null {
     if (this.stopped) return null;
     const batch: { system: string; runIndex: number }[] = [];
-    while (batch.length < BATCH_RUNS) {
+    const msPerRun = this.runsThisSession === 0 ? TARGET_BATCH_MS / MIN_BATCH_RUNS : this.busyMsThisSession / this.runsThisSession;
+    const size = Math.min(MAX_BATCH_RUNS, Math.max(MIN_BATCH_RUNS, Math.round(TARGET_BATCH_MS / Math.max(msPerRun, 1e-3))));
+    while (batch.length < size) {
       const next = this.queue.next();
       if (next === null) break;
       batch.push(next);
@@ -288,6 +298,7 @@ class Campaign {
       this.summary.timing.busyMs[result.system] = (this.summary.timing.busyMs[result.system] ?? 0) + (result.busyMs ?? 0);
       this.runsThisSession++;
       this.commandsThisSession += result.commands;
+      this.busyMsThisSession += result.busyMs ?? 0;
       if (result.finding !== null) this.recordFinding(result);
     }
     this.tick(false);
