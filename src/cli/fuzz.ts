@@ -37,7 +37,7 @@ import { resolveTargets, type Target, type TargetSpec } from './fuzz-targets';
 import { timedRun } from './fuzz-run';
 import type { WorkerInit, WorkerReply, WorkerTask } from './fuzz-worker';
 
-const DEFAULT_RUNS = 150;
+const DEFAULT_RUNS = 3000;
 /**
  * Runs go to workers in batches of about this much work: the summary is rewritten after each
  * batch, so a batch is what a SIGKILL can lose, and the batch size keeps messages and
