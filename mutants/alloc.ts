@@ -3,8 +3,8 @@
  * mutant re-creates one pitfall (spec/allocators.md, seed §3.4/§5, VMA/Dawn/OffsetAllocator
  * issues) by overriding one step of the shipped implementation.
  */
-import type { JsonObject } from '../src/harness/json';
-import type { Mutant, RunEnv } from '../src/harness/system';
+import { mutantsOf } from './define';
+import type { Mutant } from '../src/harness/system';
 import { alignUp, isPowerOfTwo, type BlockAllocator, type LiveAllocation } from '../src/alloc/allocator';
 import type { SubAllocatorConfig } from '../src/alloc/config';
 import { BuddyAllocator } from '../src/alloc/buddy';
@@ -14,22 +14,11 @@ import { subAllocatorSide } from '../src/systems/alloc-sub';
 
 type AllocatorClass = new (config: SubAllocatorConfig) => BlockAllocator;
 
-function mutant(system: string, name: string, expectedCheck: string, description: string, Allocator: AllocatorClass): Mutant {
-  return {
-    name,
-    system,
-    description,
-    expectedCheck,
-    createImpl: (config: JsonObject, env: RunEnv) => subAllocatorSide(new Allocator(config as unknown as SubAllocatorConfig), config, env),
-  };
-}
-
-const buddy = (name: string, expectedCheck: string, description: string, Allocator: AllocatorClass) =>
-  mutant('alloc-buddy', name, expectedCheck, description, Allocator);
-const bestFit = (name: string, expectedCheck: string, description: string, Allocator: AllocatorClass) =>
-  mutant('alloc-best-fit', name, expectedCheck, description, Allocator);
-const firstFit = (name: string, expectedCheck: string, description: string, Allocator: AllocatorClass) =>
-  mutant('alloc-first-fit', name, expectedCheck, description, Allocator);
+const subAllocatorMutant = (system: string) =>
+  mutantsOf<AllocatorClass>(system, (Allocator, config, env) => subAllocatorSide(new Allocator(config as unknown as SubAllocatorConfig), config, env));
+const buddy = subAllocatorMutant('alloc-buddy');
+const bestFit = subAllocatorMutant('alloc-best-fit');
+const firstFit = subAllocatorMutant('alloc-first-fit');
 
 export const BUDDY_MUTANTS: Mutant[] = [
   buddy(

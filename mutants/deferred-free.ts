@@ -3,8 +3,8 @@
  * pooled reuse (spec/allocators.md "Fence-delayed frees"; seed d3d12-memory-allocation.zh.txt §8.1;
  * seed gpu-resource-lifetime.zh.txt 池复用) by overriding one step of the shipped implementation.
  */
-import type { JsonObject } from '../src/harness/json';
-import type { Mutant, RunEnv } from '../src/harness/system';
+import { mutantsOf } from './define';
+import type { Mutant } from '../src/harness/system';
 import { createSubAllocator } from '../src/alloc/index';
 import { DeferredFreeAllocatorImpl } from '../src/alloc/deferred-free';
 import type { BlockAllocator } from '../src/alloc/allocator';
@@ -13,16 +13,9 @@ import { deferredSide } from '../src/systems/deferred-free';
 
 type DeferredClass = new (inner: BlockAllocator, fence: FrameFence, pool: PoolConfig) => DeferredFreeAllocatorImpl;
 
-function mutant(name: string, expectedCheck: string, description: string, Deferred: DeferredClass): Mutant {
-  return {
-    name,
-    system: 'deferred-free',
-    description,
-    expectedCheck,
-    createImpl: (config: JsonObject, env: RunEnv) =>
-      deferredSide(config, env, (c, fence) => new Deferred(createSubAllocator(c.kind, c), fence, c)),
-  };
-}
+const mutant = mutantsOf<DeferredClass>('deferred-free', (Deferred, config, env) =>
+  deferredSide(config, env, (c, fence) => new Deferred(createSubAllocator(c.kind, c), fence, c)),
+);
 
 export const DEFERRED_FREE_MUTANTS: Mutant[] = [
   mutant(

@@ -3,23 +3,17 @@
  * residency-library.md §8 (latent defects) and §11 (bug classes) by overriding one step of the
  * shipped implementation.
  */
-import type { JsonObject } from '../src/harness/json';
-import type { Mutant, RunEnv } from '../src/harness/system';
+import { mutantsOf } from './define';
+import type { Mutant } from '../src/harness/system';
 import { RESIDENT, ResidencyManagerImpl } from '../src/residency/residency-manager';
 import type { ResidencyManagerConfig } from '../src/residency/residency-manager-types';
 import { managerSide } from '../src/systems/residency-manager';
 
 type ManagerClass = new (config: ResidencyManagerConfig) => ResidencyManagerImpl;
 
-function mutant(name: string, expectedCheck: string, description: string, Manager: ManagerClass): Mutant {
-  return {
-    name,
-    system: 'residency-manager',
-    description,
-    expectedCheck,
-    createImpl: (config: JsonObject, env: RunEnv) => managerSide(new Manager(config as unknown as ResidencyManagerConfig), config, env),
-  };
-}
+const mutant = mutantsOf<ManagerClass>('residency-manager', (Manager, config, env) =>
+  managerSide(new Manager(config as unknown as ResidencyManagerConfig), config, env),
+);
 
 export const RESIDENCY_MANAGER_MUTANTS: Mutant[] = [
   mutant(

@@ -2,9 +2,8 @@
  * Bug catalog for `residency-set`: each mutant re-creates one pitfall of residency-library.md
  * §11 (or the seed's warnings) by overriding one step of the shipped implementation.
  */
+import { mutantsOf } from './define';
 import type { Mutant } from '../src/harness/system';
-import type { JsonObject } from '../src/harness/json';
-import type { RunEnv } from '../src/harness/system';
 import { ResidencySetPoolImpl, type ResidencySet } from '../src/residency/residency-set';
 import { SlotPool } from '../src/residency/slot-pool';
 import type { HResult, ResidencySetConfig } from '../src/residency/residency-set-types';
@@ -12,15 +11,9 @@ import { residencySetSide } from '../src/systems/residency-set';
 
 type PoolClass = new (config: ResidencySetConfig) => ResidencySetPoolImpl;
 
-function mutant(name: string, expectedCheck: string, description: string, Pool: PoolClass): Mutant {
-  return {
-    name,
-    system: 'residency-set',
-    description,
-    expectedCheck,
-    createImpl: (config: JsonObject, env: RunEnv) => residencySetSide(new Pool(config as unknown as ResidencySetConfig), config, env),
-  };
-}
+const mutant = mutantsOf<PoolClass>('residency-set', (Pool, config, env) =>
+  residencySetSide(new Pool(config as unknown as ResidencySetConfig), config, env),
+);
 
 export const RESIDENCY_SET_MUTANTS: Mutant[] = [
   mutant(

@@ -3,23 +3,15 @@
  * allocator (spec/allocators.md, seed gpu-resource-lifetime.zh.txt) by overriding one step of the
  * shipped implementation.
  */
-import type { JsonObject } from '../src/harness/json';
-import type { Mutant, RunEnv } from '../src/harness/system';
+import { mutantsOf } from './define';
+import type { Mutant } from '../src/harness/system';
 import { validateRequest } from '../src/alloc/allocator';
 import { NO_SLOT, RANGE_RESERVED, RANGE_SUBMITTED, RingUploadAllocatorImpl } from '../src/alloc/ring-upload';
 import { ringSide } from '../src/systems/ring-upload';
 
 type RingClass = new (capacityBytes: number) => RingUploadAllocatorImpl;
 
-function mutant(name: string, expectedCheck: string, description: string, Ring: RingClass): Mutant {
-  return {
-    name,
-    system: 'ring-upload',
-    description,
-    expectedCheck,
-    createImpl: (config: JsonObject, env: RunEnv) => ringSide(new Ring(config.capacityBytes as number), config, env),
-  };
-}
+const mutant = mutantsOf<RingClass>('ring-upload', (Ring, config, env) => ringSide(new Ring(config.capacityBytes as number), config, env));
 
 export const RING_UPLOAD_MUTANTS: Mutant[] = [
   mutant(
