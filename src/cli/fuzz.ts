@@ -419,6 +419,9 @@ async function runInThread(campaign: Campaign, options: CampaignOptions): Promis
   }
 }
 
+/** Batches queued per worker: one running, one waiting, so a worker never idles on the main thread. */
+const BATCHES_IN_FLIGHT_PER_WORKER = 2;
+
 async function runInWorkers(campaign: Campaign, options: CampaignOptions): Promise<void> {
   const init: WorkerInit = { campaignSeed: options.seed, targets: options.targetSpec };
   const boot = new URL('./fuzz-worker-boot.mjs', import.meta.url);
@@ -427,14 +430,19 @@ async function runInWorkers(campaign: Campaign, options: CampaignOptions): Promi
       return new Promise<void>((resolve, reject) => {
         const worker = new Worker(boot, { workerData: init });
         let finished = false;
-        const dispatch = (): void => {
-          const task = campaign.nextBatch();
-          if (task === null) {
+        let inFlight = 0;
+        let ready = false;
+        const refill = (): void => {
+          while (inFlight < BATCHES_IN_FLIGHT_PER_WORKER) {
+            const task = campaign.nextBatch();
+            if (task === null) break;
+            worker.postMessage(task);
+            inFlight++;
+          }
+          if (inFlight === 0 && !finished) {
             finished = true;
             void worker.terminate().then(() => resolve());
-            return;
           }
-          worker.postMessage(task);
         };
         worker.on('message', (reply: WorkerReply) => {
           if ('error' in reply) {
@@ -443,8 +451,14 @@ async function runInWorkers(campaign: Campaign, options: CampaignOptions): Promi
             reject(new Error(`worker failed: ${reply.error}`));
             return;
           }
-          campaign.record(reply.results);
-          dispatch();
+          if (!ready) {
+            ready = true; // the worker's first message says it has loaded
+          } else {
+            inFlight--;
+          }
+          // Queue the next batch before recording this one: the worker keeps running meanwhile.
+          refill();
+          if (reply.results.length > 0) campaign.record(reply.results);
         });
         worker.on('error', reject);
         worker.on('exit', (code) => {
