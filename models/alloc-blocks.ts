@@ -59,6 +59,7 @@ export abstract class IntervalModel implements BlockAllocator {
 
   drainEvents(): string[] {
     const events = this.events;
+    if (events.length === 0) return events;
     this.events = [];
     return events;
   }
@@ -74,21 +75,27 @@ export abstract class IntervalModel implements BlockAllocator {
   }
 
   live(): LiveAllocation[] {
-    return this.list
-      .filter((block) => !block.free)
-      .map((block) => ({ offsetBytes: block.userOffsetBytes, sizeBytes: block.userSizeBytes }));
+    const live: LiveAllocation[] = [];
+    for (const block of this.list) if (!block.free) live.push({ offsetBytes: block.userOffsetBytes, sizeBytes: block.userSizeBytes });
+    return live;
   }
 
   freeBytes(): number {
-    return this.list.filter((block) => block.free).reduce((sum, block) => sum + block.sizeBytes, 0);
+    let sum = 0;
+    for (const block of this.list) if (block.free) sum += block.sizeBytes;
+    return sum;
   }
 
   usedBytes(): number {
-    return this.list.filter((block) => !block.free).reduce((sum, block) => sum + block.userSizeBytes, 0);
+    let sum = 0;
+    for (const block of this.list) if (!block.free) sum += block.userSizeBytes;
+    return sum;
   }
 
   wasteBytes(): number {
-    return this.list.filter((block) => !block.free).reduce((sum, block) => sum + block.sizeBytes - block.userSizeBytes, 0);
+    let sum = 0;
+    for (const block of this.list) if (!block.free) sum += block.sizeBytes - block.userSizeBytes;
+    return sum;
   }
 
   isPristine(): boolean {

@@ -60,8 +60,17 @@ export class FirstFitAllocator implements BlockAllocator {
   protected readonly liveSizes = new NumberMap();
   protected usedBytesTotal = 0;
   protected freeBytesTotal = 0;
-  /** Inspection results, dropped whenever alloc or free changes anything. */
-  private inspectCache: { free?: { node: number; start: number; sizeBytes: number }[]; blocks?: BlockInfo[]; live?: LiveAllocation[] } = {};
+  /**
+   * Inspection results, dropped whenever alloc or free changes anything: the treap's nodes in
+   * order (`freeOrder[0..freeOrderCount)`, -1 count when stale), the live offsets ascending
+   * (`liveOrder[0..liveOrderCount)`, -1 when stale) and the blocks.
+   */
+  private freeOrder = new Int32Array(16);
+  private freeOrderCount = -1;
+  private walkStack = new Int32Array(16);
+  private liveOrder = new Float64Array(16);
+  private liveOrderCount = -1;
+  private blocksCache: BlockInfo[] | null = null;
 
   constructor(config: SubAllocatorConfig) {
     checkSubAllocatorConfig('first-fit', config);
@@ -91,7 +100,7 @@ export class FirstFitAllocator implements BlockAllocator {
     this.carve(node, blockStart, blockEnd, offsetBytes, offsetBytes + sizeBytes);
     this.liveSizes.set(offsetBytes, sizeBytes);
     this.usedBytesTotal += sizeBytes;
-    this.inspectCache = {};
+    this.dropInspection();
     return offsetBytes;
   }
 
@@ -100,7 +109,13 @@ export class FirstFitAllocator implements BlockAllocator {
     this.liveSizes.delete(offsetBytes);
     this.usedBytesTotal -= sizeBytes;
     this.coalesce(offsetBytes, offsetBytes + sizeBytes);
-    this.inspectCache = {};
+    this.dropInspection();
+  }
+
+  private dropInspection(): void {
+    this.freeOrderCount = -1;
+    this.liveOrderCount = -1;
+    this.blocksCache = null;
   }
 
   // --- steps (protected for the bug catalog) ---------------------------------------------------
@@ -335,8 +350,11 @@ export class FirstFitAllocator implements BlockAllocator {
   // --- inspection ------------------------------------------------------------------------------
 
   live(): LiveAllocation[] {
-    this.inspectCache.live ??= [...this.liveSizes].sort((a, b) => a[0] - b[0]).map(([offsetBytes, sizeBytes]) => ({ offsetBytes, sizeBytes }));
-    return [...this.inspectCache.live];
+    const count = this.liveInOrder();
+    const offsets = this.liveOrder;
+    const out: LiveAllocation[] = new Array(count);
+    for (let i = 0; i < count; i++) out[i] = { offsetBytes: offsets[i]!, sizeBytes: this.liveSizes.get(offsets[i]!)! };
+    return out;
   }
 
   freeBytes(): number {
@@ -355,47 +373,122 @@ export class FirstFitAllocator implements BlockAllocator {
     return this.liveSizes.size === 0 && this.freeByStart.size === 1 && this.freeByStart.has(0) && this.size[this.freeByStart.get(0)!] === this.capacityBytes;
   }
 
-  /** Free blocks from the treap, in order. */
-  private freeInOrder(): { node: number; start: number; sizeBytes: number }[] {
-    this.inspectCache.free ??= this.walkFree();
-    return this.inspectCache.free;
+  /** Free blocks from the treap, in order: fills freeOrder, returns the count. */
+  private freeInOrder(): number {
+    if (this.freeOrderCount < 0) this.freeOrderCount = this.walkFree();
+    return this.freeOrderCount;
   }
 
-  private walkFree(): { node: number; start: number; sizeBytes: number }[] {
-    const out: { node: number; start: number; sizeBytes: number }[] = [];
-    const stack: number[] = [];
-    let node = this.root;
+  private walkFree(): number {
     const bound = this.nodeHighWater + 1;
-    while ((node !== NIL || stack.length > 0) && out.length <= bound) {
-      while (node !== NIL && stack.length <= bound) {
-        stack.push(node);
+    if (this.freeOrder.length < bound + 1) {
+      this.freeOrder = new Int32Array(bound + 1);
+      this.walkStack = new Int32Array(bound + 1);
+    }
+    const out = this.freeOrder;
+    const stack = this.walkStack;
+    let count = 0;
+    let depth = 0;
+    let node = this.root;
+    while ((node !== NIL || depth > 0) && count <= bound) {
+      while (node !== NIL && depth <= bound) {
+        stack[depth++] = node;
         node = this.left[node]!;
       }
-      node = stack.pop()!;
-      out.push({ node, start: this.key[node]!, sizeBytes: this.size[node]! });
+      node = stack[--depth]!;
+      out[count++] = node;
       node = this.right[node]!;
     }
-    return out;
+    return count;
+  }
+
+  /**
+   * The live offsets ascending: fills liveOrder, returns the count. Live allocations tile the
+   * gaps between free blocks, so the gaps are walked by looking each next offset up; when that
+   * does not find every live allocation exactly (a broken allocator), the offsets are sorted.
+   */
+  private liveInOrder(): number {
+    if (this.liveOrderCount >= 0) return this.liveOrderCount;
+    const total = this.liveSizes.size;
+    if (this.liveOrder.length < total) this.liveOrder = new Float64Array(Math.max(total, this.liveOrder.length * 2));
+    const out = this.liveOrder;
+    const freeCount = this.freeInOrder();
+    let count = 0;
+    let position = 0;
+    let walked = true;
+    for (let i = 0; i <= freeCount && walked; i++) {
+      const gapEnd = i < freeCount ? this.key[this.freeOrder[i]!]! : this.capacityBytes;
+      while (position < gapEnd && count < total) {
+        const sizeBytes = this.liveSizes.get(position);
+        if (sizeBytes === undefined || !(sizeBytes > 0)) break;
+        out[count++] = position;
+        position += sizeBytes;
+      }
+      if (position !== gapEnd) walked = false;
+      else if (i < freeCount) {
+        const freeSizeBytes = this.size[this.freeOrder[i]!]!;
+        if (freeSizeBytes >= 0) position = gapEnd + freeSizeBytes;
+        else walked = false;
+      }
+    }
+    if (!walked || count !== total) {
+      count = 0;
+      for (const [offsetBytes] of this.liveSizes) out[count++] = offsetBytes;
+      out.subarray(0, count).sort();
+    }
+    this.liveOrderCount = count;
+    return count;
   }
 
   blocks(): BlockInfo[] {
-    if (this.inspectCache.blocks === undefined) {
+    if (this.blocksCache === null) {
       const blocks: BlockInfo[] = [];
-      for (const free of this.freeInOrder()) blocks.push({ offsetBytes: free.start, sizeBytes: free.sizeBytes, free: true });
-      for (const [offsetBytes, sizeBytes] of this.liveSizes) blocks.push({ offsetBytes, sizeBytes, free: false });
-      this.inspectCache.blocks = blocks.sort((a, b) => a.offsetBytes - b.offsetBytes);
+      const freeCount = this.freeInOrder();
+      const liveCount = this.liveInOrder();
+      let freeSorted = true;
+      for (let f = 1; f < freeCount && freeSorted; f++) freeSorted = this.key[this.freeOrder[f - 1]!]! <= this.key[this.freeOrder[f]!]!;
+      if (!freeSorted) {
+        // A broken treap: the free blocks as walked, then the live ones, stably sorted by offset.
+        for (let f = 0; f < freeCount; f++) {
+          const node = this.freeOrder[f]!;
+          blocks.push({ offsetBytes: this.key[node]!, sizeBytes: this.size[node]!, free: true });
+        }
+        for (const [offsetBytes, sizeBytes] of this.liveSizes) blocks.push({ offsetBytes, sizeBytes, free: false });
+        this.blocksCache = blocks.sort((a, b) => a.offsetBytes - b.offsetBytes);
+        return this.blocksCache.slice();
+      }
+      // Both in offset order: merged, a free block before a live allocation at the same offset
+      // (the order a stable sort of the free blocks followed by the live ones gives).
+      let l = 0;
+      for (let f = 0; f < freeCount; f++) {
+        const node = this.freeOrder[f]!;
+        const start = this.key[node]!;
+        while (l < liveCount && this.liveOrder[l]! < start) {
+          const offsetBytes = this.liveOrder[l++]!;
+          blocks.push({ offsetBytes, sizeBytes: this.liveSizes.get(offsetBytes)!, free: false });
+        }
+        blocks.push({ offsetBytes: start, sizeBytes: this.size[node]!, free: true });
+      }
+      while (l < liveCount) {
+        const offsetBytes = this.liveOrder[l++]!;
+        blocks.push({ offsetBytes, sizeBytes: this.liveSizes.get(offsetBytes)!, free: false });
+      }
+      this.blocksCache = blocks;
     }
-    return [...this.inspectCache.blocks];
+    return this.blocksCache.slice();
   }
 
   checkIndexes(): string | null {
-    const inOrder = this.freeInOrder();
-    if (inOrder.length !== this.freeByStart.size || inOrder.length !== this.freeByEnd.size) {
-      return `the treap holds ${inOrder.length} free blocks, the start/end maps ${this.freeByStart.size}/${this.freeByEnd.size}`;
+    const count = this.freeInOrder();
+    const inOrder = this.freeOrder;
+    if (count !== this.freeByStart.size || count !== this.freeByEnd.size) {
+      return `the treap holds ${count} free blocks, the start/end maps ${this.freeByStart.size}/${this.freeByEnd.size}`;
     }
-    for (let i = 0; i < inOrder.length; i++) {
-      const { node, start, sizeBytes } = inOrder[i]!;
-      if (i > 0 && inOrder[i - 1]!.start >= start) return `the treap is out of offset order at ${start}`;
+    for (let i = 0; i < count; i++) {
+      const node = inOrder[i]!;
+      const start = this.key[node]!;
+      const sizeBytes = this.size[node]!;
+      if (i > 0 && this.key[inOrder[i - 1]!]! >= start) return `the treap is out of offset order at ${start}`;
       if (this.freeByStart.get(start) !== node || this.freeByEnd.get(start + sizeBytes) !== node) return `free block [${start}+${sizeBytes}] is not found by its start and end`;
       let max = sizeBytes;
       const l = this.left[node]!;

@@ -41,8 +41,11 @@ export interface AllocSide<A extends Allocator = Allocator> {
   readonly isModel: boolean;
   /** Live allocations in allocation order; `free` handles index into it. */
   readonly live: TrackedAllocation[];
-  /** `live` sorted by offset, rebuilt lazily after a change (several invariants need it). */
-  sortedLive: TrackedAllocation[] | null;
+  /**
+   * `live` sorted by offset (ties in allocation order, as a stable sort of `live` would put
+   * them), kept in step by binary-search insert and remove (several invariants need it).
+   */
+  readonly sortedLive: TrackedAllocation[];
   /** The offset the last successful free released, for `freeAgain`. */
   lastFreedOffsetBytes: number | null;
   /** Result of the last alloc command of the current step; undefined when the step was no alloc. */
@@ -78,15 +81,56 @@ function hasEvents(value: unknown): value is EventSource {
   return typeof (value as Partial<EventSource>).drainEvents === 'function';
 }
 
+/** The first index of `sorted` whose offset is >= `offsetBytes` (or > it when `after`). */
+function searchSorted(sorted: readonly TrackedAllocation[], offsetBytes: number, after: boolean): number {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    const at = sorted[mid]!.offsetBytes;
+    if (at < offsetBytes || (after && at === offsetBytes)) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}
+
+/** Adds a new live allocation to both tracked lists (sorted: after every equal offset). */
+function trackAllocation(s: AllocSide, allocation: TrackedAllocation): void {
+  s.live.push(allocation);
+  const sorted = s.sortedLive;
+  const at = searchSorted(sorted, allocation.offsetBytes, true);
+  if (at === sorted.length) sorted.push(allocation);
+  else sorted.splice(at, 0, allocation);
+}
+
+/** Removes the tracked allocation (an element of `live`) from the sorted list. */
+function untrackSorted(s: AllocSide, allocation: TrackedAllocation): void {
+  const sorted = s.sortedLive;
+  for (let i = searchSorted(sorted, allocation.offsetBytes, false); i < sorted.length; i++) {
+    if (sorted[i] === allocation) {
+      sorted.splice(i, 1);
+      return;
+    }
+  }
+  throw new Error('allocator system: the sorted live list lost an allocation');
+}
+
 /** Frees `offsetBytes` and keeps the tracked live list in step. */
 function freeOffset(s: AllocSide, offsetBytes: number): Json {
   s.allocator.free(offsetBytes);
-  const index = s.live.findIndex((allocation) => allocation.offsetBytes === offsetBytes);
+  const live = s.live;
+  let index = -1;
+  for (let i = 0; i < live.length; i++) {
+    if (live[i]!.offsetBytes === offsetBytes) {
+      index = i;
+      break;
+    }
+  }
   if (index === -1) {
     s.violations.push(`free(${offsetBytes}) was accepted but nothing live starts there`);
   } else {
-    s.live.splice(index, 1);
-    s.sortedLive = null;
+    untrackSorted(s, live[index]!);
+    live.splice(index, 1);
   }
   s.lastFreedOffsetBytes = offsetBytes;
   if (s.isModel && s.live.length === 0) s.env.probe('freed-everything');
@@ -127,10 +171,7 @@ function applyInner(s: AllocSide, command: Command, compareOffsets: boolean): Js
         offsetBytes = null;
       }
       s.lastAllocResult = offsetBytes;
-      if (offsetBytes !== null) {
-        s.live.push({ offsetBytes, sizeBytes, alignBytes });
-        s.sortedLive = null;
-      }
+      if (offsetBytes !== null) trackAllocation(s, { offsetBytes, sizeBytes, alignBytes });
       else if (s.isModel) s.env.probe(s.live.length === 0 ? 'too-large-for-empty' : 'out-of-memory');
       return compareOffsets ? { offsetBytes } : {};
     }
@@ -268,7 +309,6 @@ export function allocCommandArb(
 // Invariants
 
 function sortedByOffset(s: AllocSide): TrackedAllocation[] {
-  if (s.sortedLive === null) s.sortedLive = [...s.live].sort((a, b) => a.offsetBytes - b.offsetBytes);
   return s.sortedLive;
 }
 
@@ -408,6 +448,10 @@ export function checkTiling(blocks: readonly BlockInfo[], capacityBytes: number)
   return expectedOffsetBytes === capacityBytes ? null : `blocks end at ${expectedOffsetBytes}, capacity is ${capacityBytes}`;
 }
 
+function rangeText(allocation: TrackedAllocation): string {
+  return `[${allocation.offsetBytes}, ${allocation.offsetBytes + allocation.sizeBytes})`;
+}
+
 /**
  * Every live range as the caller holds it lies inside one allocated block, and every allocated
  * block holds exactly one: a range that spills into a free block (or a neighbour) is found at the
@@ -422,13 +466,12 @@ export function checkLiveInBlocks(blocks: readonly BlockInfo[], sortedLive: read
     const { offsetBytes, sizeBytes } = allocation;
     while (blockIndex < blocks.length && blocks[blockIndex]!.offsetBytes + blocks[blockIndex]!.sizeBytes <= offsetBytes) blockIndex++;
     const block = blocks[blockIndex];
-    const range = `[${offsetBytes}, ${offsetBytes + sizeBytes})`;
-    if (block === undefined || block.offsetBytes > offsetBytes) return `live range ${range} starts in no block`;
-    if (block.free) return `live range ${range} starts in the free block [${block.offsetBytes}+${block.sizeBytes}]`;
+    if (block === undefined || block.offsetBytes > offsetBytes) return `live range ${rangeText(allocation)} starts in no block`;
+    if (block.free) return `live range ${rangeText(allocation)} starts in the free block [${block.offsetBytes}+${block.sizeBytes}]`;
     if (offsetBytes + sizeBytes > block.offsetBytes + block.sizeBytes) {
-      return `live range ${range} runs past its block [${block.offsetBytes}+${block.sizeBytes}]`;
+      return `live range ${rangeText(allocation)} runs past its block [${block.offsetBytes}+${block.sizeBytes}]`;
     }
-    if (blockIndex === previousBlock) return `live range ${range} shares the block [${block.offsetBytes}+${block.sizeBytes}] with another`;
+    if (blockIndex === previousBlock) return `live range ${rangeText(allocation)} shares the block [${block.offsetBytes}+${block.sizeBytes}] with another`;
     previousBlock = blockIndex;
   }
   return allocatedBlocks === sortedLive.length ? null : `${allocatedBlocks} allocated blocks for ${sortedLive.length} live ranges`;
