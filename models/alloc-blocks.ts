@@ -106,6 +106,11 @@ export abstract class IntervalModel implements BlockAllocator {
     return this.list.map((block) => ({ offsetBytes: block.offsetBytes, sizeBytes: block.sizeBytes, free: block.free }));
   }
 
+  /** The block list itself (its entries carry offsetBytes, sizeBytes and free): no copy. */
+  blocksView(): readonly BlockInfo[] {
+    return this.list;
+  }
+
   checkIndexes(): string | null {
     return null;
   }

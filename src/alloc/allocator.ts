@@ -93,6 +93,17 @@ export interface BlockInfo {
 export interface BlockAllocator extends InspectableAllocator {
   /** Every block, free or allocated, ascending by offset; together they tile [0, capacity). */
   blocks(): BlockInfo[];
+  /**
+   * Optional: the blocks blocks() returns, without the copy: a read-only array (its entries may
+   * be reused objects) that is valid only until the next alloc or free. Invariants that check
+   * the blocks after every step read it through `inspectBlocks`.
+   */
+  blocksView?(): readonly BlockInfo[];
   /** Null when the internal indexes agree with the blocks, otherwise what disagrees. */
   checkIndexes(): string | null;
+}
+
+/** The allocator's blocks as blocks() returns them, through blocksView() when it has one. */
+export function inspectBlocks(allocator: BlockAllocator): readonly BlockInfo[] {
+  return allocator.blocksView !== undefined ? allocator.blocksView() : allocator.blocks();
 }

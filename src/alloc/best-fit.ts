@@ -64,6 +64,16 @@ export class BestFitAllocator implements BlockAllocator {
   protected usedBytesTotal = 0;
   protected reservedBytesTotal = 0;
 
+  // Inspection scratch (stale after every alloc and free): the blocks view as reused objects,
+  // the list's nodes in order, and per-node marks for checkIndexes (`markEpoch` = marked).
+  private readonly blocksPool: { offsetBytes: number; sizeBytes: number; free: boolean }[] = [];
+  private blocksValid = false;
+  private listScratch = new Int32Array(16);
+  private bucketScratch = new Int32Array(16);
+  private stackScratch = new Int32Array(16);
+  private marks = new Int32Array(16);
+  private markEpoch = 0;
+
   constructor(config: SubAllocatorConfig) {
     checkSubAllocatorConfig('best-fit', config);
     this.capacityBytes = config.capacityBytes;
@@ -106,6 +116,7 @@ export class BestFitAllocator implements BlockAllocator {
     this.liveCount++;
     this.usedBytesTotal += sizeBytes;
     this.reservedBytesTotal += reservationUnits * this.poolAlignBytes;
+    this.blocksValid = false;
     return offsetBytes;
   }
 
@@ -120,6 +131,7 @@ export class BestFitAllocator implements BlockAllocator {
     this.mergeNext(node);
     const merged = this.mergePrevious(node);
     this.indexInsert(merged);
+    this.blocksValid = false;
   }
 
   // --- steps (protected for the bug catalog) ---------------------------------------------------
@@ -274,22 +286,31 @@ export class BestFitAllocator implements BlockAllocator {
     return root;
   }
 
-  /** The nodes of one size's treap in offset order (inspection only; bounded by the node count). */
-  private bucketInOrder(root: number): number[] {
-    const out: number[] = [];
-    const stack: number[] = [];
+  /**
+   * The nodes of one size's treap in offset order into bucketScratch (inspection only; bounded
+   * by the node count); returns how many.
+   */
+  private bucketInOrder(root: number): number {
     const bound = this.nodeHighWater + 1;
+    if (this.bucketScratch.length < bound + 2) {
+      this.bucketScratch = new Int32Array(bound + 2);
+      this.stackScratch = new Int32Array(bound + 2);
+    }
+    const out = this.bucketScratch;
+    const stack = this.stackScratch;
+    let count = 0;
+    let depth = 0;
     let node = root;
-    while ((node !== NIL || stack.length > 0) && out.length <= bound && stack.length <= bound) {
-      while (node !== NIL && stack.length <= bound) {
-        stack.push(node);
+    while ((node !== NIL || depth > 0) && count <= bound && depth <= bound) {
+      while (node !== NIL && depth <= bound) {
+        stack[depth++] = node;
         node = this.bucketLeft[node]!;
       }
-      node = stack.pop()!;
-      out.push(node);
+      node = stack[--depth]!;
+      out[count++] = node;
       node = this.bucketRight[node]!;
     }
-    return out;
+    return count;
   }
 
   // --- node pool -------------------------------------------------------------------------------
@@ -341,7 +362,10 @@ export class BestFitAllocator implements BlockAllocator {
 
   live(): LiveAllocation[] {
     const out: LiveAllocation[] = [];
-    for (const node of this.listNodes()) {
+    const count = this.listNodes();
+    const nodes = this.listScratch;
+    for (let i = 0; i < count; i++) {
+      const node = nodes[i]!;
       if (this.isFree[node] === 0) out.push({ offsetBytes: this.userOffsetBytes[node]!, sizeBytes: this.userSizeBytes[node]! });
     }
     return out;
@@ -364,18 +388,44 @@ export class BestFitAllocator implements BlockAllocator {
   }
 
   blocks(): BlockInfo[] {
-    return this.listNodes().map((node) => ({
-      offsetBytes: this.offsetUnits[node]! * this.poolAlignBytes,
-      sizeBytes: this.sizeUnits[node]! * this.poolAlignBytes,
-      free: this.isFree[node] === 1,
-    }));
+    const view = this.blocksView();
+    const out: BlockInfo[] = new Array(view.length);
+    for (let i = 0; i < view.length; i++) out[i] = { offsetBytes: view[i]!.offsetBytes, sizeBytes: view[i]!.sizeBytes, free: view[i]!.free };
+    return out;
+  }
+
+  blocksView(): readonly BlockInfo[] {
+    const blocks = this.blocksPool;
+    if (!this.blocksValid) {
+      const count = this.listNodes();
+      const nodes = this.listScratch;
+      for (let i = 0; i < count; i++) {
+        const node = nodes[i]!;
+        const offsetBytes = this.offsetUnits[node]! * this.poolAlignBytes;
+        const sizeBytes = this.sizeUnits[node]! * this.poolAlignBytes;
+        const free = this.isFree[node] === 1;
+        const block = blocks[i];
+        if (block === undefined) {
+          blocks.push({ offsetBytes, sizeBytes, free });
+        } else {
+          block.offsetBytes = offsetBytes;
+          block.sizeBytes = sizeBytes;
+          block.free = free;
+        }
+      }
+      blocks.length = count;
+      this.blocksValid = true;
+    }
+    return blocks;
   }
 
   /** The free blocks in the index's order: size ascending, then offset (the spec's FreeBlocks). */
   freeBlocksBySize(): { offsetBytes: number; sizeBytes: number }[] {
     const out: { offsetBytes: number; sizeBytes: number }[] = [];
     for (let size = this.freeSizes.findNext(0); size >= 0; size = this.freeSizes.findNext(size + 1)) {
-      for (const node of this.bucketInOrder(this.bucketRoot[size]!)) {
+      const count = this.bucketInOrder(this.bucketRoot[size]!);
+      for (let i = 0; i < count; i++) {
+        const node = this.bucketScratch[i]!;
         out.push({ offsetBytes: this.offsetUnits[node]! * this.poolAlignBytes, sizeBytes: this.sizeUnits[node]! * this.poolAlignBytes });
       }
     }
@@ -383,47 +433,64 @@ export class BestFitAllocator implements BlockAllocator {
   }
 
   checkIndexes(): string | null {
-    const nodes = this.listNodes();
+    const nodeCount = this.listNodes();
+    const nodes = this.listScratch;
     // Walk the size treaps through the bitset: each set size has a non-empty treap, in offset
-    // order, each parent's priority at least its children's.
-    const indexed = new Set<number>();
+    // order, each parent's priority at least its children's. Nodes reached are marked with
+    // this call's epoch.
+    if (this.marks.length < this.offsetUnits.length) this.marks = new Int32Array(this.offsetUnits.length);
+    if (this.markEpoch >= 0x3fffffff) {
+      this.marks.fill(0);
+      this.markEpoch = 0;
+    }
+    const marks = this.marks;
+    const epoch = ++this.markEpoch;
+    let indexedSize = 0;
     for (let size = this.freeSizes.findNext(0); size >= 0; size = this.freeSizes.findNext(size + 1)) {
       let previous = NIL;
       if (this.bucketRoot[size] === NIL) return `size ${size} has its bit set but no free blocks`;
-      for (const node of this.bucketInOrder(this.bucketRoot[size]!)) {
-        if (indexed.has(node)) return `the size index reaches node ${node} twice`;
+      const count = this.bucketInOrder(this.bucketRoot[size]!);
+      const bucket = this.bucketScratch;
+      for (let i = 0; i < count; i++) {
+        const node = bucket[i]!;
+        if (marks[node] === epoch) return `the size index reaches node ${node} twice`;
         if (this.isFree[node] !== 1 || this.sizeUnits[node] !== size) return `the size index lists node ${node} under size ${size} but it is not a free block of that size`;
         if (previous !== NIL && this.offsetUnits[previous]! >= this.offsetUnits[node]!) return `size ${size}: the index is not in offset order`;
-        for (const child of [this.bucketLeft[node]!, this.bucketRight[node]!]) {
-          if (child !== NIL && this.bucketPriority[child]! > this.bucketPriority[node]!) return `size ${size}: node ${child} outranks its parent ${node}`;
-        }
-        indexed.add(node);
+        const left = this.bucketLeft[node]!;
+        if (left !== NIL && this.bucketPriority[left]! > this.bucketPriority[node]!) return `size ${size}: node ${left} outranks its parent ${node}`;
+        const right = this.bucketRight[node]!;
+        if (right !== NIL && this.bucketPriority[right]! > this.bucketPriority[node]!) return `size ${size}: node ${right} outranks its parent ${node}`;
+        marks[node] = epoch;
+        indexedSize++;
         previous = node;
       }
     }
     for (let size = 0; size < this.bucketRoot.length; size++) {
       if (this.bucketRoot[size] !== NIL && !this.freeSizes.test(size)) return `size ${size} has free blocks but its bit is clear`;
     }
-    if (indexed.size !== this.indexedCount) return `the size index holds ${indexed.size} entries but counts ${this.indexedCount}`;
+    if (indexedSize !== this.indexedCount) return `the size index holds ${indexedSize} entries but counts ${this.indexedCount}`;
     let freeCount = 0;
-    for (let i = 0; i < nodes.length; i++) {
+    for (let i = 0; i < nodeCount; i++) {
       const node = nodes[i]!;
       if (i > 0 && this.prev[node] !== nodes[i - 1]) return `node ${node}: prev link does not point at the previous block`;
       if (this.isFree[node] === 1) {
         freeCount++;
-        if (!indexed.has(node)) return `free block at ${this.offsetUnits[node]! * this.poolAlignBytes} is missing from the size index`;
+        if (marks[node] !== epoch) return `free block at ${this.offsetUnits[node]! * this.poolAlignBytes} is missing from the size index`;
       } else if (this.liveNodeOrNil(this.userOffsetBytes[node]!) !== node) {
         return `allocated block at ${this.offsetUnits[node]! * this.poolAlignBytes} is not found by its caller offset`;
       }
     }
     if (freeCount !== this.indexedCount) return `the size index holds ${this.indexedCount} entries for ${freeCount} free blocks`;
-    return this.liveCount === nodes.length - freeCount ? null : `${this.liveCount} live allocations counted for ${nodes.length - freeCount} allocated blocks`;
+    return this.liveCount === nodeCount - freeCount ? null : `${this.liveCount} live allocations counted for ${nodeCount - freeCount} allocated blocks`;
   }
 
-  private listNodes(): number[] {
-    const nodes: number[] = [];
+  /** The list's nodes from the head into listScratch (bounded by the node count); returns how many. */
+  private listNodes(): number {
     const bound = this.nodeHighWater;
-    for (let node = this.head; node !== NIL && nodes.length <= bound; node = this.next[node]!) nodes.push(node);
-    return nodes;
+    if (this.listScratch.length < bound + 2) this.listScratch = new Int32Array(bound + 2);
+    const nodes = this.listScratch;
+    let count = 0;
+    for (let node = this.head; node !== NIL && count <= bound; node = this.next[node]!) nodes[count++] = node;
+    return count;
   }
 }

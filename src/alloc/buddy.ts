@@ -37,8 +37,14 @@ export class BuddyAllocator implements BlockAllocator {
   protected liveCount = 0;
   protected usedBytesTotal = 0;
   protected blockBytesTotal = 0;
-  /** The last walk of the blocks, dropped by every alloc and free (inspection only). */
-  private walkCache: { blocks: BlockInfo[]; error: string | null; freeBlockCount: number } | null = null;
+  /**
+   * The last walk of the blocks (inspection only), stale after every alloc and free: the blocks
+   * as reused objects, the first unit in no block (or null) and the free block count.
+   */
+  private walkValid = false;
+  private readonly walkBlocks: { offsetBytes: number; sizeBytes: number; free: boolean }[] = [];
+  private walkError: string | null = null;
+  private walkFreeBlockCount = 0;
 
   constructor(config: SubAllocatorConfig) {
     checkSubAllocatorConfig('buddy', config);
@@ -54,7 +60,7 @@ export class BuddyAllocator implements BlockAllocator {
 
   alloc(sizeBytes: number, alignBytes: number): number | null {
     validateRequest(sizeBytes, alignBytes);
-    this.walkCache = null;
+    this.walkValid = false;
     const order = this.orderFor(sizeBytes, alignBytes);
     if (order > this.maxOrder) return null;
     const fromOrder = this.smallestFreeOrderAtLeast(order);
@@ -70,7 +76,7 @@ export class BuddyAllocator implements BlockAllocator {
 
   free(offsetBytes: number): void {
     const unit = this.liveUnitAt(offsetBytes);
-    this.walkCache = null;
+    this.walkValid = false;
     const order = this.allocationOrder[unit]!;
     this.allocationOrder[unit] = -1;
     this.liveCount--;
@@ -156,7 +162,9 @@ export class BuddyAllocator implements BlockAllocator {
 
   live(): LiveAllocation[] {
     const out: LiveAllocation[] = [];
-    for (const block of this.walk().blocks) {
+    const blocks = this.walk();
+    for (let i = 0; i < blocks.length; i++) {
+      const block = blocks[i]!;
       if (!block.free) out.push({ offsetBytes: block.offsetBytes, sizeBytes: this.allocationSizeBytes[block.offsetBytes / this.minBlockBytes]! + 1 });
     }
     return out;
@@ -180,11 +188,20 @@ export class BuddyAllocator implements BlockAllocator {
   }
 
   blocks(): BlockInfo[] {
-    return [...this.walk().blocks];
+    const view = this.walk();
+    const out: BlockInfo[] = new Array(view.length);
+    for (let i = 0; i < view.length; i++) out[i] = { offsetBytes: view[i]!.offsetBytes, sizeBytes: view[i]!.sizeBytes, free: view[i]!.free };
+    return out;
+  }
+
+  blocksView(): readonly BlockInfo[] {
+    return this.walk();
   }
 
   checkIndexes(): string | null {
-    const { blocks, error, freeBlockCount } = this.walk();
+    const blocks = this.walk();
+    const error = this.walkError;
+    const freeBlockCount = this.walkFreeBlockCount;
     if (error !== null) return error;
     let bits = 0;
     for (let order = 0; order <= this.maxOrder; order++) {
@@ -198,16 +215,21 @@ export class BuddyAllocator implements BlockAllocator {
   }
 
   /** Walks the blocks from offset 0: an allocation's order, else the free list that holds the unit. */
-  private walk(): { blocks: BlockInfo[]; error: string | null; freeBlockCount: number } {
-    if (this.walkCache === null) this.walkCache = this.walkNow();
-    return this.walkCache;
+  private walk(): readonly BlockInfo[] {
+    if (!this.walkValid) {
+      this.walkNow();
+      this.walkValid = true;
+    }
+    return this.walkBlocks;
   }
 
-  private walkNow(): { blocks: BlockInfo[]; error: string | null; freeBlockCount: number } {
-    const blocks: BlockInfo[] = [];
+  private walkNow(): void {
+    const blocks = this.walkBlocks;
     const units = 2 ** this.maxOrder;
+    let count = 0;
     let freeBlockCount = 0;
     let unit = 0;
+    let error: string | null = null;
     while (unit < units) {
       let order = this.allocationOrder[unit]!;
       let free = false;
@@ -215,14 +237,29 @@ export class BuddyAllocator implements BlockAllocator {
         for (let k = 0; k <= this.maxOrder && order < 0; k++) {
           if (unit % 2 ** k === 0 && this.freeLists[k]!.test(unit >>> k)) order = k;
         }
-        if (order < 0) return { blocks, error: `unit ${unit} (offset ${unit * this.minBlockBytes}) is in no block`, freeBlockCount };
+        if (order < 0) {
+          error = `unit ${unit} (offset ${unit * this.minBlockBytes}) is in no block`;
+          break;
+        }
         free = true;
         freeBlockCount++;
       }
       const blockUnits = 2 ** order;
-      blocks.push({ offsetBytes: unit * this.minBlockBytes, sizeBytes: blockUnits * this.minBlockBytes, free });
+      const offsetBytes = unit * this.minBlockBytes;
+      const sizeBytes = blockUnits * this.minBlockBytes;
+      const block = blocks[count];
+      if (block === undefined) {
+        blocks.push({ offsetBytes, sizeBytes, free });
+      } else {
+        block.offsetBytes = offsetBytes;
+        block.sizeBytes = sizeBytes;
+        block.free = free;
+      }
+      count++;
       unit += blockUnits;
     }
-    return { blocks, error: null, freeBlockCount };
+    blocks.length = count;
+    this.walkError = error;
+    this.walkFreeBlockCount = freeBlockCount;
   }
 }

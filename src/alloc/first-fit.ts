@@ -70,7 +70,9 @@ export class FirstFitAllocator implements BlockAllocator {
   private walkStack = new Int32Array(16);
   private liveOrder = new Float64Array(16);
   private liveOrderCount = -1;
-  private blocksCache: BlockInfo[] | null = null;
+  /** The blocks view: reused objects, `blocksValid` false when stale. */
+  private readonly blocksPool: { offsetBytes: number; sizeBytes: number; free: boolean }[] = [];
+  private blocksValid = false;
 
   constructor(config: SubAllocatorConfig) {
     checkSubAllocatorConfig('first-fit', config);
@@ -115,7 +117,7 @@ export class FirstFitAllocator implements BlockAllocator {
   private dropInspection(): void {
     this.freeOrderCount = -1;
     this.liveOrderCount = -1;
-    this.blocksCache = null;
+    this.blocksValid = false;
   }
 
   // --- steps (protected for the bug catalog) ---------------------------------------------------
@@ -441,22 +443,48 @@ export class FirstFitAllocator implements BlockAllocator {
   }
 
   blocks(): BlockInfo[] {
-    if (this.blocksCache === null) {
+    const view = this.blocksView();
+    const out: BlockInfo[] = new Array(view.length);
+    for (let i = 0; i < view.length; i++) out[i] = { offsetBytes: view[i]!.offsetBytes, sizeBytes: view[i]!.sizeBytes, free: view[i]!.free };
+    return out;
+  }
+
+  blocksView(): readonly BlockInfo[] {
+    if (!this.blocksValid) {
+      this.fillBlocks();
+      this.blocksValid = true;
+    }
+    return this.blocksPool;
+  }
+
+  private putBlock(index: number, offsetBytes: number, sizeBytes: number, free: boolean): void {
+    const block = this.blocksPool[index];
+    if (block === undefined) {
+      this.blocksPool.push({ offsetBytes, sizeBytes, free });
+    } else {
+      block.offsetBytes = offsetBytes;
+      block.sizeBytes = sizeBytes;
+      block.free = free;
+    }
+  }
+
+  private fillBlocks(): void {
+    const freeCount = this.freeInOrder();
+    const liveCount = this.liveInOrder();
+    let freeSorted = true;
+    for (let f = 1; f < freeCount && freeSorted; f++) freeSorted = this.key[this.freeOrder[f - 1]!]! <= this.key[this.freeOrder[f]!]!;
+    let count = 0;
+    if (!freeSorted) {
+      // A broken treap: the free blocks as walked, then the live ones, stably sorted by offset.
       const blocks: BlockInfo[] = [];
-      const freeCount = this.freeInOrder();
-      const liveCount = this.liveInOrder();
-      let freeSorted = true;
-      for (let f = 1; f < freeCount && freeSorted; f++) freeSorted = this.key[this.freeOrder[f - 1]!]! <= this.key[this.freeOrder[f]!]!;
-      if (!freeSorted) {
-        // A broken treap: the free blocks as walked, then the live ones, stably sorted by offset.
-        for (let f = 0; f < freeCount; f++) {
-          const node = this.freeOrder[f]!;
-          blocks.push({ offsetBytes: this.key[node]!, sizeBytes: this.size[node]!, free: true });
-        }
-        for (const [offsetBytes, sizeBytes] of this.liveSizes) blocks.push({ offsetBytes, sizeBytes, free: false });
-        this.blocksCache = blocks.sort((a, b) => a.offsetBytes - b.offsetBytes);
-        return this.blocksCache.slice();
+      for (let f = 0; f < freeCount; f++) {
+        const node = this.freeOrder[f]!;
+        blocks.push({ offsetBytes: this.key[node]!, sizeBytes: this.size[node]!, free: true });
       }
+      for (const [offsetBytes, sizeBytes] of this.liveSizes) blocks.push({ offsetBytes, sizeBytes, free: false });
+      blocks.sort((a, b) => a.offsetBytes - b.offsetBytes);
+      for (const block of blocks) this.putBlock(count++, block.offsetBytes, block.sizeBytes, block.free);
+    } else {
       // Both in offset order: merged, a free block before a live allocation at the same offset
       // (the order a stable sort of the free blocks followed by the live ones gives).
       let l = 0;
@@ -465,17 +493,16 @@ export class FirstFitAllocator implements BlockAllocator {
         const start = this.key[node]!;
         while (l < liveCount && this.liveOrder[l]! < start) {
           const offsetBytes = this.liveOrder[l++]!;
-          blocks.push({ offsetBytes, sizeBytes: this.liveSizes.get(offsetBytes)!, free: false });
+          this.putBlock(count++, offsetBytes, this.liveSizes.get(offsetBytes)!, false);
         }
-        blocks.push({ offsetBytes: start, sizeBytes: this.size[node]!, free: true });
+        this.putBlock(count++, start, this.size[node]!, true);
       }
       while (l < liveCount) {
         const offsetBytes = this.liveOrder[l++]!;
-        blocks.push({ offsetBytes, sizeBytes: this.liveSizes.get(offsetBytes)!, free: false });
+        this.putBlock(count++, offsetBytes, this.liveSizes.get(offsetBytes)!, false);
       }
-      this.blocksCache = blocks;
     }
-    return this.blocksCache.slice();
+    this.blocksPool.length = count;
   }
 
   checkIndexes(): string | null {

@@ -27,17 +27,23 @@ export const allocBuddySystem = subAllocatorSystem({
     'blocks tile the capacity, each minBlock * 2^k bytes at a multiple of its size; no free buddy pair is left unmerged; the free lists hold exactly the free blocks',
     (blocks, s) => {
       const minBlockBytes = (s.allocator as unknown as { minBlockBytes: number }).minBlockBytes;
-      const freeAt = new Map<number, number>();
       for (const block of blocks) {
         const units = block.sizeBytes / minBlockBytes;
         if (!Number.isInteger(units) || !Number.isInteger(Math.log2(units))) return `block at ${block.offsetBytes} has size ${block.sizeBytes}, not minBlock * 2^k`;
         if (block.offsetBytes % block.sizeBytes !== 0) return `block [${block.offsetBytes}+${block.sizeBytes}] is not aligned to its size`;
-        if (block.free) freeAt.set(block.offsetBytes, block.sizeBytes);
       }
-      for (const [offsetBytes, sizeBytes] of freeAt) {
-        if (sizeBytes === s.capacityBytes) continue;
-        const buddyOffsetBytes = (offsetBytes / sizeBytes) % 2 === 0 ? offsetBytes + sizeBytes : offsetBytes - sizeBytes;
-        if (freeAt.get(buddyOffsetBytes) === sizeBytes) return `free buddies [${offsetBytes}+${sizeBytes}] and [${buddyOffsetBytes}+${sizeBytes}] are unmerged`;
+      // The blocks tile the capacity (checked before this rule), so the block at a free block's
+      // buddy offset that has the same size is its neighbour: the next one for a left half, the
+      // previous one for a right half.
+      for (let i = 0; i < blocks.length; i++) {
+        const { offsetBytes, sizeBytes, free } = blocks[i]!;
+        if (!free || sizeBytes === s.capacityBytes) continue;
+        const isLeft = (offsetBytes / sizeBytes) % 2 === 0;
+        const buddyOffsetBytes = isLeft ? offsetBytes + sizeBytes : offsetBytes - sizeBytes;
+        const buddy = blocks[isLeft ? i + 1 : i - 1];
+        if (buddy !== undefined && buddy.free && buddy.offsetBytes === buddyOffsetBytes && buddy.sizeBytes === sizeBytes) {
+          return `free buddies [${offsetBytes}+${sizeBytes}] and [${buddyOffsetBytes}+${sizeBytes}] are unmerged`;
+        }
       }
       return null;
     },

@@ -19,7 +19,7 @@
 import fc from 'fast-check';
 import type { Json } from '../harness/json';
 import type { Command, GenerationPlan, Invariant, RunEnv } from '../harness/system';
-import { isPowerOfTwo, type Allocator, type BlockAllocator, type BlockInfo } from '../alloc/allocator';
+import { inspectBlocks, isPowerOfTwo, type Allocator, type BlockAllocator, type BlockInfo } from '../alloc/allocator';
 import { weightedOps } from './generation';
 import { ContractError } from '../contract';
 import { bothSides, SKIPPED } from './common';
@@ -373,7 +373,7 @@ function ownAccounting(s: AllocSide<BlockAllocator>): string | null {
   if (usedBytes !== heldBytes) return `usedBytes ${usedBytes} but the caller holds ${heldBytes} bytes`;
   let freeBlockBytes = 0;
   let allocatedBlockBytes = 0;
-  for (const block of a.blocks()) {
+  for (const block of inspectBlocks(a)) {
     if (block.free) freeBlockBytes += block.sizeBytes;
     else allocatedBlockBytes += block.sizeBytes;
   }
@@ -490,7 +490,7 @@ export function blockStructure(
     name: 'block-structure',
     description,
     check: bothSides((s) => {
-      const blocks = s.allocator.blocks();
+      const blocks = inspectBlocks(s.allocator);
       const tiling = checkTiling(blocks, s.capacityBytes);
       if (tiling !== null) return tiling;
       const containment = checkLiveInBlocks(blocks, sortedByOffset(s));
