@@ -142,16 +142,52 @@ function freeOffset(s: AllocSide, offsetBytes: number): Json {
  * allocation result out of the observation: then only the invariants judge.
  */
 export function applyAllocCommand(s: AllocSide, command: Command, compareOffsets = true): Json {
+  const observation = applyAllocCommandObserved(s, command, compareOffsets);
+  if (observation instanceof ContractError) throw observation;
+  return observation;
+}
+
+/** The probe name of each contract-error code (built once, not per error). */
+const ERROR_PROBES = new Map<string, string>();
+
+function errorProbe(code: string): string {
+  let probe = ERROR_PROBES.get(code);
+  if (probe === undefined) {
+    probe = `error-${code}`;
+    ERROR_PROBES.set(code, probe);
+  }
+  return probe;
+}
+
+/**
+ * applyAllocCommand for the sub-allocator systems: a contract error is returned as the
+ * observation the runner makes of it, `{ error: code }`, instead of being thrown on to the runner
+ * (the same observation without a second unwind). Any other exception is thrown on.
+ */
+export function applyAllocCommandCaught(s: AllocSide, command: Command): Json {
+  const observation = applyAllocCommandObserved(s, command, true);
+  return observation instanceof ContractError ? { error: observation.code } : observation;
+}
+
+/** Applies one command; a contract error is returned, not thrown. */
+function applyAllocCommandObserved(s: AllocSide, command: Command, compareOffsets: boolean): Json | ContractError {
   s.lastAllocResult = undefined;
   s.lastErrorCode = null;
   try {
     return applyInner(s, command, compareOffsets);
   } catch (error) {
-    s.lastErrorCode = error instanceof ContractError ? error.code : 'exception';
-    if (s.isModel && error instanceof ContractError) s.env.probe(`error-${error.code}`);
+    if (error instanceof ContractError) {
+      s.lastErrorCode = error.code;
+      if (s.isModel) s.env.probe(errorProbe(error.code));
+      return error;
+    }
+    s.lastErrorCode = 'exception';
     throw error;
   } finally {
-    if (s.isModel && hasEvents(s.allocator)) for (const event of s.allocator.drainEvents()) s.env.probe(event);
+    if (s.isModel && hasEvents(s.allocator)) {
+      const events = s.allocator.drainEvents();
+      for (let i = 0; i < events.length; i++) s.env.probe(events[i]!);
+    }
   }
 }
 

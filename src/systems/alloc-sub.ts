@@ -11,7 +11,7 @@ import {
   allocCommandArb,
   allocOps,
   allocSide,
-  applyAllocCommand,
+  applyAllocCommandCaught,
   COMMON_ALLOC_PROBES,
   subAllocatorInvariants,
   type AllocSide,
@@ -51,7 +51,7 @@ export function subAllocatorSystem(parts: SubAllocatorSystemParts): SystemDef<Al
     sequence: { minLength: 1, maxLength: 200 },
     createModel: (config, env) => allocSide(parts.createModel(toSubAllocatorConfig(config)), toSubAllocatorConfig(config).capacityBytes, env, true),
     createImpl: (config, env) => allocSide(parts.createImpl(toSubAllocatorConfig(config)), toSubAllocatorConfig(config).capacityBytes, env, false),
-    apply: (side, command) => applyAllocCommand(side, command),
+    apply: (side, command) => applyAllocCommandCaught(side, command),
     invariants: subAllocatorInvariants(parts.structure),
     probes: [...COMMON_ALLOC_PROBES, ...parts.policyProbes],
   };
