@@ -69,6 +69,8 @@ export class FirstFitAllocator implements BlockAllocator {
   private freeOrderCount = -1;
   private walkStack = new Int32Array(16);
   private liveOrder = new Float64Array(16);
+  /** liveOrderSizes[i]: the size liveSizes holds for liveOrder[i]. */
+  private liveOrderSizes = new Float64Array(16);
   private liveOrderCount = -1;
   /** The blocks view: reused objects, `blocksValid` false when stale. */
   private readonly blocksPool: { offsetBytes: number; sizeBytes: number; free: boolean }[] = [];
@@ -355,7 +357,8 @@ export class FirstFitAllocator implements BlockAllocator {
     const count = this.liveInOrder();
     const offsets = this.liveOrder;
     const out: LiveAllocation[] = new Array(count);
-    for (let i = 0; i < count; i++) out[i] = { offsetBytes: offsets[i]!, sizeBytes: this.liveSizes.get(offsets[i]!)! };
+    const sizes = this.liveOrderSizes;
+    for (let i = 0; i < count; i++) out[i] = { offsetBytes: offsets[i]!, sizeBytes: sizes[i]! };
     return out;
   }
 
@@ -412,8 +415,12 @@ export class FirstFitAllocator implements BlockAllocator {
   private liveInOrder(): number {
     if (this.liveOrderCount >= 0) return this.liveOrderCount;
     const total = this.liveSizes.size;
-    if (this.liveOrder.length < total) this.liveOrder = new Float64Array(Math.max(total, this.liveOrder.length * 2));
+    if (this.liveOrder.length < total) {
+      this.liveOrder = new Float64Array(Math.max(total, this.liveOrder.length * 2));
+      this.liveOrderSizes = new Float64Array(this.liveOrder.length);
+    }
     const out = this.liveOrder;
+    const sizes = this.liveOrderSizes;
     const freeCount = this.freeInOrder();
     let count = 0;
     let position = 0;
@@ -423,6 +430,7 @@ export class FirstFitAllocator implements BlockAllocator {
       while (position < gapEnd && count < total) {
         const sizeBytes = this.liveSizes.get(position);
         if (sizeBytes === undefined || !(sizeBytes > 0)) break;
+        sizes[count] = sizeBytes;
         out[count++] = position;
         position += sizeBytes;
       }
@@ -437,6 +445,7 @@ export class FirstFitAllocator implements BlockAllocator {
       count = 0;
       for (const [offsetBytes] of this.liveSizes) out[count++] = offsetBytes;
       out.subarray(0, count).sort();
+      for (let i = 0; i < count; i++) sizes[i] = this.liveSizes.get(out[i]!)!;
     }
     this.liveOrderCount = count;
     return count;
@@ -492,14 +501,14 @@ export class FirstFitAllocator implements BlockAllocator {
         const node = this.freeOrder[f]!;
         const start = this.key[node]!;
         while (l < liveCount && this.liveOrder[l]! < start) {
-          const offsetBytes = this.liveOrder[l++]!;
-          this.putBlock(count++, offsetBytes, this.liveSizes.get(offsetBytes)!, false);
+          this.putBlock(count++, this.liveOrder[l]!, this.liveOrderSizes[l]!, false);
+          l++;
         }
         this.putBlock(count++, start, this.size[node]!, true);
       }
       while (l < liveCount) {
-        const offsetBytes = this.liveOrder[l++]!;
-        this.putBlock(count++, offsetBytes, this.liveSizes.get(offsetBytes)!, false);
+        this.putBlock(count++, this.liveOrder[l]!, this.liveOrderSizes[l]!, false);
+        l++;
       }
     }
     this.blocksPool.length = count;
@@ -523,12 +532,23 @@ export class FirstFitAllocator implements BlockAllocator {
       if (l !== NIL) max = Math.max(max, this.maxSize[l]!);
       if (r !== NIL) max = Math.max(max, this.maxSize[r]!);
       if (this.maxSize[node] !== max) return `free block at ${start}: subtree maximum ${this.maxSize[node]} should be ${max}`;
-      for (let j = 0; j < this.slotCount; j++) {
-        const alignBytes = this.slotAlignBytes[j]!;
-        let usable = start + sizeBytes - Math.ceil(start / alignBytes) * alignBytes;
-        if (l !== NIL) usable = Math.max(usable, this.maxFit[l * this.alignLevels + j]!);
-        if (r !== NIL) usable = Math.max(usable, this.maxFit[r * this.alignLevels + j]!);
-        const stored = this.maxFit[node * this.alignLevels + j]!;
+      // alignUp(start, alignBytes) with integer bit operations when both fit 31 bits (the same value).
+      const smallStart = start >= 0 && (start | 0) === start;
+      const fit = this.maxFit;
+      const slotAlignBytes = this.slotAlignBytes;
+      const levels = this.alignLevels;
+      const slotCount = this.slotCount;
+      const base = node * levels;
+      const leftBase = l * levels;
+      const rightBase = r * levels;
+      for (let j = 0; j < slotCount; j++) {
+        const alignBytes = slotAlignBytes[j]!;
+        const alignedStart =
+          smallStart && alignBytes <= 0x40000000 ? start + ((alignBytes - (start & (alignBytes - 1))) & (alignBytes - 1)) : Math.ceil(start / alignBytes) * alignBytes;
+        let usable = start + sizeBytes - alignedStart;
+        if (l !== NIL) usable = Math.max(usable, fit[leftBase + j]!);
+        if (r !== NIL) usable = Math.max(usable, fit[rightBase + j]!);
+        const stored = fit[base + j]!;
         if (stored !== usable) return `free block at ${start}: subtree usable size at alignment ${alignBytes} is ${stored}, should be ${usable}`;
       }
     }

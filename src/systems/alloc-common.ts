@@ -450,8 +450,10 @@ export const matchesModel: Invariant<AllocSide<BlockAllocator>> = {
   description: 'after every step both sides accepted or refused alike, the implementation reports the free and waste bytes the model reports',
   check: (model, impl) => {
     if (model.lastErrorCode !== impl.lastErrorCode) return null;
-    const [modelFree, implFree] = [model.allocator.freeBytes(), impl.allocator.freeBytes()];
-    const [modelWaste, implWaste] = [model.allocator.wasteBytes(), impl.allocator.wasteBytes()];
+    const modelFree = model.allocator.freeBytes();
+    const implFree = impl.allocator.freeBytes();
+    const modelWaste = model.allocator.wasteBytes();
+    const implWaste = impl.allocator.wasteBytes();
     if (modelFree !== implFree || modelWaste !== implWaste) {
       return `implementation free ${implFree} / waste ${implWaste} bytes, model free ${modelFree} / waste ${modelWaste}`;
     }
