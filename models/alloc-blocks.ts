@@ -44,7 +44,13 @@ export abstract class IntervalModel implements BlockAllocator {
   }
 
   free(offsetBytes: number): void {
-    const index = this.list.findIndex((block) => !block.free && block.userOffsetBytes === offsetBytes);
+    let index = -1;
+    for (let i = 0; i < this.list.length; i++) {
+      if (!this.list[i]!.free && this.list[i]!.userOffsetBytes === offsetBytes) {
+        index = i;
+        break;
+      }
+    }
     if (index === -1) throw badFree(offsetBytes);
     const block = this.list[index]!;
     block.free = true;

@@ -52,6 +52,9 @@ export class FirstFitAllocator implements BlockAllocator {
   protected nodeHighWater = 0;
   protected root = NIL;
   private seed = 0x9e3779b9;
+  /** The two roots the last split produced. */
+  private splitLow = NIL;
+  private splitHigh = NIL;
 
   /** Free blocks by start offset and by end offset (node ids). */
   protected readonly freeByStart = new NumberMap();
@@ -294,9 +297,9 @@ export class FirstFitAllocator implements BlockAllocator {
   private insert(root: number, node: number): number {
     if (root === NIL) return node;
     if (this.priority[node]! > this.priority[root]!) {
-      const [low, high] = this.split(root, this.key[node]!);
-      this.left[node] = low;
-      this.right[node] = high;
+      this.split(root, this.key[node]!);
+      this.left[node] = this.splitLow;
+      this.right[node] = this.splitHigh;
       this.update(node);
       return node;
     }
@@ -306,19 +309,24 @@ export class FirstFitAllocator implements BlockAllocator {
     return root;
   }
 
-  /** Splits into (keys < key, keys >= key). */
-  private split(root: number, key: number): [number, number] {
-    if (root === NIL) return [NIL, NIL];
-    if (this.key[root]! < key) {
-      const [low, high] = this.split(this.right[root]!, key);
-      this.right[root] = low;
-      this.update(root);
-      return [root, high];
+  /** Splits into (keys < key, keys >= key): the roots land in splitLow and splitHigh. */
+  private split(root: number, key: number): void {
+    if (root === NIL) {
+      this.splitLow = NIL;
+      this.splitHigh = NIL;
+      return;
     }
-    const [low, high] = this.split(this.left[root]!, key);
-    this.left[root] = high;
+    if (this.key[root]! < key) {
+      this.split(this.right[root]!, key);
+      this.right[root] = this.splitLow;
+      this.update(root);
+      this.splitLow = root;
+      return;
+    }
+    this.split(this.left[root]!, key);
+    this.left[root] = this.splitHigh;
     this.update(root);
-    return [low, root];
+    this.splitHigh = root;
   }
 
   private join(low: number, high: number): number {
