@@ -80,11 +80,12 @@ function campaign(workers: number): CampaignSummary {
 console.log(`\nworker scaling: campaign runner for ${seconds} s each (includes worker start-up)`);
 const one = campaign(1);
 const two = campaign(2);
-console.log(`${'system'.padEnd(20)} ${'1 worker cmd/s'.padStart(15)} ${'2 workers cmd/s'.padStart(16)} ${'ratio'.padStart(7)}`);
+console.log('per system: commands/s per core (busy time), and the per-core efficiency of two workers; last row: total throughput');
+console.log(`${'system'.padEnd(20)} ${'1 worker'.padStart(15)} ${'2 workers'.padStart(16)} ${'ratio'.padStart(7)}`);
 for (const name of Object.keys(one.systems)) {
   const a = one.timing.commandsPerSecond[name] ?? 0;
   const b = two.timing.commandsPerSecond[name] ?? 0;
   console.log(`${name.padEnd(20)} ${a.toLocaleString('en-US').padStart(15)} ${b.toLocaleString('en-US').padStart(16)} ${(b / Math.max(a, 1)).toFixed(2).padStart(6)}x`);
 }
 const total = (summary: CampaignSummary) => Object.values(summary.systems).reduce((sum, system) => sum + system.commands, 0) / (summary.timing.elapsedMs / 1000);
-console.log(`${'all'.padEnd(20)} ${Math.round(total(one)).toLocaleString('en-US').padStart(15)} ${Math.round(total(two)).toLocaleString('en-US').padStart(16)} ${(total(two) / total(one)).toFixed(2).padStart(6)}x`);
+console.log(`${'all (total cmd/s)'.padEnd(20)} ${Math.round(total(one)).toLocaleString('en-US').padStart(15)} ${Math.round(total(two)).toLocaleString('en-US').padStart(16)} ${(total(two) / total(one)).toFixed(2).padStart(6)}x`);
