@@ -21,7 +21,7 @@
 import { alignUp, badFree, validateRequest, type BlockAllocator, type BlockInfo, type LiveAllocation } from './allocator';
 import { checkSubAllocatorConfig, DEFAULT_POOL_ALIGN_BYTES, type SubAllocatorConfig } from './config';
 import { BitsetIndex } from './bitset-index';
-import { grownCopy, xorshift32 } from './typed-arrays';
+import { grownCopy, inOrderNodes, xorshift32 } from './typed-arrays';
 
 const NIL = -1;
 
@@ -296,21 +296,7 @@ export class BestFitAllocator implements BlockAllocator {
       this.bucketScratch = new Int32Array(bound + 2);
       this.stackScratch = new Int32Array(bound + 2);
     }
-    const out = this.bucketScratch;
-    const stack = this.stackScratch;
-    let count = 0;
-    let depth = 0;
-    let node = root;
-    while ((node !== NIL || depth > 0) && count <= bound && depth <= bound) {
-      while (node !== NIL && depth <= bound) {
-        stack[depth++] = node;
-        node = this.bucketLeft[node]!;
-      }
-      node = stack[--depth]!;
-      out[count++] = node;
-      node = this.bucketRight[node]!;
-    }
-    return count;
+    return inOrderNodes(root, NIL, this.bucketLeft, this.bucketRight, this.bucketScratch, this.stackScratch, bound);
   }
 
   // --- node pool -------------------------------------------------------------------------------

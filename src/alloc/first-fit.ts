@@ -24,7 +24,7 @@
  */
 import { alignUp, badFree, validateRequest, type BlockAllocator, type BlockInfo, type LiveAllocation } from './allocator';
 import { checkSubAllocatorConfig, type SubAllocatorConfig } from './config';
-import { grownCopy, NumberMap, xorshift32 } from './typed-arrays';
+import { grownCopy, inOrderNodes, NumberMap, xorshift32 } from './typed-arrays';
 
 const NIL = -1;
 
@@ -398,21 +398,7 @@ export class FirstFitAllocator implements BlockAllocator {
       this.freeOrder = new Int32Array(bound + 1);
       this.walkStack = new Int32Array(bound + 1);
     }
-    const out = this.freeOrder;
-    const stack = this.walkStack;
-    let count = 0;
-    let depth = 0;
-    let node = this.root;
-    while ((node !== NIL || depth > 0) && count <= bound) {
-      while (node !== NIL && depth <= bound) {
-        stack[depth++] = node;
-        node = this.left[node]!;
-      }
-      node = stack[--depth]!;
-      out[count++] = node;
-      node = this.right[node]!;
-    }
-    return count;
+    return inOrderNodes(this.root, NIL, this.left, this.right, this.freeOrder, this.walkStack, bound);
   }
 
   /**

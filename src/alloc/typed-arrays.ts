@@ -9,6 +9,27 @@ export function grownCopy<T extends NodeArray>(old: T, length: number): T {
   return fresh;
 }
 
+/**
+ * Writes the nodes of a binary tree (child links in `left`/`right`, `nil` for none) into `out`
+ * in order, using `stack`; both must hold `bound` + 1 entries. Bounded by `bound` nodes even if
+ * the links are corrupt (inspection must not hang on a broken allocator). Returns the count.
+ */
+export function inOrderNodes(root: number, nil: number, left: Int32Array, right: Int32Array, out: Int32Array, stack: Int32Array, bound: number): number {
+  let count = 0;
+  let depth = 0;
+  let node = root;
+  while ((node !== nil || depth > 0) && count <= bound && depth <= bound) {
+    while (node !== nil && depth <= bound) {
+      stack[depth++] = node;
+      node = left[node]!;
+    }
+    node = stack[--depth]!;
+    out[count++] = node;
+    node = right[node]!;
+  }
+  return count;
+}
+
 /** The next value of a xorshift32 sequence: deterministic treap priorities. */
 export function xorshift32(state: number): number {
   let x = state;
