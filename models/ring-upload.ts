@@ -120,11 +120,11 @@ export class RingUploadModel implements RingUploadAllocator {
 
   rangeAt(offsetBytes: number): RingRange | null {
     const range = this.ranges.find((candidate) => candidate.offsetBytes === offsetBytes);
-    return range === undefined ? null : { ...range };
+    return range === undefined ? null : range;
   }
 
   live(): RingRange[] {
-    return this.ranges.map((range) => ({ ...range })).sort((a, b) => a.offsetBytes - b.offsetBytes);
+    return this.ranges.slice().sort((a, b) => a.offsetBytes - b.offsetBytes);
   }
 
   freeBytes(): number {

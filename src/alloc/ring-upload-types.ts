@@ -45,6 +45,13 @@ export interface RingUploadAllocator {
   rangeAt(offsetBytes: number): RingRange | null;
   /** Live ranges, ascending by offset. */
   live(): RingRange[];
+  /**
+   * Optional copy-free form of live() for inspection: the same ranges in the same order, but the
+   * array and its objects may be reused, valid only until the next call or the next operation.
+   */
+  liveView?(): readonly RingRange[];
+  /** Optional copy-free form of rangeAt(): the object may be reused, valid until the next call or operation. */
+  rangeView?(offsetBytes: number): RingRange | null;
   /** Bytes the cursor can still sweep before it meets the oldest live range (the free arc). */
   freeBytes(): number;
   /** Bytes in live ranges. */

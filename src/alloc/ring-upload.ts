@@ -31,6 +31,8 @@ import { alignUp, validateRequest } from './allocator';
 import { RingErrors, type RingRange, type RingUploadAllocator } from './ring-upload-types';
 import { NumberDeque } from './number-deque';
 
+type MutableRange = { -readonly [K in keyof RingRange]: RingRange[K] };
+
 export const RANGE_FREE = 0;
 export const RANGE_RESERVED = 1;
 export const RANGE_SUBMITTED = 2;
@@ -62,6 +64,11 @@ export class RingUploadAllocatorImpl implements RingUploadAllocator {
   /** Padding, skipped tails and holes inside the occupied arc. */
   protected wasteByteCount = 0;
   protected lastSubmittedValue = 0;
+
+  // Inspection scratch (liveView, rangeView): reused records, never read by the allocator itself.
+  private readonly viewRanges: MutableRange[] = [];
+  private readonly viewPool: MutableRange[] = [];
+  private readonly viewRange: MutableRange = { offsetBytes: 0, sizeBytes: 0, state: 'reserved', fenceValue: null };
 
   constructor(readonly capacityBytes: number) {
     if (!Number.isSafeInteger(capacityBytes) || capacityBytes <= 0) throw new Error(`ring: capacityBytes must be a positive integer, got ${capacityBytes}`);
@@ -157,6 +164,39 @@ export class RingUploadAllocatorImpl implements RingUploadAllocator {
       if (this.stateOf[slot] !== RANGE_FREE) ranges.push(this.describe(slot));
     }
     return ranges.sort((a, b) => a.offsetBytes - b.offsetBytes);
+  }
+
+  /** live() without fresh objects: a reused array of reused records, sorted by insertion (short, nearly sorted). */
+  liveView(): readonly RingRange[] {
+    const view = this.viewRanges;
+    let count = 0;
+    for (let i = 0; i < this.order.count; i++) {
+      const slot = this.order.at(i);
+      if (this.stateOf[slot] === RANGE_FREE) continue;
+      let record = view[count];
+      if (record === undefined) {
+        record = this.viewPool.pop() ?? { offsetBytes: 0, sizeBytes: 0, state: 'reserved', fenceValue: null };
+        view.push(record);
+      }
+      this.describeInto(slot, record);
+      // Insertion sort by offset: the records before `count` are sorted.
+      let at = count;
+      while (at > 0 && view[at - 1]!.offsetBytes > record.offsetBytes) {
+        view[at] = view[at - 1]!;
+        at--;
+      }
+      view[at] = record;
+      count++;
+    }
+    if (view.length > count) this.viewSpare(view, count);
+    return view;
+  }
+
+  rangeView(offsetBytes: number): RingRange | null {
+    const slot = this.slotByOffset.get(offsetBytes);
+    if (slot === undefined) return null;
+    this.describeInto(slot, this.viewRange);
+    return this.viewRange;
   }
 
   freeBytes(): number {
@@ -267,6 +307,19 @@ export class RingUploadAllocatorImpl implements RingUploadAllocator {
     const slot = this.slotByOffset.get(offsetBytes);
     if (slot === undefined) throw new ContractError(RingErrors.UNKNOWN_RANGE, `offset ${offsetBytes} starts no live range`);
     return slot;
+  }
+
+  /** Drops the records past `count` from the view (kept for reuse in `viewPool`). */
+  private viewSpare(view: MutableRange[], count: number): void {
+    while (view.length > count) this.viewPool.push(view.pop()!);
+  }
+
+  private describeInto(slot: number, record: MutableRange): void {
+    const submitted = this.stateOf[slot] === RANGE_SUBMITTED;
+    record.offsetBytes = this.offsetOf[slot]!;
+    record.sizeBytes = this.sizeOf[slot]!;
+    record.state = submitted ? 'submitted' : 'reserved';
+    record.fenceValue = submitted ? this.fenceOf[slot]! : null;
   }
 
   private describe(slot: number): RingRange {

@@ -18,7 +18,7 @@ import type { Json, JsonObject } from '../harness/json';
 import type { Command, GenerationPlan, Invariant, RunEnv, SystemDef } from '../harness/system';
 import { RingUploadModel } from '../../models/ring-upload';
 import { RingUploadAllocatorImpl } from '../alloc/ring-upload';
-import type { RingUploadAllocator } from '../alloc/ring-upload-types';
+import type { RingRange, RingUploadAllocator } from '../alloc/ring-upload-types';
 import { alignUp } from '../alloc/allocator';
 import { QueueTimeline } from '../gpu/queue-timeline';
 import { weightedOps } from './generation';
@@ -51,6 +51,11 @@ export interface RingSide {
   lastAllocResult: number | null | undefined;
   /** Ranges handed out while the GPU could still read their bytes (found at hand-out time). */
   readonly violations: string[];
+  /** Steps applied so far: the invariants' per-step cache of the ring's live ranges is keyed on it. */
+  step: number;
+  /** The ring's live ranges as read at step `liveRangesStep` (nothing changes them between steps). */
+  liveRanges: readonly RingRange[];
+  liveRangesStep: number;
 }
 
 export interface Handout {
@@ -104,6 +109,9 @@ export function ringSide(ring: RingUploadAllocator, config: JsonObject, env: Run
     lastSubmittedValue: 0,
     lastAllocResult: undefined,
     violations: [],
+    step: 0,
+    liveRanges: [],
+    liveRangesStep: -1,
   };
 }
 
@@ -214,6 +222,7 @@ function misuse(s: RingSide, kind: number, index: number): Json {
 }
 
 function apply(s: RingSide, command: Command): Json {
+  s.step++;
   s.lastAllocResult = undefined;
   switch (command.op) {
     case 'allocate':
@@ -262,6 +271,18 @@ export function expectedFreeBytes(s: RingSide): number {
   return freeBytes;
 }
 
+/**
+ * The ring's live ranges, ascending by offset (its copy-free view when it has one), read once per
+ * step: invariants only inspect, so what the first one read still holds for the others.
+ */
+function liveRangesOf(s: RingSide): readonly RingRange[] {
+  if (s.liveRangesStep !== s.step) {
+    s.liveRanges = s.ring.liveView !== undefined ? s.ring.liveView() : s.ring.live();
+    s.liveRangesStep = s.step;
+  }
+  return s.liveRanges;
+}
+
 /** alloc-common's invariant reads only `lastAllocResult`, which a ring side holds with the same meaning. */
 const ringNoFalseOutOfMemory: Invariant<Pick<AllocSide, 'lastAllocResult'>> = noFalseOutOfMemory;
 
@@ -270,8 +291,9 @@ const invariants: Invariant<RingSide>[] = [
     name: 'within-capacity-aligned',
     description: 'every live range lies inside [0, capacity) and starts at a multiple of the alignment it was requested with',
     check: bothSides((s) => {
-      for (const range of s.ring.live()) {
-        const { offsetBytes, sizeBytes } = range;
+      const live = liveRangesOf(s);
+      for (let i = 0; i < live.length; i++) {
+        const { offsetBytes, sizeBytes } = live[i]!;
         if (!Number.isSafeInteger(offsetBytes) || offsetBytes < 0 || offsetBytes + sizeBytes > s.capacityBytes) {
           return `range [${offsetBytes}, ${offsetBytes + sizeBytes}) leaves the ring of ${s.capacityBytes} bytes`;
         }
@@ -290,7 +312,7 @@ const invariants: Invariant<RingSide>[] = [
       if (s.violations.length > 0) return s.violations[0]!;
       for (let i = 0; i < s.timeline.inFlightCount; i++) {
         const read = s.timeline.inFlightAt(i);
-        const range = s.ring.rangeAt(read.offsetBytes);
+        const range = s.ring.rangeView !== undefined ? s.ring.rangeView(read.offsetBytes) : s.ring.rangeAt(read.offsetBytes);
         if (range === null || range.state !== 'submitted' || range.sizeBytes !== read.sizeBytes || s.handouts.get(read.offsetBytes)?.id !== read.ownerId) {
           return (
             `the GPU may still read [${read.offsetBytes}, ${read.offsetBytes + read.sizeBytes}) until fence value ${read.fenceValue} ` +
@@ -305,7 +327,7 @@ const invariants: Invariant<RingSide>[] = [
     name: 'no-overlap',
     description: 'no two live ranges (reserved or submitted) share a byte',
     check: bothSides((s) => {
-      const live = s.ring.live();
+      const live = liveRangesOf(s);
       for (let i = 1; i < live.length; i++) {
         const before = live[i - 1]!;
         const after = live[i]!;
