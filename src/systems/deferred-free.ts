@@ -59,6 +59,13 @@ export interface DeferredSide {
   lastAllocResult: number | null | undefined;
   /** Hand-outs of bytes an unfinished GPU read still uses (found at hand-out time). */
   readonly violations: string[];
+  /** The same handouts as `live`, ascending by offset (equal offsets in hand-out order), kept as they come and go. */
+  readonly liveByOffset: DeferredHandout[];
+  /** Steps applied so far: the invariants' per-step reading of the sub-allocator is keyed on it. */
+  step: number;
+  /** Offset -> size of every allocation the sub-allocator held at step `heldStep` (reused map). */
+  readonly held: Map<number, number>;
+  heldStep: number;
 }
 
 export const deferredFreeOps = {
@@ -99,7 +106,21 @@ export function deferredSide(
 ): DeferredSide {
   const timeline = new QueueTimeline();
   const c = toConfig(config);
-  return { allocator: make(c, timeline), timeline, config: c, env, live: [], nextHandoutId: 1, lastReleasedOffset: -1, lastAllocResult: undefined, violations: [] };
+  return {
+    allocator: make(c, timeline),
+    timeline,
+    config: c,
+    env,
+    live: [],
+    nextHandoutId: 1,
+    lastReleasedOffset: -1,
+    lastAllocResult: undefined,
+    violations: [],
+    liveByOffset: [],
+    step: 0,
+    held: new Map(),
+    heldStep: -1,
+  };
 }
 
 export function createDeferredImpl(config: DeferredConfig, fence: FrameFence): DeferredFreeAllocatorImpl {
@@ -107,14 +128,43 @@ export function createDeferredImpl(config: DeferredConfig, fence: FrameFence): D
 }
 
 function handOut(s: DeferredSide, offsetBytes: number, sizeBytes: number, alignBytes: number, pooled: boolean): void {
-  s.live.push({ id: s.nextHandoutId++, offsetBytes, sizeBytes, alignBytes, pooled });
+  const handout: DeferredHandout = { id: s.nextHandoutId++, offsetBytes, sizeBytes, alignBytes, pooled };
+  s.live.push(handout);
+  // After every entry at or below its offset: a stable sort of `live` by offset would put it there.
+  const sorted = s.liveByOffset;
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (sorted[mid]!.offsetBytes <= offsetBytes) low = mid + 1;
+    else high = mid;
+  }
+  sorted.splice(low, 0, handout);
   s.timeline.judgeHandOut(pooled ? 'poolAcquire' : 'alloc', offsetBytes, sizeBytes, s.violations);
 }
 
 function forget(s: DeferredSide, offsetBytes: number): void {
   const index = s.live.findIndex((handout) => handout.offsetBytes === offsetBytes);
-  if (index !== -1) s.live.splice(index, 1);
+  if (index !== -1) {
+    const handout = s.live[index]!;
+    s.live.splice(index, 1);
+    const at = s.liveByOffset.indexOf(handout);
+    if (at !== -1) s.liveByOffset.splice(at, 1);
+  }
   s.lastReleasedOffset = offsetBytes;
+}
+
+/** The k-th (modulo their count) live handout with `pooled` as given, like pickLive over that filter of `live`. */
+function pickLiveWhere(s: DeferredSide, pooled: boolean, handle: number): DeferredHandout | undefined {
+  let count = 0;
+  for (let i = 0; i < s.live.length; i++) if (s.live[i]!.pooled === pooled) count++;
+  if (count === 0) return undefined;
+  let k = handle % count;
+  for (let i = 0; i < s.live.length; i++) {
+    const handout = s.live[i]!;
+    if (handout.pooled === pooled && k-- === 0) return handout;
+  }
+  return undefined;
 }
 
 /**
@@ -182,7 +232,7 @@ function misuse(s: DeferredSide, kind: number, index: number): Json {
     case 'unknown-offset':
       return index % 2 === 0 ? doRelease(s, unknownOffset) : doPoolRelease(s, unknownOffset);
     case 'pool-release-plain':
-      return doPoolRelease(s, pickLive(s.live.filter((handout) => !handout.pooled), index)?.offsetBytes ?? unknownOffset);
+      return doPoolRelease(s, pickLiveWhere(s, false, index)?.offsetBytes ?? unknownOffset);
     case 'bad-size-class':
       return doPoolAcquire(s, s.config.objectSizesBytes.length + index);
     default:
@@ -191,6 +241,7 @@ function misuse(s: DeferredSide, kind: number, index: number): Json {
 }
 
 function apply(s: DeferredSide, command: Command): Json {
+  s.step++;
   s.lastAllocResult = undefined;
   switch (command.op) {
     case 'alloc':
@@ -219,10 +270,7 @@ function apply(s: DeferredSide, command: Command): Json {
     case 'poolAcquire':
       return doPoolAcquire(s, (command.sizeClass as number) % s.config.objectSizesBytes.length);
     case 'poolRelease': {
-      const handout = pickLive(
-        s.live.filter((candidate) => candidate.pooled),
-        command.index as number,
-      );
+      const handout = pickLiveWhere(s, true, command.index as number);
       return handout === undefined ? SKIPPED : doPoolRelease(s, handout.offsetBytes);
     }
     case 'poolTrim': {
@@ -240,6 +288,26 @@ function apply(s: DeferredSide, command: Command): Json {
 /** alloc-common's invariant reads only `lastAllocResult`, which a deferred side holds with the same meaning. */
 const deferredNoFalseOutOfMemory: Invariant<Pick<AllocSide, 'lastAllocResult'>> = noFalseOutOfMemory;
 
+/**
+ * Offset -> size of every allocation the sub-allocator holds (its live()), read once per step into
+ * the side's reused map: invariants only inspect, so what the first one read still holds for the others.
+ */
+function heldOf(s: DeferredSide): Map<number, number> {
+  if (s.heldStep !== s.step) {
+    const held = s.held;
+    held.clear();
+    const live = s.allocator.inner.live();
+    for (let i = 0; i < live.length; i++) held.set(live[i]!.offsetBytes, live[i]!.sizeBytes);
+    s.heldStep = s.step;
+  }
+  return s.held;
+}
+
+/** Equal as their decimal texts are equal (NaN matches NaN). */
+function sameNumber(a: number, b: number): boolean {
+  return a === b || (a !== a && b !== b);
+}
+
 function rangeText(allocation: LiveAllocation): string {
   return `[${allocation.offsetBytes}, ${allocation.offsetBytes + allocation.sizeBytes})`;
 }
@@ -250,9 +318,8 @@ const invariants: Invariant<DeferredSide>[] = [
     description:
       'every live allocation lies inside [0, capacity), starts at a multiple of its requested alignment, shares no byte with another, and is exactly an allocation the sub-allocator holds',
     check: bothSides((s) => {
-      const sorted = [...s.live].sort((a, b) => a.offsetBytes - b.offsetBytes);
-      const held = new Map<number, number>();
-      for (const allocation of s.allocator.inner.live()) held.set(allocation.offsetBytes, allocation.sizeBytes);
+      const sorted = s.liveByOffset;
+      const held = heldOf(s);
       for (let i = 0; i < sorted.length; i++) {
         const handout = sorted[i]!;
         const heldBytes = held.get(handout.offsetBytes);
@@ -277,8 +344,7 @@ const invariants: Invariant<DeferredSide>[] = [
     check: bothSides((s) => {
       if (s.violations.length > 0) return s.violations[0]!;
       if (s.timeline.inFlightCount === 0) return null;
-      const allocated = new Map<number, number>();
-      for (const allocation of s.allocator.inner.live()) allocated.set(allocation.offsetBytes, allocation.sizeBytes);
+      const allocated = heldOf(s);
       for (let i = 0; i < s.timeline.inFlightCount; i++) {
         const read = s.timeline.inFlightAt(i);
         const sizeBytes = allocated.get(read.offsetBytes);
@@ -306,7 +372,8 @@ const invariants: Invariant<DeferredSide>[] = [
         if (free < 0 || waste < 0 || free + used + waste !== s.config.capacityBytes) {
           return `free ${free} + used ${used} + waste ${waste} != capacity ${s.config.capacityBytes}`;
         }
-        const liveBytes = s.live.reduce((sum, handout) => sum + handout.sizeBytes, 0);
+        let liveBytes = 0;
+        for (let i = 0; i < s.live.length; i++) liveBytes += s.live[i]!.sizeBytes;
         const held = liveBytes + s.allocator.pendingBytes() + s.allocator.pooledBytes();
         if (used !== held) {
           return `the sub-allocator holds ${used} bytes but live ${liveBytes} + pending ${s.allocator.pendingBytes()} + pooled ${s.allocator.pooledBytes()} = ${held}`;
@@ -317,9 +384,13 @@ const invariants: Invariant<DeferredSide>[] = [
         return null;
       })(model, impl);
       if (own !== null) return own;
-      const a = [model.allocator.pendingBytes(), model.allocator.pooledBytes(), model.allocator.inner.freeBytes()];
-      const b = [impl.allocator.pendingBytes(), impl.allocator.pooledBytes(), impl.allocator.inner.freeBytes()];
-      if (a.join() !== b.join()) return `implementation pending/pooled/free ${b.join('/')}, model ${a.join('/')}`;
+      const a0 = model.allocator.pendingBytes();
+      const a1 = model.allocator.pooledBytes();
+      const a2 = model.allocator.inner.freeBytes();
+      const b0 = impl.allocator.pendingBytes();
+      const b1 = impl.allocator.pooledBytes();
+      const b2 = impl.allocator.inner.freeBytes();
+      if (!sameNumber(a0, b0) || !sameNumber(a1, b1) || !sameNumber(a2, b2)) return `implementation pending/pooled/free ${b0}/${b1}/${b2}, model ${a0}/${a1}/${a2}`;
       return null;
     },
   },
