@@ -141,16 +141,20 @@ export class RingUploadModel implements RingUploadAllocator {
     return this.ranges.reduce((sum, range) => sum + range.sizeBytes, 0);
   }
 
+  /** Bytes from the cursor forward to the start of `range`. */
+  private distance(range: ModelRange): number {
+    const cursor = this.cursorBytes % this.capacityBytes;
+    return (range.offsetBytes - cursor + this.capacityBytes) % this.capacityBytes;
+  }
+
   wasteBytes(): number {
     if (this.ranges.length === 0) return 0;
-    const cursor = this.cursorBytes % this.capacityBytes;
-    const distance = (range: ModelRange): number => (range.offsetBytes - cursor + this.capacityBytes) % this.capacityBytes;
-    const ahead = [...this.ranges].sort((a, b) => distance(a) - distance(b));
+    const ahead = [...this.ranges].sort((a, b) => this.distance(a) - this.distance(b));
     let wasteBytes = 0;
-    let atBytes = distance(ahead[0]!);
+    let atBytes = this.distance(ahead[0]!);
     for (const range of ahead) {
-      wasteBytes += distance(range) - atBytes;
-      atBytes = distance(range) + range.sizeBytes;
+      wasteBytes += this.distance(range) - atBytes;
+      atBytes = this.distance(range) + range.sizeBytes;
     }
     return wasteBytes + this.capacityBytes - atBytes;
   }

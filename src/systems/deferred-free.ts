@@ -15,6 +15,7 @@
  * which bytes are still allocated, not the deferred layer's own bookkeeping.
  */
 import fc from 'fast-check';
+import { ContractError } from '../contract';
 import type { Json, JsonObject } from '../harness/json';
 import type { Command, GenerationPlan, Invariant, RunEnv, SystemDef } from '../harness/system';
 import { isPowerOfTwo, type LiveAllocation } from '../alloc/allocator';
@@ -63,8 +64,12 @@ export interface DeferredSide {
   readonly liveByOffset: DeferredHandout[];
   /** Steps applied so far: the invariants' per-step reading of the sub-allocator is keyed on it. */
   step: number;
-  /** Offset -> size of every allocation the sub-allocator held at step `heldStep` (reused map). */
-  readonly held: Map<number, number>;
+  /** The sub-allocator's live() as read at step `heldStep`. */
+  held: readonly LiveAllocation[];
+  /** True when `held` is strictly ascending by offset (as live() promises): then it is searched by bisection. */
+  heldAscending: boolean;
+  /** Otherwise offset -> size of `held` (a reused map, filled only then; a later entry wins, as Map.set does). */
+  readonly heldMap: Map<number, number>;
   heldStep: number;
 }
 
@@ -118,7 +123,9 @@ export function deferredSide(
     violations: [],
     liveByOffset: [],
     step: 0,
-    held: new Map(),
+    held: [],
+    heldAscending: true,
+    heldMap: new Map(),
     heldStep: -1,
   };
 }
@@ -240,7 +247,21 @@ function misuse(s: DeferredSide, kind: number, index: number): Json {
   }
 }
 
+/**
+ * A contract error is returned as the observation the runner makes of it, `{ error: code }`,
+ * instead of being thrown on to the runner (the same observation without a second unwind). Any
+ * other exception is thrown on.
+ */
 function apply(s: DeferredSide, command: Command): Json {
+  try {
+    return applyCommand(s, command);
+  } catch (error) {
+    if (error instanceof ContractError) return { error: error.code };
+    throw error;
+  }
+}
+
+function applyCommand(s: DeferredSide, command: Command): Json {
   s.step++;
   s.lastAllocResult = undefined;
   switch (command.op) {
@@ -289,18 +310,39 @@ function apply(s: DeferredSide, command: Command): Json {
 const deferredNoFalseOutOfMemory: Invariant<Pick<AllocSide, 'lastAllocResult'>> = noFalseOutOfMemory;
 
 /**
- * Offset -> size of every allocation the sub-allocator holds (its live()), read once per step into
- * the side's reused map: invariants only inspect, so what the first one read still holds for the others.
+ * The size of the allocation the sub-allocator holds at `offsetBytes` (from its live()), or
+ * undefined. live() is read once per step: invariants only inspect, so what the first one read
+ * still holds for the others. When it is strictly ascending (as promised) it is bisected,
+ * otherwise looked up through a map built from it.
  */
-function heldOf(s: DeferredSide): Map<number, number> {
+function heldSizeAt(s: DeferredSide, offsetBytes: number): number | undefined {
   if (s.heldStep !== s.step) {
-    const held = s.held;
-    held.clear();
-    const live = s.allocator.inner.live();
-    for (let i = 0; i < live.length; i++) held.set(live[i]!.offsetBytes, live[i]!.sizeBytes);
+    const held = s.allocator.inner.live();
+    let ascending = true;
+    for (let i = 1; i < held.length; i++) {
+      if (!(held[i - 1]!.offsetBytes < held[i]!.offsetBytes)) {
+        ascending = false;
+        break;
+      }
+    }
+    s.held = held;
+    s.heldAscending = ascending;
+    s.heldMap.clear();
+    if (!ascending) for (let i = 0; i < held.length; i++) s.heldMap.set(held[i]!.offsetBytes, held[i]!.sizeBytes);
     s.heldStep = s.step;
   }
-  return s.held;
+  if (!s.heldAscending) return s.heldMap.get(offsetBytes);
+  const held = s.held;
+  let low = 0;
+  let high = held.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    const at = held[mid]!.offsetBytes;
+    if (at === offsetBytes) return held[mid]!.sizeBytes;
+    if (at < offsetBytes) low = mid + 1;
+    else high = mid;
+  }
+  return undefined;
 }
 
 /** Equal as their decimal texts are equal (NaN matches NaN). */
@@ -319,10 +361,9 @@ const invariants: Invariant<DeferredSide>[] = [
       'every live allocation lies inside [0, capacity), starts at a multiple of its requested alignment, shares no byte with another, and is exactly an allocation the sub-allocator holds',
     check: bothSides((s) => {
       const sorted = s.liveByOffset;
-      const held = heldOf(s);
       for (let i = 0; i < sorted.length; i++) {
         const handout = sorted[i]!;
-        const heldBytes = held.get(handout.offsetBytes);
+        const heldBytes = heldSizeAt(s, handout.offsetBytes);
         if (heldBytes !== handout.sizeBytes) {
           return `the caller holds ${rangeText(handout)} but the sub-allocator ${heldBytes === undefined ? 'holds nothing there' : `holds ${heldBytes} bytes there`}`;
         }
@@ -344,10 +385,9 @@ const invariants: Invariant<DeferredSide>[] = [
     check: bothSides((s) => {
       if (s.violations.length > 0) return s.violations[0]!;
       if (s.timeline.inFlightCount === 0) return null;
-      const allocated = heldOf(s);
       for (let i = 0; i < s.timeline.inFlightCount; i++) {
         const read = s.timeline.inFlightAt(i);
-        const sizeBytes = allocated.get(read.offsetBytes);
+        const sizeBytes = heldSizeAt(s, read.offsetBytes);
         if (sizeBytes === undefined || sizeBytes < read.sizeBytes) {
           return (
             `the GPU may still read ${rangeText(read)} until fence value ${read.fenceValue} (completed ${s.timeline.completedValue}) ` +

@@ -14,6 +14,7 @@
  * flight, independent of the ring's own bookkeeping.
  */
 import fc from 'fast-check';
+import { ContractError } from '../contract';
 import type { Json, JsonObject } from '../harness/json';
 import type { Command, GenerationPlan, Invariant, RunEnv, SystemDef } from '../harness/system';
 import { RingUploadModel } from '../../models/ring-upload';
@@ -221,7 +222,21 @@ function misuse(s: RingSide, kind: number, index: number): Json {
   }
 }
 
+/**
+ * A contract error is returned as the observation the runner makes of it, `{ error: code }`,
+ * instead of being thrown on to the runner (the same observation without a second unwind). Any
+ * other exception is thrown on.
+ */
 function apply(s: RingSide, command: Command): Json {
+  try {
+    return applyCommand(s, command);
+  } catch (error) {
+    if (error instanceof ContractError) return { error: error.code };
+    throw error;
+  }
+}
+
+function applyCommand(s: RingSide, command: Command): Json {
   s.step++;
   s.lastAllocResult = undefined;
   switch (command.op) {
