@@ -133,11 +133,15 @@ export class DeferredFreeModel implements DeferredFreeAllocator {
   }
 
   pendingBytes(): number {
-    return this.pending.reduce((sum, entry) => sum + entry.sizeBytes, 0);
+    let sum = 0;
+    for (const entry of this.pending) sum += entry.sizeBytes;
+    return sum;
   }
 
   pooledBytes(): number {
-    return this.pooled.reduce((sum, entry) => sum + entry.sizeBytes, 0);
+    let sum = 0;
+    for (const entry of this.pooled) sum += entry.sizeBytes;
+    return sum;
   }
 
   heldCount(): number {

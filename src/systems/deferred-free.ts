@@ -354,6 +354,27 @@ function rangeText(allocation: LiveAllocation): string {
   return `[${allocation.offsetBytes}, ${allocation.offsetBytes + allocation.sizeBytes})`;
 }
 
+/** The accounting invariant's own checks on each side (built once, not per step). */
+const accountingOwnSides = bothSides<DeferredSide>((s) => {
+  const inner = s.allocator.inner;
+  const free = inner.freeBytes();
+  const used = inner.usedBytes();
+  const waste = inner.wasteBytes();
+  if (free < 0 || waste < 0 || free + used + waste !== s.config.capacityBytes) {
+    return `free ${free} + used ${used} + waste ${waste} != capacity ${s.config.capacityBytes}`;
+  }
+  let liveBytes = 0;
+  for (let i = 0; i < s.live.length; i++) liveBytes += s.live[i]!.sizeBytes;
+  const held = liveBytes + s.allocator.pendingBytes() + s.allocator.pooledBytes();
+  if (used !== held) {
+    return `the sub-allocator holds ${used} bytes but live ${liveBytes} + pending ${s.allocator.pendingBytes()} + pooled ${s.allocator.pooledBytes()} = ${held}`;
+  }
+  if (s.live.length === 0 && s.allocator.heldCount() === 0 && !inner.isPristine()) {
+    return 'everything is released and returned but the sub-allocator is not back to one free block';
+  }
+  return null;
+});
+
 const invariants: Invariant<DeferredSide>[] = [
   {
     name: 'live-ranges-sound',
@@ -404,25 +425,7 @@ const invariants: Invariant<DeferredSide>[] = [
     description:
       'free + used + waste = capacity; allocated bytes = live + pending + pooled, split as in the model; all returned means the sub-allocator is pristine',
     check: (model, impl) => {
-      const own = bothSides<DeferredSide>((s) => {
-        const inner = s.allocator.inner;
-        const free = inner.freeBytes();
-        const used = inner.usedBytes();
-        const waste = inner.wasteBytes();
-        if (free < 0 || waste < 0 || free + used + waste !== s.config.capacityBytes) {
-          return `free ${free} + used ${used} + waste ${waste} != capacity ${s.config.capacityBytes}`;
-        }
-        let liveBytes = 0;
-        for (let i = 0; i < s.live.length; i++) liveBytes += s.live[i]!.sizeBytes;
-        const held = liveBytes + s.allocator.pendingBytes() + s.allocator.pooledBytes();
-        if (used !== held) {
-          return `the sub-allocator holds ${used} bytes but live ${liveBytes} + pending ${s.allocator.pendingBytes()} + pooled ${s.allocator.pooledBytes()} = ${held}`;
-        }
-        if (s.live.length === 0 && s.allocator.heldCount() === 0 && !inner.isPristine()) {
-          return 'everything is released and returned but the sub-allocator is not back to one free block';
-        }
-        return null;
-      })(model, impl);
+      const own = accountingOwnSides(model, impl);
       if (own !== null) return own;
       const a0 = model.allocator.pendingBytes();
       const a1 = model.allocator.pooledBytes();
