@@ -85,7 +85,13 @@ export class RingUploadModel implements RingUploadAllocator {
   }
 
   private find(offsetBytes: number): ModelRange {
-    const range = this.ranges.find((candidate) => candidate.offsetBytes === offsetBytes);
+    let range: ModelRange | undefined;
+    for (const candidate of this.ranges) {
+      if (candidate.offsetBytes === offsetBytes) {
+        range = candidate;
+        break;
+      }
+    }
     if (range === undefined) throw new ContractError(RingErrors.UNKNOWN_RANGE, `offset ${offsetBytes} starts no live range`);
     return range;
   }

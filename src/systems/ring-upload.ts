@@ -281,7 +281,14 @@ export function expectedFreeBytes(s: RingSide): number {
   const cursorBytes = s.lastEndBytes % capacityBytes;
   let freeBytes = capacityBytes;
   for (const offsetBytes of s.handouts.keys()) {
-    freeBytes = Math.min(freeBytes, (((offsetBytes - cursorBytes) % capacityBytes) + capacityBytes) % capacityBytes);
+    // (offset - cursor) modulo capacity, in [0, capacity); the remainder is taken only when needed.
+    let forwardBytes = offsetBytes - cursorBytes;
+    if (forwardBytes < 0 || forwardBytes >= capacityBytes) {
+      forwardBytes %= capacityBytes;
+      if (forwardBytes < 0) forwardBytes += capacityBytes;
+    }
+    // As Math.min: NaN wins.
+    if (forwardBytes < freeBytes || forwardBytes !== forwardBytes) freeBytes = forwardBytes;
   }
   return freeBytes;
 }
