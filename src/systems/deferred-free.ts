@@ -71,6 +71,10 @@ export interface DeferredSide {
   /** Otherwise offset -> size of `held` (a reused map, filled only then; a later entry wins, as Map.set does). */
   readonly heldMap: Map<number, number>;
   heldStep: number;
+  /** pendingBytes(), pooledBytes() and the sub-allocator's freeBytes() as the accounting invariant read them this step. */
+  readPendingBytes: number;
+  readPooledBytes: number;
+  readFreeBytes: number;
 }
 
 export const deferredFreeOps = {
@@ -127,6 +131,9 @@ export function deferredSide(
     heldAscending: true,
     heldMap: new Map(),
     heldStep: -1,
+    readPendingBytes: 0,
+    readPooledBytes: 0,
+    readFreeBytes: 0,
   };
 }
 
@@ -365,9 +372,15 @@ const accountingOwnSides = bothSides<DeferredSide>((s) => {
   }
   let liveBytes = 0;
   for (let i = 0; i < s.live.length; i++) liveBytes += s.live[i]!.sizeBytes;
-  const held = liveBytes + s.allocator.pendingBytes() + s.allocator.pooledBytes();
+  const pending = s.allocator.pendingBytes();
+  const pooled = s.allocator.pooledBytes();
+  // Read once; the comparison of the two sides below uses the same readings.
+  s.readPendingBytes = pending;
+  s.readPooledBytes = pooled;
+  s.readFreeBytes = free;
+  const held = liveBytes + pending + pooled;
   if (used !== held) {
-    return `the sub-allocator holds ${used} bytes but live ${liveBytes} + pending ${s.allocator.pendingBytes()} + pooled ${s.allocator.pooledBytes()} = ${held}`;
+    return `the sub-allocator holds ${used} bytes but live ${liveBytes} + pending ${pending} + pooled ${pooled} = ${held}`;
   }
   if (s.live.length === 0 && s.allocator.heldCount() === 0 && !inner.isPristine()) {
     return 'everything is released and returned but the sub-allocator is not back to one free block';
@@ -427,12 +440,13 @@ const invariants: Invariant<DeferredSide>[] = [
     check: (model, impl) => {
       const own = accountingOwnSides(model, impl);
       if (own !== null) return own;
-      const a0 = model.allocator.pendingBytes();
-      const a1 = model.allocator.pooledBytes();
-      const a2 = model.allocator.inner.freeBytes();
-      const b0 = impl.allocator.pendingBytes();
-      const b1 = impl.allocator.pooledBytes();
-      const b2 = impl.allocator.inner.freeBytes();
+      // Both sides passed their own checks, which read these this step (nothing changed since).
+      const a0 = model.readPendingBytes;
+      const a1 = model.readPooledBytes;
+      const a2 = model.readFreeBytes;
+      const b0 = impl.readPendingBytes;
+      const b1 = impl.readPooledBytes;
+      const b2 = impl.readFreeBytes;
       if (!sameNumber(a0, b0) || !sameNumber(a1, b1) || !sameNumber(a2, b2)) return `implementation pending/pooled/free ${b0}/${b1}/${b2}, model ${a0}/${a1}/${a2}`;
       return null;
     },
