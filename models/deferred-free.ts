@@ -74,15 +74,22 @@ export class DeferredFreeModel implements DeferredFreeAllocator {
     return offsetBytes;
   }
 
+  /** The live entry starting at `offsetBytes`, or undefined. */
+  private findLive(offsetBytes: number): LiveEntry | undefined {
+    for (const entry of this.live) if (entry.offsetBytes === offsetBytes) return entry;
+    return undefined;
+  }
+
   private takeLive(offsetBytes: number): LiveEntry {
-    const index = this.live.findIndex((entry) => entry.offsetBytes === offsetBytes);
-    if (index === -1) throw badFree(offsetBytes);
-    return this.live.splice(index, 1)[0]!;
+    const entry = this.findLive(offsetBytes);
+    if (entry === undefined) throw badFree(offsetBytes);
+    this.live.splice(this.live.indexOf(entry), 1);
+    return entry;
   }
 
   release(offsetBytes: number): void {
     const entry = this.takeLive(offsetBytes);
-    this.pending.push({ ...entry, fenceValue: this.fence.nextValueToSignal });
+    this.pending.push({ offsetBytes: entry.offsetBytes, sizeBytes: entry.sizeBytes, sizeClass: entry.sizeClass, fenceValue: this.fence.nextValueToSignal });
   }
 
   private returnCompletedReleases(): number[] {
@@ -121,11 +128,11 @@ export class DeferredFreeModel implements DeferredFreeAllocator {
   }
 
   poolRelease(offsetBytes: number): void {
-    const entry = this.live.find((candidate) => candidate.offsetBytes === offsetBytes);
+    const entry = this.findLive(offsetBytes);
     if (entry === undefined) throw badFree(offsetBytes);
     if (entry.sizeClass === null) throw new ContractError(DeferredErrors.NOT_POOLED, `allocation at ${offsetBytes} did not come from the pool`);
     this.takeLive(offsetBytes);
-    this.pooled.push({ ...entry, fenceValue: this.fence.nextValueToSignal });
+    this.pooled.push({ offsetBytes: entry.offsetBytes, sizeBytes: entry.sizeBytes, sizeClass: entry.sizeClass, fenceValue: this.fence.nextValueToSignal });
   }
 
   poolTrim(): number[] {
