@@ -107,3 +107,10 @@ export interface BlockAllocator extends InspectableAllocator {
 export function inspectBlocks(allocator: BlockAllocator): readonly BlockInfo[] {
   return allocator.blocksView !== undefined ? allocator.blocksView() : allocator.blocks();
 }
+
+/** Fresh copies of a block view (`blocks()` of allocators whose views reuse their records). */
+export function copyBlocks(view: readonly BlockInfo[]): BlockInfo[] {
+  const out: BlockInfo[] = new Array(view.length);
+  for (let i = 0; i < view.length; i++) out[i] = { offsetBytes: view[i]!.offsetBytes, sizeBytes: view[i]!.sizeBytes, free: view[i]!.free };
+  return out;
+}

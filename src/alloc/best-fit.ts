@@ -18,7 +18,7 @@
  * Steps are protected methods so the bug catalog (mutants/) can re-create a pitfall by
  * overriding one of them; nothing in src/ depends on that catalog.
  */
-import { alignUp, badFree, validateRequest, type BlockAllocator, type BlockInfo, type LiveAllocation } from './allocator';
+import { alignUp, badFree, copyBlocks, validateRequest, type BlockAllocator, type BlockInfo, type LiveAllocation } from './allocator';
 import { checkSubAllocatorConfig, DEFAULT_POOL_ALIGN_BYTES, type SubAllocatorConfig } from './config';
 import { BitsetIndex } from './bitset-index';
 import { grownCopy, inOrderNodes, xorshift32 } from './typed-arrays';
@@ -374,10 +374,7 @@ export class BestFitAllocator implements BlockAllocator {
   }
 
   blocks(): BlockInfo[] {
-    const view = this.blocksView();
-    const out: BlockInfo[] = new Array(view.length);
-    for (let i = 0; i < view.length; i++) out[i] = { offsetBytes: view[i]!.offsetBytes, sizeBytes: view[i]!.sizeBytes, free: view[i]!.free };
-    return out;
+    return copyBlocks(this.blocksView());
   }
 
   blocksView(): readonly BlockInfo[] {

@@ -14,7 +14,7 @@
  * Steps are protected methods so the bug catalog (mutants/) can re-create a pitfall by
  * overriding one of them; nothing in src/ depends on that catalog.
  */
-import { badFree, validateRequest, type BlockAllocator, type BlockInfo, type LiveAllocation } from './allocator';
+import { badFree, copyBlocks, validateRequest, type BlockAllocator, type BlockInfo, type LiveAllocation } from './allocator';
 import { buddyMaxOrder, checkSubAllocatorConfig, DEFAULT_MIN_BLOCK_BYTES, type SubAllocatorConfig } from './config';
 import { BitsetIndex, lowestBit } from './bitset-index';
 
@@ -188,10 +188,7 @@ export class BuddyAllocator implements BlockAllocator {
   }
 
   blocks(): BlockInfo[] {
-    const view = this.walk();
-    const out: BlockInfo[] = new Array(view.length);
-    for (let i = 0; i < view.length; i++) out[i] = { offsetBytes: view[i]!.offsetBytes, sizeBytes: view[i]!.sizeBytes, free: view[i]!.free };
-    return out;
+    return copyBlocks(this.walk());
   }
 
   blocksView(): readonly BlockInfo[] {

@@ -22,7 +22,7 @@
  * Steps are protected methods so the bug catalog (mutants/) can re-create a pitfall by
  * overriding one of them; nothing in src/ depends on that catalog.
  */
-import { alignUp, badFree, validateRequest, type BlockAllocator, type BlockInfo, type LiveAllocation } from './allocator';
+import { alignUp, badFree, copyBlocks, validateRequest, type BlockAllocator, type BlockInfo, type LiveAllocation } from './allocator';
 import { checkSubAllocatorConfig, type SubAllocatorConfig } from './config';
 import { grownCopy, inOrderNodes, NumberMap, xorshift32 } from './typed-arrays';
 
@@ -446,10 +446,7 @@ export class FirstFitAllocator implements BlockAllocator {
   }
 
   blocks(): BlockInfo[] {
-    const view = this.blocksView();
-    const out: BlockInfo[] = new Array(view.length);
-    for (let i = 0; i < view.length; i++) out[i] = { offsetBytes: view[i]!.offsetBytes, sizeBytes: view[i]!.sizeBytes, free: view[i]!.free };
-    return out;
+    return copyBlocks(this.blocksView());
   }
 
   blocksView(): readonly BlockInfo[] {
