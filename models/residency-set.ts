@@ -41,13 +41,12 @@ interface ModelSet {
 
 export class ResidencySetModel implements ResidencySetPool {
   private readonly sets = new Map<number, ModelSet>();
-  private readonly slotTaken: boolean[];
+  /** Taken slot numbers (open sets' slots, and a master set's during an execute). */
+  private readonly slotsTaken = new Set<number>();
   private nextSetId = 0;
   private growthFailureArmed = false;
 
-  constructor(private readonly config: ResidencySetConfig) {
-    this.slotTaken = new Array<boolean>(config.slotCount).fill(false);
-  }
+  constructor(private readonly config: ResidencySetConfig) {}
 
   private get(set: number): ModelSet {
     const found = this.sets.get(set);
@@ -57,9 +56,10 @@ export class ResidencySetModel implements ResidencySetPool {
 
   /** Lowest free slot, or INVALID_SLOT. */
   private takeLowestFreeSlot(): number {
-    const slot = this.slotTaken.indexOf(false);
-    if (slot === -1) return INVALID_SLOT;
-    this.slotTaken[slot] = true;
+    let slot = 0;
+    while (this.slotsTaken.has(slot)) slot++;
+    if (slot >= this.config.slotCount) return INVALID_SLOT;
+    this.slotsTaken.add(slot);
     return slot;
   }
 
@@ -109,7 +109,7 @@ export class ResidencySetModel implements ResidencySetPool {
     const s = this.get(set);
     if (!s.open) return 'E_INVALIDARG';
     if (s.outOfMemory) return 'E_OUTOFMEMORY';
-    this.slotTaken[s.slot] = false;
+    this.slotsTaken.delete(s.slot);
     s.slot = INVALID_SLOT;
     s.open = false;
     return 'S_OK';
@@ -131,7 +131,7 @@ export class ResidencySetModel implements ResidencySetPool {
         }
       }
     }
-    this.slotTaken[masterSlot] = false;
+    this.slotsTaken.delete(masterSlot);
     return { hr: 'S_OK', objects, totalSizeBytes };
   }
 
@@ -158,7 +158,7 @@ export class ResidencySetModel implements ResidencySetPool {
     return this.get(set).capacity;
   }
   takenSlots(): number[] {
-    return this.slotTaken.flatMap((taken, slot) => (taken ? [slot] : []));
+    return [...this.slotsTaken].sort((a, b) => a - b);
   }
   flaggedSlots(object: number): number[] {
     const slots: number[] = [];

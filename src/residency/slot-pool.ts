@@ -49,9 +49,21 @@ export class SlotPool {
     return (this.takenWords[slot >>> 5]! & (1 << (slot & 31))) !== 0;
   }
 
+  /** Taken slots, ascending: the set bits of each word, without the padding bits past slotCount. */
   takenSlots(): number[] {
     const slots: number[] = [];
-    for (let slot = 0; slot < this.slotCount; slot++) if (this.isTaken(slot)) slots.push(slot);
+    const words = this.takenWords;
+    const last = words.length - 1;
+    const tailBits = this.slotCount & 31;
+    for (let index = 0; index <= last; index++) {
+      let word = words[index]!;
+      if (index === last && tailBits !== 0) word &= (1 << tailBits) - 1;
+      while (word !== 0) {
+        const lowest = word & -word;
+        slots.push(index * 32 + (31 - Math.clz32(lowest)));
+        word = (word ^ lowest) >>> 0;
+      }
+    }
     return slots;
   }
 }

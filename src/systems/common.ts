@@ -27,3 +27,10 @@ export function bothSides<S>(check: (s: S) => string | null): (model: S, impl: S
     return fromModel === null ? null : `model: ${fromModel}`;
   };
 }
+
+/** Whether two number lists hold the same values in the same order (no strings built). */
+export function sameNumbers(a: ArrayLike<number>, b: ArrayLike<number>): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}

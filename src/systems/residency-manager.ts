@@ -20,7 +20,7 @@ import { ResidencyManagerModel } from '../../models/residency-manager';
 import { ResidencyManagerImpl } from '../residency/residency-manager';
 import { DEVICE_CALL_KINDS, type DeviceCallKind, type ViolationKind } from '../gpu/sim-gpu';
 import type { ResidencyManager, ResidencyManagerConfig } from '../residency/residency-manager-types';
-import { bothSides, pickLive } from './common';
+import { bothSides, pickLive, sameNumbers } from './common';
 import { weightedOps } from './generation';
 
 /** Residency sets each side creates up front; set handles are taken modulo this. */
@@ -234,6 +234,16 @@ function gpuViolation(kinds: readonly ViolationKind[]): (s: ManagerSide) => stri
   };
 }
 
+const refcountViolation = gpuViolation(['refcount']);
+
+function objectHistory(m: ResidencyManager, object: number): string {
+  return `\n    history of object ${object}:\n      ${m.gpu.objectHistory(object).join('\n      ')}`;
+}
+
+/** Which list each object was found on while walking the lists (0: neither). */
+const ON_RESIDENT = 1;
+const ON_EVICTED = 2;
+
 function bookkeeping(s: ManagerSide): string | null {
   const m = s.manager;
   const resident = m.residentList();
@@ -241,18 +251,29 @@ function bookkeeping(s: ManagerSide): string | null {
   const counters = m.counters();
   if (resident.length !== counters.resident) return `resident list holds ${resident.length} objects, the counter says ${counters.resident}`;
   if (evicted.length !== counters.evicted) return `evicted list holds ${evicted.length} objects, the counter says ${counters.evicted}`;
-  const residentBytes = resident.reduce((sum, object) => sum + s.config.objectSizesBytes[object]!, 0);
+  const sizes = s.config.objectSizesBytes;
+  const onList = new Uint8Array(sizes.length);
+  let residentBytes = 0;
+  for (const object of resident) {
+    if (onList[object] !== 0) return `object ${object} is twice in the resident list`;
+    onList[object] = ON_RESIDENT;
+    residentBytes += sizes[object]!;
+  }
   if (residentBytes !== counters.residentSizeBytes) return `ResidentSize is ${counters.residentSizeBytes} bytes but the resident list holds ${residentBytes}`;
-  for (let object = 0; object < s.config.objectSizesBytes.length; object++) {
+  for (const object of evicted) {
+    if (onList[object] !== 0) return `object ${object} is ${onList[object] === ON_RESIDENT ? 'in both lists' : 'twice in the evicted list'}`;
+    onList[object] = ON_EVICTED;
+  }
+  for (let object = 0; object < sizes.length; object++) {
     const status = m.status(object);
     const refCount = m.gpu.residencyRefCount(object);
-    const history = () => `\n    history of object ${object}:\n      ${m.gpu.objectHistory(object).join('\n      ')}`;
-    if (status === 'resident' && refCount !== 1) return `object ${object} is RESIDENT in the bookkeeping, device refcount ${refCount}${history()}`;
-    if (status !== 'resident' && refCount !== 0) return `object ${object} is ${status} in the bookkeeping, device refcount ${refCount}${history()}`;
-    if ((status === 'resident') !== resident.includes(object)) return `object ${object} is ${status} but ${resident.includes(object) ? 'is' : 'is not'} in the resident list`;
-    if ((status === 'evicted') !== evicted.includes(object)) return `object ${object} is ${status} but ${evicted.includes(object) ? 'is' : 'is not'} in the evicted list`;
+    if (status === 'resident' && refCount !== 1) return `object ${object} is RESIDENT in the bookkeeping, device refcount ${refCount}${objectHistory(m, object)}`;
+    if (status !== 'resident' && refCount !== 0) return `object ${object} is ${status} in the bookkeeping, device refcount ${refCount}${objectHistory(m, object)}`;
+    const listed = onList[object];
+    if ((status === 'resident') !== (listed === ON_RESIDENT)) return `object ${object} is ${status} but ${listed === ON_RESIDENT ? 'is' : 'is not'} in the resident list`;
+    if ((status === 'evicted') !== (listed === ON_EVICTED)) return `object ${object} is ${status} but ${listed === ON_EVICTED ? 'is' : 'is not'} in the evicted list`;
   }
-  return gpuViolation(['refcount'])(s);
+  return refcountViolation(s);
 }
 
 /**
@@ -291,12 +312,12 @@ function lruSorted(s: ManagerSide): string | null {
  * stamps, so they must be the model's).
  */
 function lruMatchesModel(model: ManagerSide, impl: ManagerSide): string | null {
-  const expected = model.manager.residentList().join(',');
-  const actual = impl.manager.residentList().join(',');
-  if (expected !== actual) return `the implementation's resident list is [${actual}], the model's [${expected}]`;
-  const expectedEvicted = model.manager.evictedList().join(',');
-  const actualEvicted = impl.manager.evictedList().join(',');
-  if (expectedEvicted !== actualEvicted) return `the implementation's evicted list is [${actualEvicted}], the model's [${expectedEvicted}]`;
+  const expected = model.manager.residentList();
+  const actual = impl.manager.residentList();
+  if (!sameNumbers(expected, actual)) return `the implementation's resident list is [${actual}], the model's [${expected}]`;
+  const expectedEvicted = model.manager.evictedList();
+  const actualEvicted = impl.manager.evictedList();
+  if (!sameNumbers(expectedEvicted, actualEvicted)) return `the implementation's evicted list is [${actualEvicted}], the model's [${expectedEvicted}]`;
   for (let object = 0; object < model.config.objectSizesBytes.length; object++) {
     if (model.manager.status(object) === 'untracked') continue;
     const expectedSync = model.manager.lastSyncPoint(object);

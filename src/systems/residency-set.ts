@@ -18,7 +18,7 @@ import {
   type ResidencySetPool,
 } from '../residency/residency-set-types';
 import { weightedOps } from './generation';
-import { bothSides, pickLive, SKIPPED } from './common';
+import { bothSides, pickLive, sameNumbers, SKIPPED } from './common';
 
 /** One side of a run: the pool, the live handles, and the Open/Close protocol monitor. */
 export interface SetSide {
@@ -148,8 +148,8 @@ const invariants: Invariant<SetSide>[] = [
       held.sort((a, b) => a - b);
       const taken = s.pool.takenSlots();
       if (taken.length > s.config.slotCount) return `${taken.length} slots taken from a pool of ${s.config.slotCount}`;
-      if (new Set(held).size !== held.length) return `two open sets share a slot: ${held.join(',')}`;
-      if (taken.join(',') !== held.join(',')) return `taken slots [${taken}] but open sets hold [${held}]`;
+      for (let i = 1; i < held.length; i++) if (held[i] === held[i - 1]) return `two open sets share a slot: ${held.join(',')}`;
+      if (!sameNumbers(taken, held)) return `taken slots [${taken}] but open sets hold [${held}]`;
       return null;
     }),
   },
@@ -159,9 +159,9 @@ const invariants: Invariant<SetSide>[] = [
     check: (model, impl) => {
       // The model derives flags from contents; the implementation's bitset must agree with it.
       for (let object = 0; object < impl.config.objectSizesBytes.length; object++) {
-        const expected = model.pool.flaggedSlots(object).map((slot) => slot);
+        const expected = model.pool.flaggedSlots(object);
         const actual = impl.pool.flaggedSlots(object);
-        if (expected.join(',') !== actual.join(',')) {
+        if (!sameNumbers(expected, actual)) {
           return `object ${object} is flagged at slots [${actual}] but belongs to the open sets at slots [${expected}]`;
         }
       }
@@ -174,7 +174,9 @@ const invariants: Invariant<SetSide>[] = [
     check: bothSides((s) => {
       for (const id of s.live) {
         const contents = s.pool.contents(id);
-        if (new Set(contents).size !== contents.length) return `set ${id} holds duplicates: [${contents}]`;
+        for (let i = 1; i < contents.length; i++) {
+          if (contents.lastIndexOf(contents[i]!, i - 1) !== -1) return `set ${id} holds duplicates: [${contents}]`;
+        }
       }
       return null;
     }),
@@ -202,7 +204,7 @@ const invariants: Invariant<SetSide>[] = [
       for (let handle = 0; handle < impl.live.length; handle++) {
         const expected = model.pool.contents(model.live[handle]!);
         const actual = impl.pool.contents(impl.live[handle]!);
-        if (expected.join(',') !== actual.join(',')) return `set #${handle} holds [${actual}], the model [${expected}]`;
+        if (!sameNumbers(expected, actual)) return `set #${handle} holds [${actual}], the model [${expected}]`;
         const modelOpen = model.pool.isOpen(model.live[handle]!);
         if (modelOpen !== impl.pool.isOpen(impl.live[handle]!)) return `set #${handle} open=${!modelOpen}, the model open=${modelOpen}`;
       }
