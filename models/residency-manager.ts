@@ -487,11 +487,11 @@ export class ResidencyManagerModel implements ResidencyManager {
   status(object: number): ObjectStatus {
     return this.statusOf[object]!;
   }
-  residentList(): number[] {
-    return [...this.resident];
+  residentList(): readonly number[] {
+    return this.resident;
   }
-  evictedList(): number[] {
-    return [...this.evicted];
+  evictedList(): readonly number[] {
+    return this.evicted;
   }
   counters(): { resident: number; evicted: number; residentSizeBytes: number } {
     return { resident: this.numResident, evicted: this.numEvicted, residentSizeBytes: this.residentSizeBytes };
@@ -506,7 +506,7 @@ export class ResidencyManagerModel implements ResidencyManager {
   lastUsedTimestamp(object: number): number {
     return Number(this.lastUsedTicks[object]!);
   }
-  syncPointGenerations(): number[] {
+  syncPointGenerations(): readonly number[] {
     return this.syncPoints.map((point) => Number(point.generation));
   }
   currentGeneration(): number {

@@ -70,7 +70,7 @@ generated sequence side by side (model vs implementation) with every invariant c
   --seed      campaign seed, a string or number (default ${DEFAULT_SEED})
   --runs N    runs 0..N-1 of each system (default ${DEFAULT_RUNS} unless --budget is given)
   --budget    run until this much time has passed (runs in flight finish)
-  --workers   worker threads (default: the number of cores; 1 runs in this thread)
+  --workers   runners (default: the number of cores): this thread and N-1 worker threads
   --shard k/K take only runs i with i mod K = k; the K shards together are the whole campaign
   --json      summary file, checkpointed every second (default .fuzz/last-campaign.json)
   --out       where findings are written (default regressions/), as <system>/fuzz-<check>-<op>.json
@@ -422,11 +422,11 @@ async function runInThread(campaign: Campaign, options: CampaignOptions): Promis
 /** Batches queued per worker: one running, one waiting, so a worker never idles on the main thread. */
 const BATCHES_IN_FLIGHT_PER_WORKER = 2;
 
-async function runInWorkers(campaign: Campaign, options: CampaignOptions): Promise<void> {
+async function runInWorkers(campaign: Campaign, options: CampaignOptions, threads: number): Promise<void> {
   const init: WorkerInit = { campaignSeed: options.seed, targets: options.targetSpec };
   const boot = new URL('./fuzz-worker-boot.mjs', import.meta.url);
   await Promise.all(
-    Array.from({ length: options.workers }, () => {
+    Array.from({ length: threads }, () => {
       return new Promise<void>((resolve, reject) => {
         const worker = new Worker(boot, { workerData: init });
         let finished = false;
@@ -512,7 +512,16 @@ async function campaignMain(args: ParsedArgs): Promise<number> {
       `${options.workers} worker${options.workers === 1 ? '' : 's'}${options.resumed ? ', resumed' : ''}`,
   );
   if (options.workers === 1) await runInThread(campaign, options);
-  else await runInWorkers(campaign, options);
+  // N workers: N - 1 worker threads, and this thread runs batches too between its bookkeeping
+  // (an idle main thread would leave a core to the threads' GC and compiler helpers; measured
+  // with 2 workers, this gives about 10 % more than two worker threads and an idle main thread).
+  else {
+    const threads = runInWorkers(campaign, options, options.workers - 1).catch((error: unknown) => {
+      campaign.stop('interrupted'); // ends this thread's loop too; the error is the outcome
+      throw error;
+    });
+    await Promise.all([threads, runInThread(campaign, options)]);
+  }
   const summary = campaign.finish();
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);

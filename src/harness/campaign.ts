@@ -8,7 +8,7 @@ import { checkSystem } from './property';
 import { RunContext, runSequence, type ImplFactory } from './runner';
 import { InputError, isPlainObject, jsonEqual, type Json, type JsonObject } from './json';
 import type { Command, GenerationPlan, SystemDef } from './system';
-import { deriveRunSeed, runRandom } from './seed';
+import { runStream } from './seed';
 
 /** Share of runs that use the system's default weights instead of a swarm draw. */
 const DEFAULT_PLAN_SHARE = 0.25;
@@ -39,18 +39,20 @@ function faultOpNames(system: SystemDef): Set<string> {
 
 /** Derives run i's plan from the campaign seed alone. */
 export function planRun(campaignSeed: string | number, system: SystemDef, runIndex: number): RunPlan {
-  const seed = deriveRunSeed(campaignSeed, system.name, runIndex);
-  const swarm = runRandom(campaignSeed, system.name, runIndex, 'swarm');
-  const faultRandom = runRandom(campaignSeed, system.name, runIndex, 'faults');
+  // One stream per run: the fast-check seed first, then the config bias, fault sites and swarm
+  // weights, always drawn in this order.
+  const stream = runStream(campaignSeed, system.name, runIndex);
+  const seed = stream.int32();
+  const smallConfigs = stream() < SMALL_CONFIG_SHARE;
   const faultOps = faultOpNames(system);
   const sites = Object.keys(system.faultOps ?? {});
-  const faults = faultRandom() < FAULT_FREE_SHARE ? [] : sites.filter(() => faultRandom() < FAULT_SITE_PROBABILITY);
+  const faults = stream() < FAULT_FREE_SHARE ? [] : sites.filter(() => stream() < FAULT_SITE_PROBABILITY);
   let weights: Record<string, number> | null = null;
-  if (swarm() >= DEFAULT_PLAN_SHARE) {
+  if (stream() >= DEFAULT_PLAN_SHARE) {
     weights = {};
     const ordinary = Object.keys(system.ops).filter((op) => !faultOps.has(op));
-    for (const op of ordinary) weights[op] = swarm() < OP_ENABLED_PROBABILITY ? 1 + Math.floor(swarm() * MAX_SWARM_WEIGHT) : 0;
-    if (ordinary.every((op) => weights![op] === 0)) weights[ordinary[Math.floor(swarm() * ordinary.length)]!] = 1;
+    for (const op of ordinary) weights[op] = stream() < OP_ENABLED_PROBABILITY ? 1 + Math.floor(stream() * MAX_SWARM_WEIGHT) : 0;
+    if (ordinary.every((op) => weights![op] === 0)) weights[ordinary[Math.floor(stream() * ordinary.length)]!] = 1;
   }
   // Fault ops: off unless their site is on for this run (then at the default or swarm weight).
   if (faultOps.size > 0) {
@@ -59,7 +61,6 @@ export function planRun(campaignSeed: string | number, system: SystemDef, runInd
     for (const op of faultOps) if (!enabled.has(op)) weights[op] = 0;
     if (Object.keys(weights).length === 0) weights = null;
   }
-  const smallConfigs = runRandom(campaignSeed, system.name, runIndex, 'config')() < SMALL_CONFIG_SHARE;
   return { system: system.name, runIndex, seed, weights, faults, smallConfigs };
 }
 

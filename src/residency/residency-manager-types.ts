@@ -79,11 +79,12 @@ export interface ResidencyManager {
   /** Unreal: the window lost focus with EvictAllResidentResourcesInBackground on. */
   setBackground(on: boolean): void;
 
-  // Inspection, used by the invariants.
+  // Inspection, used by the invariants. Lists are read-only views, valid until the next call
+  // that changes the manager (the invariants read them after every step without copies).
   status(object: number): ObjectStatus;
   /** Resident list from head (stalest) to tail. */
-  residentList(): number[];
-  evictedList(): number[];
+  residentList(): readonly number[];
+  evictedList(): readonly number[];
   counters(): { resident: number; evicted: number; residentSizeBytes: number };
   lastSyncPoint(object: number): number;
   /** LastUsedTimestamp in ticks. */
@@ -91,7 +92,7 @@ export interface ResidencyManager {
   /** Generation of the first sync point not complete on the GPU (completed ones may not be dequeued yet), or -1. */
   firstUncompletedGeneration(): number;
   /** Generations of the in-flight sync points, head first. */
-  syncPointGenerations(): number[];
+  syncPointGenerations(): readonly number[];
   currentGeneration(): number;
   /** Works queued and not yet dequeued by the worker. */
   queuedWorks(): number;

@@ -630,16 +630,21 @@ export class ResidencyManagerImpl implements ResidencyManager {
     const status = this.statusOf[object];
     return status === RESIDENT ? 'resident' : status === EVICTED ? 'evicted' : 'untracked';
   }
-  private walk(sentinel: number): number[] {
-    const out: number[] = [];
-    for (let node = this.next[sentinel]!, guard = 0; node !== sentinel && guard <= this.objectCount; node = this.next[node]!, guard++) out.push(node);
+  /** Walks a list into `out` (reused between calls: the inspection views are not copies). */
+  private walk(sentinel: number, out: number[]): readonly number[] {
+    let count = 0;
+    for (let node = this.next[sentinel]!, guard = 0; node !== sentinel && guard <= this.objectCount; node = this.next[node]!, guard++) out[count++] = node;
+    out.length = count;
     return out;
   }
-  residentList(): number[] {
-    return this.walk(this.residentHead);
+  private readonly residentView: number[] = [];
+  private readonly evictedView: number[] = [];
+  private readonly syncPointView: number[] = [];
+  residentList(): readonly number[] {
+    return this.walk(this.residentHead, this.residentView);
   }
-  evictedList(): number[] {
-    return this.walk(this.evictedHead);
+  evictedList(): readonly number[] {
+    return this.walk(this.evictedHead, this.evictedView);
   }
   counters(): { resident: number; evicted: number; residentSizeBytes: number } {
     return { resident: this.numResident, evicted: this.numEvicted, residentSizeBytes: this.residentSizeBytes };
@@ -657,9 +662,10 @@ export class ResidencyManagerImpl implements ResidencyManager {
   lastUsedTimestamp(object: number): number {
     return this.lastUsedTicks[object]!;
   }
-  syncPointGenerations(): number[] {
-    const out: number[] = [];
-    for (let i = 0; i < this.spCount; i++) out.push(this.spGeneration[(this.spHead + i) % this.spCapacity]!);
+  syncPointGenerations(): readonly number[] {
+    const out = this.syncPointView;
+    for (let i = 0; i < this.spCount; i++) out[i] = this.spGeneration[(this.spHead + i) % this.spCapacity]!;
+    out.length = this.spCount;
     return out;
   }
   currentGeneration(): number {

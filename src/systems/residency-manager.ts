@@ -243,6 +243,8 @@ function objectHistory(m: ResidencyManager, object: number): string {
 /** Which list each object was found on while walking the lists (0: neither). */
 const ON_RESIDENT = 1;
 const ON_EVICTED = 2;
+/** Reused by every bookkeeping check (one check runs at a time): per-object list marks. */
+let onListScratch = new Uint8Array(16);
 
 function bookkeeping(s: ManagerSide): string | null {
   const m = s.manager;
@@ -252,7 +254,9 @@ function bookkeeping(s: ManagerSide): string | null {
   if (resident.length !== counters.resident) return `resident list holds ${resident.length} objects, the counter says ${counters.resident}`;
   if (evicted.length !== counters.evicted) return `evicted list holds ${evicted.length} objects, the counter says ${counters.evicted}`;
   const sizes = s.config.objectSizesBytes;
-  const onList = new Uint8Array(sizes.length);
+  if (onListScratch.length < sizes.length) onListScratch = new Uint8Array(sizes.length);
+  const onList = onListScratch;
+  onList.fill(0, 0, sizes.length);
   let residentBytes = 0;
   for (const object of resident) {
     if (onList[object] !== 0) return `object ${object} is twice in the resident list`;
