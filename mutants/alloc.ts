@@ -344,8 +344,8 @@ export const FIRST_FIT_MUTANTS: Mutant[] = [
         super.free(offsetBytes);
         this.callerSizes.delete(offsetBytes);
       }
-      override live(): LiveAllocation[] {
-        return super.live().map(({ offsetBytes }) => ({ offsetBytes, sizeBytes: this.callerSizes.get(offsetBytes)! }));
+      override liveView(): readonly LiveAllocation[] {
+        return super.liveView().map(({ offsetBytes }) => ({ offsetBytes, sizeBytes: this.callerSizes.get(offsetBytes)! }));
       }
       override usedBytes(): number {
         let total = 0;

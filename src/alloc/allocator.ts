@@ -51,6 +51,12 @@ export interface InspectableAllocator extends Allocator {
   readonly capacityBytes: number;
   /** Live allocations, ascending by offset. */
   live(): LiveAllocation[];
+  /**
+   * Optional: what live() returns, without the copy: a read-only array (its entries may be
+   * reused objects) that is valid only until the next alloc or free. Invariants that read the
+   * live list after every step read it through `inspectLive`.
+   */
+  liveView?(): readonly LiveAllocation[];
   /** Bytes in free blocks. */
   freeBytes(): number;
   /** Bytes handed to callers (sum of live sizes). */
@@ -106,6 +112,29 @@ export interface BlockAllocator extends InspectableAllocator {
 /** The allocator's blocks as blocks() returns them, through blocksView() when it has one. */
 export function inspectBlocks(allocator: BlockAllocator): readonly BlockInfo[] {
   return allocator.blocksView !== undefined ? allocator.blocksView() : allocator.blocks();
+}
+
+/** The allocator's live allocations as live() returns them, through liveView() when it has one. */
+export function inspectLive(allocator: InspectableAllocator): readonly LiveAllocation[] {
+  return allocator.liveView !== undefined ? allocator.liveView() : allocator.live();
+}
+
+/** Sets entry `index` of a reusable live view (reusing its record when there is one). */
+export function setLiveEntry(view: { offsetBytes: number; sizeBytes: number }[], index: number, offsetBytes: number, sizeBytes: number): void {
+  const entry = view[index];
+  if (entry === undefined) {
+    view.push({ offsetBytes, sizeBytes });
+  } else {
+    entry.offsetBytes = offsetBytes;
+    entry.sizeBytes = sizeBytes;
+  }
+}
+
+/** Fresh copies of a live view (`live()` of allocators whose views reuse their records). */
+export function copyLive(view: readonly LiveAllocation[]): LiveAllocation[] {
+  const out: LiveAllocation[] = new Array(view.length);
+  for (let i = 0; i < view.length; i++) out[i] = { offsetBytes: view[i]!.offsetBytes, sizeBytes: view[i]!.sizeBytes };
+  return out;
 }
 
 /** Fresh copies of a block view (`blocks()` of allocators whose views reuse their records). */

@@ -18,7 +18,7 @@
  * Steps are protected methods so the bug catalog (mutants/) can re-create a pitfall by
  * overriding one of them; nothing in src/ depends on that catalog.
  */
-import { alignUp, badFree, copyBlocks, validateRequest, type BlockAllocator, type BlockInfo, type LiveAllocation } from './allocator';
+import { alignUp, badFree, copyBlocks, copyLive, setLiveEntry, validateRequest, type BlockAllocator, type BlockInfo, type LiveAllocation } from './allocator';
 import { checkSubAllocatorConfig, DEFAULT_POOL_ALIGN_BYTES, type SubAllocatorConfig } from './config';
 import { BitsetIndex } from './bitset-index';
 import { grownCopy, inOrderNodes, xorshift32 } from './typed-arrays';
@@ -67,6 +67,8 @@ export class BestFitAllocator implements BlockAllocator {
   // Inspection scratch (stale after every alloc and free): the blocks view as reused objects,
   // the list's nodes in order, and per-node marks for checkIndexes (`markEpoch` = marked).
   private readonly blocksPool: { offsetBytes: number; sizeBytes: number; free: boolean }[] = [];
+  /** The records liveView() hands out, rewritten on every call. */
+  private readonly livePool: { offsetBytes: number; sizeBytes: number }[] = [];
   private blocksValid = false;
   private listScratch = new Int32Array(16);
   private bucketScratch = new Int32Array(16);
@@ -347,14 +349,20 @@ export class BestFitAllocator implements BlockAllocator {
   // --- inspection ------------------------------------------------------------------------------
 
   live(): LiveAllocation[] {
-    const out: LiveAllocation[] = [];
+    return copyLive(this.liveView());
+  }
+
+  liveView(): readonly LiveAllocation[] {
+    const view = this.livePool;
     const count = this.listNodes();
     const nodes = this.listScratch;
+    let live = 0;
     for (let i = 0; i < count; i++) {
       const node = nodes[i]!;
-      if (this.isFree[node] === 0) out.push({ offsetBytes: this.userOffsetBytes[node]!, sizeBytes: this.userSizeBytes[node]! });
+      if (this.isFree[node] === 0) setLiveEntry(view, live++, this.userOffsetBytes[node]!, this.userSizeBytes[node]!);
     }
-    return out;
+    view.length = live;
+    return view;
   }
 
   freeBytes(): number {

@@ -14,7 +14,7 @@
  * Steps are protected methods so the bug catalog (mutants/) can re-create a pitfall by
  * overriding one of them; nothing in src/ depends on that catalog.
  */
-import { badFree, copyBlocks, validateRequest, type BlockAllocator, type BlockInfo, type LiveAllocation } from './allocator';
+import { badFree, copyBlocks, copyLive, setLiveEntry, validateRequest, type BlockAllocator, type BlockInfo, type LiveAllocation } from './allocator';
 import { buddyMaxOrder, checkSubAllocatorConfig, DEFAULT_MIN_BLOCK_BYTES, type SubAllocatorConfig } from './config';
 import { BitsetIndex, lowestBit } from './bitset-index';
 
@@ -43,6 +43,8 @@ export class BuddyAllocator implements BlockAllocator {
    */
   private walkValid = false;
   private readonly walkBlocks: { offsetBytes: number; sizeBytes: number; free: boolean }[] = [];
+  /** The records liveView() hands out, rewritten on every call. */
+  private readonly livePool: { offsetBytes: number; sizeBytes: number }[] = [];
   private walkError: string | null = null;
   private walkFreeBlockCount = 0;
 
@@ -161,13 +163,19 @@ export class BuddyAllocator implements BlockAllocator {
   // --- inspection ------------------------------------------------------------------------------
 
   live(): LiveAllocation[] {
-    const out: LiveAllocation[] = [];
+    return copyLive(this.liveView());
+  }
+
+  liveView(): readonly LiveAllocation[] {
+    const view = this.livePool;
     const blocks = this.walk();
+    let live = 0;
     for (let i = 0; i < blocks.length; i++) {
       const block = blocks[i]!;
-      if (!block.free) out.push({ offsetBytes: block.offsetBytes, sizeBytes: this.allocationSizeBytes[block.offsetBytes / this.minBlockBytes]! + 1 });
+      if (!block.free) setLiveEntry(view, live++, block.offsetBytes, this.allocationSizeBytes[block.offsetBytes / this.minBlockBytes]! + 1);
     }
-    return out;
+    view.length = live;
+    return view;
   }
 
   freeBytes(): number {

@@ -22,7 +22,7 @@
  * Steps are protected methods so the bug catalog (mutants/) can re-create a pitfall by
  * overriding one of them; nothing in src/ depends on that catalog.
  */
-import { alignUp, badFree, copyBlocks, validateRequest, type BlockAllocator, type BlockInfo, type LiveAllocation } from './allocator';
+import { alignUp, badFree, copyBlocks, copyLive, setLiveEntry, validateRequest, type BlockAllocator, type BlockInfo, type LiveAllocation } from './allocator';
 import { checkSubAllocatorConfig, type SubAllocatorConfig } from './config';
 import { grownCopy, inOrderNodes, NumberMap, xorshift32 } from './typed-arrays';
 
@@ -71,6 +71,8 @@ export class FirstFitAllocator implements BlockAllocator {
   private freeOrder = new Int32Array(16);
   private freeOrderCount = -1;
   private walkStack = new Int32Array(16);
+  /** The records liveView() hands out, rewritten on every call. */
+  private readonly livePool: { offsetBytes: number; sizeBytes: number }[] = [];
   private liveOrder = new Float64Array(16);
   /** liveOrderSizes[i]: the size liveSizes holds for liveOrder[i]. */
   private liveOrderSizes = new Float64Array(16);
@@ -362,12 +364,17 @@ export class FirstFitAllocator implements BlockAllocator {
   // --- inspection ------------------------------------------------------------------------------
 
   live(): LiveAllocation[] {
+    return copyLive(this.liveView());
+  }
+
+  liveView(): readonly LiveAllocation[] {
+    const view = this.livePool;
     const count = this.liveInOrder();
     const offsets = this.liveOrder;
-    const out: LiveAllocation[] = new Array(count);
     const sizes = this.liveOrderSizes;
-    for (let i = 0; i < count; i++) out[i] = { offsetBytes: offsets[i]!, sizeBytes: sizes[i]! };
-    return out;
+    for (let i = 0; i < count; i++) setLiveEntry(view, i, offsets[i]!, sizes[i]!);
+    view.length = count;
+    return view;
   }
 
   freeBytes(): number {

@@ -19,7 +19,7 @@
 import fc from 'fast-check';
 import type { Json } from '../harness/json';
 import type { Command, GenerationPlan, Invariant, RunEnv } from '../harness/system';
-import { inspectBlocks, isPowerOfTwo, type Allocator, type BlockAllocator, type BlockInfo } from '../alloc/allocator';
+import { inspectBlocks, inspectLive, isPowerOfTwo, type Allocator, type BlockAllocator, type BlockInfo } from '../alloc/allocator';
 import { weightedOps } from './generation';
 import { ContractError } from '../contract';
 import { bothSides, SKIPPED } from './common';
@@ -429,7 +429,7 @@ function ownAccounting(s: AllocSide<BlockAllocator>): string | null {
   if (freeBytes + usedBytes + wasteBytes !== s.capacityBytes) {
     return `free ${freeBytes} + used ${usedBytes} + waste ${wasteBytes} != capacity ${s.capacityBytes}`;
   }
-  const reported = a.live();
+  const reported = inspectLive(a);
   const tracked = sortedByOffset(s);
   if (reported.length !== tracked.length) return `the allocator reports ${reported.length} live allocations, the caller holds ${tracked.length}`;
   for (let i = 0; i < tracked.length; i++) {

@@ -18,7 +18,7 @@ import fc from 'fast-check';
 import { ContractError } from '../contract';
 import type { Json, JsonObject } from '../harness/json';
 import type { Command, GenerationPlan, Invariant, RunEnv, SystemDef } from '../harness/system';
-import { isPowerOfTwo, type LiveAllocation } from '../alloc/allocator';
+import { inspectLive, isPowerOfTwo, type LiveAllocation } from '../alloc/allocator';
 import { checkSubAllocatorConfig, type SubAllocatorConfig, type SubAllocatorKind } from '../alloc/config';
 import { createSubAllocator } from '../alloc/index';
 import { createSubAllocatorModel } from '../../models/alloc-index';
@@ -324,7 +324,7 @@ const deferredNoFalseOutOfMemory: Invariant<Pick<AllocSide, 'lastAllocResult'>> 
  */
 function heldSizeAt(s: DeferredSide, offsetBytes: number): number | undefined {
   if (s.heldStep !== s.step) {
-    const held = s.allocator.inner.live();
+    const held = inspectLive(s.allocator.inner);
     let ascending = true;
     for (let i = 1; i < held.length; i++) {
       if (!(held[i - 1]!.offsetBytes < held[i]!.offsetBytes)) {
