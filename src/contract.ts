@@ -7,19 +7,27 @@
  * same command. The harness turns a ContractError into an observation `{ error: code }`; any
  * other exception is a finding in itself.
  */
-export class ContractError extends Error {
+export class ContractError {
+  readonly name = 'ContractError';
+  readonly message: string;
   readonly code: string;
   constructor(code: string, message: string) {
-    // A contract error is an answer, not a crash: capturing a stack trace for it cost about a
-    // quarter of a side-by-side step on the allocator systems, so none is captured.
-    const stackTraceLimit = Error.stackTraceLimit;
-    Error.stackTraceLimit = 0;
-    super(`${code}: ${message}`);
-    Error.stackTraceLimit = stackTraceLimit;
-    this.name = 'ContractError';
     this.code = code;
+    this.message = `${code}: ${message}`;
+  }
+  /** No stack is captured: the error is an answer (see below); this is its one-line form. */
+  get stack(): string {
+    return `${this.name}: ${this.message}`;
+  }
+  toString(): string {
+    return this.stack;
   }
 }
+// A contract error is an answer, not a crash, and the fuzzer provokes millions of them: it is an
+// Error by its prototype (`instanceof Error` holds, printing shows its message) but is built
+// without the Error constructor, which cost about 0.4 us a throw even with no stack captured
+// (about 5 % of a side-by-side step on the allocator systems, measured with a CPU profile).
+Object.setPrototypeOf(ContractError.prototype, Error.prototype);
 
 /** Throws a ContractError unless `condition` holds. */
 export function require(condition: boolean, code: string, message: string): asserts condition {
