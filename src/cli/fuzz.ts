@@ -4,8 +4,8 @@
  * Run i of a system derives everything (fast-check seed, swarm weights, fault sites) from
  * (campaign seed, system, i), so a campaign is the same whatever the worker or shard count.
  * Findings are shrunk, replayed twice, de-duplicated by signature and written at once as
- * regression files; the summary is checkpointed every second, so a killed campaign loses at
- * most the runs in flight and never a finding.
+ * regression files; the summary is checkpointed after every batch of runs, so a killed campaign
+ * loses at most the runs in flight and never a finding.
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -72,7 +72,7 @@ generated sequence side by side (model vs implementation) with every invariant c
   --budget    run until this much time has passed (runs in flight finish)
   --workers   runners (default: the number of cores): this thread and N-1 worker threads
   --shard k/K take only runs i with i mod K = k; the K shards together are the whole campaign
-  --json      summary file, checkpointed every second (default .fuzz/last-campaign.json)
+  --json      summary file, rewritten after every batch of runs (default .fuzz/last-campaign.json)
   --out       where findings are written (default regressions/), as <system>/fuzz-<check>-<op>.json
   --resume    continue the campaign a summary file describes (same seed, targets, shard and runs;
               a budgeted campaign needs a new --budget)
