@@ -1,13 +1,16 @@
 /**
- * `npm run bench -- campaign [--systems a,b] [--runs N] [--seconds S]`
+ * `npm run bench -- campaign [--systems a,b] [--runs N] [--seconds S] [--repeat R]`
  *
  * 1. Harness overhead: for each system, fast-check driving the full side-by-side harness (model +
  *    implementation + every invariant + observation comparison) against fast-check driving the
- *    bare implementation alone, on the same generated sequences (same seed and run count).
- * 2. Worker scaling: side-by-side commands per second of the campaign runner with one worker
- *    and with two, each for the same wall-clock budget.
+ *    bare implementation alone, on the same generated sequences (same seed and run count; the
+ *    default 2000 runs per system measure warm code, a few hundred mostly measure the JIT).
+ * 2. Worker scaling: total side-by-side commands per second of `npm run fuzz` with one worker
+ *    and with two, each for the same wall-clock budget (start-up included), and, as this
+ *    machine's ceiling for the same work, two independent one-worker campaigns (shards 0/2 and
+ *    1/2 in separate processes at once). R rounds, interleaved; the median round is reported.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -25,8 +28,9 @@ const option = (name: string, fallback: string): string => {
   const index = args.indexOf(`--${name}`);
   return index >= 0 && args[index + 1] !== undefined ? args[index + 1]! : fallback;
 };
-const runs = Number(option('runs', '300'));
-const seconds = Number(option('seconds', '6'));
+const runs = Number(option('runs', '2000'));
+const seconds = Number(option('seconds', '30'));
+const repeat = Number(option('repeat', '1'));
 const selected = option('systems', 'all');
 const systems = selected === 'all' ? SYSTEMS : SYSTEMS.filter((system) => selected.split(',').includes(system.name));
 
@@ -67,25 +71,47 @@ for (const system of systems) {
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dir = mkdtempSync(path.join(tmpdir(), 'bench-campaign-'));
-function campaign(workers: number): CampaignSummary {
-  const json = path.join(dir, `w${workers}.json`);
-  const result = spawnSync(
-    path.join(root, 'node_modules', '.bin', 'tsx'),
-    [path.join(root, 'src', 'cli', 'fuzz.ts'), '--system', selected, '--seed', 'bench', '--budget', `${seconds}s`, '--workers', String(workers), '--json', json, '--out', dir],
-    { encoding: 'utf8' },
-  );
-  if (result.status !== 0 && result.status !== 1) throw new Error(result.stderr);
-  return JSON.parse(readFileSync(json, 'utf8')) as CampaignSummary;
+let launched = 0;
+/** Starts `npm run fuzz` (the command users run) for the budget; resolves to its summary. */
+function campaign(workers: number, extra: string[] = []): Promise<CampaignSummary> {
+  const json = path.join(dir, `c${launched++}.json`);
+  const args = ['run', '--silent', 'fuzz', '--', '--system', selected, '--seed', 'bench', '--budget', `${seconds}s`, '--workers', String(workers), '--json', json, '--out', dir, ...extra];
+  return new Promise((resolve, reject) => {
+    const child = spawn('npm', args, { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('exit', (code) => {
+      if (code !== 0 && code !== 1) reject(new Error(`npm ${args.join(' ')} exited ${code}: ${stderr}`));
+      else resolve(JSON.parse(readFileSync(json, 'utf8')) as CampaignSummary);
+    });
+  });
 }
-console.log(`\nworker scaling: campaign runner for ${seconds} s each (includes worker start-up)`);
-const one = campaign(1);
-const two = campaign(2);
-console.log('per system: commands/s per core (busy time), and the per-core efficiency of two workers; last row: total throughput');
+const commandsOf = (summary: CampaignSummary): number => Object.values(summary.systems).reduce((sum, system) => sum + system.commands, 0);
+const total = (summary: CampaignSummary): number => commandsOf(summary) / (summary.timing.elapsedMs / 1000);
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+console.log(`\nworker scaling: npm run fuzz for ${seconds} s each (start-up included), ${repeat} round(s), interleaved`);
+const rounds: { one: CampaignSummary; two: CampaignSummary; apart: number }[] = [];
+for (let round = 0; round < repeat; round++) {
+  const one = await campaign(1);
+  const two = await campaign(2);
+  const [left, right] = await Promise.all([campaign(1, ['--shard', '0/2']), campaign(1, ['--shard', '1/2'])]);
+  rounds.push({ one, two, apart: total(left) + total(right) });
+  console.log(
+    `round ${round + 1}: 1 worker ${Math.round(total(one)).toLocaleString('en-US')}, 2 workers ${Math.round(total(two)).toLocaleString('en-US')} ` +
+      `(${(total(two) / total(one)).toFixed(2)}x), two one-worker processes ${Math.round(rounds[round]!.apart).toLocaleString('en-US')} (${(rounds[round]!.apart / total(one)).toFixed(2)}x)`,
+  );
+}
+const ratios = rounds.map((round) => total(round.two) / total(round.one));
+const middle = rounds[ratios.indexOf(median(ratios))]!;
+console.log('\nmedian round, per system: commands/s per core (busy time) with one worker and with two, and the per-core efficiency of two');
 console.log(`${'system'.padEnd(20)} ${'1 worker'.padStart(15)} ${'2 workers'.padStart(16)} ${'ratio'.padStart(7)}`);
-for (const name of Object.keys(one.systems)) {
-  const a = one.timing.commandsPerSecond[name] ?? 0;
-  const b = two.timing.commandsPerSecond[name] ?? 0;
+for (const name of Object.keys(middle.one.systems)) {
+  const a = middle.one.timing.commandsPerSecond[name] ?? 0;
+  const b = middle.two.timing.commandsPerSecond[name] ?? 0;
   console.log(`${name.padEnd(20)} ${a.toLocaleString('en-US').padStart(15)} ${b.toLocaleString('en-US').padStart(16)} ${(b / Math.max(a, 1)).toFixed(2).padStart(6)}x`);
 }
-const total = (summary: CampaignSummary) => Object.values(summary.systems).reduce((sum, system) => sum + system.commands, 0) / (summary.timing.elapsedMs / 1000);
-console.log(`${'all (total cmd/s)'.padEnd(20)} ${Math.round(total(one)).toLocaleString('en-US').padStart(15)} ${Math.round(total(two)).toLocaleString('en-US').padStart(16)} ${(total(two) / total(one)).toFixed(2).padStart(6)}x`);
+console.log(
+  `${'all (total cmd/s)'.padEnd(20)} ${Math.round(total(middle.one)).toLocaleString('en-US').padStart(15)} ${Math.round(total(middle.two)).toLocaleString('en-US').padStart(16)} ${(total(middle.two) / total(middle.one)).toFixed(2).padStart(6)}x` +
+    `   (two one-worker processes: ${(middle.apart / total(middle.one)).toFixed(2)}x)`,
+);
