@@ -29,7 +29,7 @@ const option = (name: string, fallback: string): string => {
   return index >= 0 && args[index + 1] !== undefined ? args[index + 1]! : fallback;
 };
 const runs = Number(option('runs', '2000'));
-const seconds = Number(option('seconds', '30'));
+const seconds = Number(option('seconds', '60'));
 const repeat = Number(option('repeat', '1'));
 const selected = option('systems', 'all');
 const systems = selected === 'all' ? SYSTEMS : SYSTEMS.filter((system) => selected.split(',').includes(system.name));
