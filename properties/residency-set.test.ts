@@ -28,8 +28,12 @@ describe('residency-set: spec examples', () => {
     expect(pool.acquire()).toBe(-1);
     pool.release(17);
     pool.release(3);
+    expect(pool.takenSlots()).toEqual(taken.filter((slot) => slot !== 3 && slot !== 17));
+    expect(pool.taken).toBe(31);
     expect(pool.acquire()).toBe(3);
     expect(() => pool.release(40)).toThrow(/not taken/);
+    // The padding bits past slot 32 are permanently taken but never listed.
+    expect(new SlotPool(5).takenSlots()).toEqual([]);
   });
 
   for (const [name, make] of [
