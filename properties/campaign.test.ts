@@ -136,6 +136,10 @@ describe('fuzz CLI', () => {
     // The two campaigns wrote to different folders; everything else must match.
     const read = (name: string) => withoutTiming(JSON.parse(readFileSync(path.join(dir, name), 'utf8').replaceAll(`${path.sep}w2${path.sep}`, `${path.sep}w1${path.sep}`)) as CampaignSummary);
     expect(read('w2.json')).toEqual(read('w1.json'));
+    // The two-worker campaign ran some of its runs on its worker thread, not all on this thread.
+    const threadRuns = (name: string) => (JSON.parse(readFileSync(path.join(dir, name), 'utf8')) as CampaignSummary).timing.threadRuns;
+    expect(threadRuns('w1.json')).toBe(0);
+    expect(threadRuns('w2.json')).toBeGreaterThan(0);
     const names = readdirSync(path.join(dir, 'w1', 'residency-set'));
     expect(names).toEqual(readdirSync(path.join(dir, 'w2', 'residency-set')));
     expect(names).toHaveLength(1);

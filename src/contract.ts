@@ -19,6 +19,10 @@ export class ContractError {
   get stack(): string {
     return `${this.name}: ${this.message}`;
   }
+  /** Code that adds context to errors may assign a stack; it becomes this error's own. */
+  set stack(value: string) {
+    Object.defineProperty(this, 'stack', { value, writable: true, configurable: true, enumerable: false });
+  }
   toString(): string {
     return this.stack;
   }

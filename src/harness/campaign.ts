@@ -153,7 +153,12 @@ export function executeRun(system: SystemDef, plan: RunPlan, implFactory?: ImplF
 // ---------------------------------------------------------------------------------------------
 // Summaries
 
-export const SUMMARY_FORMAT = 1;
+/**
+ * Summary format. 2: run plans draw config bias, fault sites and swarm weights from the run's one
+ * seedrandom stream (format 1 used a generator per purpose), so a format-1 summary describes
+ * other plans and is refused by --resume and merge.
+ */
+export const SUMMARY_FORMAT = 2;
 
 export interface FindingEntry {
   readonly signature: string;
@@ -211,10 +216,12 @@ export interface CampaignTiming {
   commandsPerSecond: Record<string, number>;
   /** All systems' commands over the wall-clock time (what the machine did with its workers). */
   totalCommandsPerSecond: number;
+  /** Runs executed on worker threads (the rest ran on the campaign's main thread). */
+  threadRuns: number;
 }
 
 export function emptyTiming(): CampaignTiming {
-  return { elapsedMs: 0, workers: 0, busyMs: {}, commandsPerSecond: {}, totalCommandsPerSecond: 0 };
+  return { elapsedMs: 0, workers: 0, busyMs: {}, commandsPerSecond: {}, totalCommandsPerSecond: 0, threadRuns: 0 };
 }
 
 /** Derives the rates from the counts, busy times and elapsed time. */
@@ -384,6 +391,7 @@ export function mergeSummaries(summaries: readonly CampaignSummary[]): CampaignS
   for (const summary of summaries) {
     merged.timing.elapsedMs = Math.max(merged.timing.elapsedMs, summary.timing.elapsedMs);
     merged.timing.workers += summary.timing.workers;
+    merged.timing.threadRuns += summary.timing.threadRuns;
     for (const [name, busyMs] of Object.entries(summary.timing.busyMs ?? {})) merged.timing.busyMs[name] = (merged.timing.busyMs[name] ?? 0) + busyMs;
     for (const [name, system] of Object.entries(summary.systems)) {
       const target = merged.systems[name];
@@ -494,7 +502,7 @@ export function parseSummary(value: unknown, source: string): CampaignSummary {
     shards: c.array(c.shardLabelCheck),
     systems: c.record(systemSummary),
     findings: c.array(finding),
-    timing: c.shape({ elapsedMs: c.num, workers: c.num, busyMs: c.record(c.num), commandsPerSecond: c.record(c.num), totalCommandsPerSecond: c.num }),
+    timing: c.shape({ elapsedMs: c.num, workers: c.num, busyMs: c.record(c.num), commandsPerSecond: c.record(c.num), totalCommandsPerSecond: c.num, threadRuns: c.num }),
     stopped: (v, at) => {
       if (!['complete', 'budget', 'interrupted', 'running', 'incomplete'].includes(v as string)) c.fail(at, 'a campaign status', v);
     },
