@@ -130,6 +130,18 @@ export function setLiveEntry(view: { offsetBytes: number; sizeBytes: number }[],
   }
 }
 
+/** Sets entry `index` of a reusable block view (reusing its record when there is one). */
+export function setBlockEntry(view: { offsetBytes: number; sizeBytes: number; free: boolean }[], index: number, offsetBytes: number, sizeBytes: number, free: boolean): void {
+  const entry = view[index];
+  if (entry === undefined) {
+    view.push({ offsetBytes, sizeBytes, free });
+  } else {
+    entry.offsetBytes = offsetBytes;
+    entry.sizeBytes = sizeBytes;
+    entry.free = free;
+  }
+}
+
 /** Fresh copies of a live view (`live()` of allocators whose views reuse their records). */
 export function copyLive(view: readonly LiveAllocation[]): LiveAllocation[] {
   const out: LiveAllocation[] = new Array(view.length);

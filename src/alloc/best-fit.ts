@@ -18,7 +18,7 @@
  * Steps are protected methods so the bug catalog (mutants/) can re-create a pitfall by
  * overriding one of them; nothing in src/ depends on that catalog.
  */
-import { alignUp, badFree, copyBlocks, copyLive, setLiveEntry, validateRequest, type BlockAllocator, type BlockInfo, type LiveAllocation } from './allocator';
+import { alignUp, badFree, copyBlocks, copyLive, setBlockEntry, setLiveEntry, validateRequest, type BlockAllocator, type BlockInfo, type LiveAllocation } from './allocator';
 import { checkSubAllocatorConfig, DEFAULT_POOL_ALIGN_BYTES, type SubAllocatorConfig } from './config';
 import { BitsetIndex } from './bitset-index';
 import { grownCopy, inOrderNodes, xorshift32 } from './typed-arrays';
@@ -394,15 +394,7 @@ export class BestFitAllocator implements BlockAllocator {
         const node = nodes[i]!;
         const offsetBytes = this.offsetUnits[node]! * this.poolAlignBytes;
         const sizeBytes = this.sizeUnits[node]! * this.poolAlignBytes;
-        const free = this.isFree[node] === 1;
-        const block = blocks[i];
-        if (block === undefined) {
-          blocks.push({ offsetBytes, sizeBytes, free });
-        } else {
-          block.offsetBytes = offsetBytes;
-          block.sizeBytes = sizeBytes;
-          block.free = free;
-        }
+        setBlockEntry(blocks, i, offsetBytes, sizeBytes, this.isFree[node] === 1);
       }
       blocks.length = count;
       this.blocksValid = true;

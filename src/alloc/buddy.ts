@@ -14,7 +14,7 @@
  * Steps are protected methods so the bug catalog (mutants/) can re-create a pitfall by
  * overriding one of them; nothing in src/ depends on that catalog.
  */
-import { badFree, copyBlocks, copyLive, setLiveEntry, validateRequest, type BlockAllocator, type BlockInfo, type LiveAllocation } from './allocator';
+import { badFree, copyBlocks, copyLive, setBlockEntry, setLiveEntry, validateRequest, type BlockAllocator, type BlockInfo, type LiveAllocation } from './allocator';
 import { buddyMaxOrder, checkSubAllocatorConfig, DEFAULT_MIN_BLOCK_BYTES, type SubAllocatorConfig } from './config';
 import { BitsetIndex, lowestBit } from './bitset-index';
 
@@ -251,15 +251,7 @@ export class BuddyAllocator implements BlockAllocator {
       }
       const blockUnits = 2 ** order;
       const offsetBytes = unit * this.minBlockBytes;
-      const sizeBytes = blockUnits * this.minBlockBytes;
-      const block = blocks[count];
-      if (block === undefined) {
-        blocks.push({ offsetBytes, sizeBytes, free });
-      } else {
-        block.offsetBytes = offsetBytes;
-        block.sizeBytes = sizeBytes;
-        block.free = free;
-      }
+      setBlockEntry(blocks, count, offsetBytes, blockUnits * this.minBlockBytes, free);
       count++;
       unit += blockUnits;
     }

@@ -22,7 +22,7 @@
  * Steps are protected methods so the bug catalog (mutants/) can re-create a pitfall by
  * overriding one of them; nothing in src/ depends on that catalog.
  */
-import { alignUp, badFree, copyBlocks, copyLive, setLiveEntry, validateRequest, type BlockAllocator, type BlockInfo, type LiveAllocation } from './allocator';
+import { alignUp, badFree, copyBlocks, copyLive, setBlockEntry, setLiveEntry, validateRequest, type BlockAllocator, type BlockInfo, type LiveAllocation } from './allocator';
 import { checkSubAllocatorConfig, type SubAllocatorConfig } from './config';
 import { grownCopy, inOrderNodes, NumberMap, xorshift32 } from './typed-arrays';
 
@@ -464,17 +464,6 @@ export class FirstFitAllocator implements BlockAllocator {
     return this.blocksPool;
   }
 
-  private putBlock(index: number, offsetBytes: number, sizeBytes: number, free: boolean): void {
-    const block = this.blocksPool[index];
-    if (block === undefined) {
-      this.blocksPool.push({ offsetBytes, sizeBytes, free });
-    } else {
-      block.offsetBytes = offsetBytes;
-      block.sizeBytes = sizeBytes;
-      block.free = free;
-    }
-  }
-
   private fillBlocks(): void {
     const freeCount = this.freeInOrder();
     const liveCount = this.liveInOrder();
@@ -490,7 +479,7 @@ export class FirstFitAllocator implements BlockAllocator {
       }
       for (const [offsetBytes, sizeBytes] of this.liveSizes) blocks.push({ offsetBytes, sizeBytes, free: false });
       blocks.sort((a, b) => a.offsetBytes - b.offsetBytes);
-      for (const block of blocks) this.putBlock(count++, block.offsetBytes, block.sizeBytes, block.free);
+      for (const block of blocks) setBlockEntry(this.blocksPool, count++, block.offsetBytes, block.sizeBytes, block.free);
     } else {
       // Both in offset order: merged, a free block before a live allocation at the same offset
       // (the order a stable sort of the free blocks followed by the live ones gives).
@@ -499,13 +488,13 @@ export class FirstFitAllocator implements BlockAllocator {
         const node = this.freeOrder[f]!;
         const start = this.key[node]!;
         while (l < liveCount && this.liveOrder[l]! < start) {
-          this.putBlock(count++, this.liveOrder[l]!, this.liveOrderSizes[l]!, false);
+          setBlockEntry(this.blocksPool, count++, this.liveOrder[l]!, this.liveOrderSizes[l]!, false);
           l++;
         }
-        this.putBlock(count++, start, this.size[node]!, true);
+        setBlockEntry(this.blocksPool, count++, start, this.size[node]!, true);
       }
       while (l < liveCount) {
-        this.putBlock(count++, this.liveOrder[l]!, this.liveOrderSizes[l]!, false);
+        setBlockEntry(this.blocksPool, count++, this.liveOrder[l]!, this.liveOrderSizes[l]!, false);
         l++;
       }
     }

@@ -1,8 +1,11 @@
 /**
- * Helpers every system definition uses: handle resolution, the skipped observation, and the
- * two-sided form of a single-side invariant.
+ * Helpers the system definitions share: handle resolution, the skipped observation, the
+ * two-sided form of a single-side invariant, list comparison, and contract errors answered as
+ * observations.
  */
 import type { Json } from '../harness/json';
+import type { Command } from '../harness/system';
+import { ContractError } from '../contract';
 
 /** The observation of a command whose handle resolves to nothing live (a valid no-op). */
 export const SKIPPED: Json = { skipped: true };
@@ -25,6 +28,22 @@ export function bothSides<S>(check: (s: S) => string | null): (model: S, impl: S
     if (fromImpl !== null) return `implementation: ${fromImpl}`;
     const fromModel = check(model);
     return fromModel === null ? null : `model: ${fromModel}`;
+  };
+}
+
+/**
+ * A system's apply that returns a contract error as the observation the runner makes of it,
+ * `{ error: code }`, instead of throwing it on to the runner (the same observation without a
+ * second unwind). Any other exception is thrown on.
+ */
+export function answeringContractErrors<S>(applyCommand: (s: S, command: Command) => Json): (s: S, command: Command) => Json {
+  return (s, command) => {
+    try {
+      return applyCommand(s, command);
+    } catch (error) {
+      if (error instanceof ContractError) return { error: error.code };
+      throw error;
+    }
   };
 }
 

@@ -15,7 +15,6 @@
  * which bytes are still allocated, not the deferred layer's own bookkeeping.
  */
 import fc from 'fast-check';
-import { ContractError } from '../contract';
 import type { Json, JsonObject } from '../harness/json';
 import type { Command, GenerationPlan, Invariant, RunEnv, SystemDef } from '../harness/system';
 import { inspectLive, isPowerOfTwo, type LiveAllocation } from '../alloc/allocator';
@@ -27,7 +26,7 @@ import { DeferredFreeAllocatorImpl } from '../alloc/deferred-free';
 import type { DeferredFreeAllocator, FrameFence, PoolConfig } from '../alloc/deferred-free-types';
 import { QueueTimeline } from '../gpu/queue-timeline';
 import { weightedOps } from './generation';
-import { bothSides, pickLive, SKIPPED } from './common';
+import { answeringContractErrors, bothSides, pickLive, SKIPPED } from './common';
 import { noFalseOutOfMemory, type AllocSide } from './alloc-common';
 
 export const DEFERRED_KINDS: readonly SubAllocatorKind[] = ['buddy', 'best-fit', 'first-fit'];
@@ -251,20 +250,6 @@ function misuse(s: DeferredSide, kind: number, index: number): Json {
       return doPoolAcquire(s, s.config.objectSizesBytes.length + index);
     default:
       throw new Error(`deferred-free: unknown misuse kind ${kind}`);
-  }
-}
-
-/**
- * A contract error is returned as the observation the runner makes of it, `{ error: code }`,
- * instead of being thrown on to the runner (the same observation without a second unwind). Any
- * other exception is thrown on.
- */
-function apply(s: DeferredSide, command: Command): Json {
-  try {
-    return applyCommand(s, command);
-  } catch (error) {
-    if (error instanceof ContractError) return { error: error.code };
-    throw error;
   }
 }
 
@@ -546,7 +531,7 @@ export const deferredFreeSystem: SystemDef<DeferredSide> = {
     return deferredSide(config, env, (c, fence) => new DeferredFreeModel(createSubAllocatorModel(c.kind, c), fence, c));
   },
   createImpl: (config, env) => deferredSide(config, env, createDeferredImpl),
-  apply,
+  apply: answeringContractErrors(applyCommand),
   invariants,
   probes: [
     'kind-buddy',

@@ -14,7 +14,6 @@
  * flight, independent of the ring's own bookkeeping.
  */
 import fc from 'fast-check';
-import { ContractError } from '../contract';
 import type { Json, JsonObject } from '../harness/json';
 import type { Command, GenerationPlan, Invariant, RunEnv, SystemDef } from '../harness/system';
 import { RingUploadModel } from '../../models/ring-upload';
@@ -23,7 +22,7 @@ import type { RingRange, RingUploadAllocator } from '../alloc/ring-upload-types'
 import { alignUp } from '../alloc/allocator';
 import { QueueTimeline } from '../gpu/queue-timeline';
 import { weightedOps } from './generation';
-import { bothSides, pickLive, SKIPPED } from './common';
+import { answeringContractErrors, bothSides, pickLive, SKIPPED } from './common';
 import { noFalseOutOfMemory, type AllocSide } from './alloc-common';
 
 /** Capacity limit of generated and replayed configs. */
@@ -219,20 +218,6 @@ function misuse(s: RingSide, kind: number, index: number): Json {
     }
     default:
       throw new Error(`ring-upload: unknown misuse kind ${kind}`);
-  }
-}
-
-/**
- * A contract error is returned as the observation the runner makes of it, `{ error: code }`,
- * instead of being thrown on to the runner (the same observation without a second unwind). Any
- * other exception is thrown on.
- */
-function apply(s: RingSide, command: Command): Json {
-  try {
-    return applyCommand(s, command);
-  } catch (error) {
-    if (error instanceof ContractError) return { error: error.code };
-    throw error;
   }
 }
 
@@ -445,7 +430,7 @@ export const ringUploadSystem: SystemDef<RingSide> = {
   sequence: { minLength: 1, maxLength: 200 },
   createModel: (config, env) => ringSide(new RingUploadModel(config.capacityBytes as number), config, env),
   createImpl: (config, env) => ringSide(new RingUploadAllocatorImpl(config.capacityBytes as number), config, env),
-  apply,
+  apply: answeringContractErrors(applyCommand),
   invariants,
   probes: [
     'two-reservations-outstanding',
