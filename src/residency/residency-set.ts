@@ -11,7 +11,7 @@
  * overriding one of them; nothing in src/ depends on that catalog.
  */
 import { ContractError } from '../contract';
-import { SlotPool } from './slot-pool';
+import { appendSetBits, SlotPool } from './slot-pool';
 import {
   INVALID_SLOT,
   SetErrors,
@@ -273,14 +273,7 @@ export class ResidencySetPoolImpl implements ResidencySetPool {
   flaggedSlots(object: number): number[] {
     const slots: number[] = [];
     const base = object * this.wordsPerObject;
-    for (let w = 0; w < this.wordsPerObject; w++) {
-      let word = this.flags[base + w]!;
-      while (word !== 0) {
-        const lowest = word & -word;
-        slots.push(w * 32 + (31 - Math.clz32(lowest)));
-        word = (word ^ lowest) >>> 0;
-      }
-    }
+    for (let w = 0; w < this.wordsPerObject; w++) appendSetBits(slots, this.flags[base + w]!, w * 32);
     return slots;
   }
 }

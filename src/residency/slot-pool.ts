@@ -56,14 +56,19 @@ export class SlotPool {
     const last = words.length - 1;
     const tailBits = this.slotCount & 31;
     for (let index = 0; index <= last; index++) {
-      let word = words[index]!;
-      if (index === last && tailBits !== 0) word &= (1 << tailBits) - 1;
-      while (word !== 0) {
-        const lowest = word & -word;
-        slots.push(index * 32 + (31 - Math.clz32(lowest)));
-        word = (word ^ lowest) >>> 0;
-      }
+      const word = words[index]!;
+      appendSetBits(slots, index === last && tailBits !== 0 ? word & ((1 << tailBits) - 1) : word, index * 32);
     }
     return slots;
+  }
+}
+
+/** Appends `base + i` to `out` for each set bit i of the 32-bit `word`, lowest first. */
+export function appendSetBits(out: number[], word: number, base: number): void {
+  let rest = word >>> 0;
+  while (rest !== 0) {
+    const lowest = rest & -rest;
+    out.push(base + (31 - Math.clz32(lowest)));
+    rest = (rest ^ lowest) >>> 0;
   }
 }
