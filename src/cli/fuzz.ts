@@ -82,8 +82,9 @@ generated sequence side by side (model vs implementation) with every invariant c
 Exit codes: 0 no finding, 1 findings (each written as a regression file), 2 bad arguments,
 3 interrupted without findings. Ctrl-C or SIGTERM finishes the runs in flight, writes the summary
 and exits (this thread takes signals between its own batches: within about 50 ms, longer while it
-shrinks a finding; a second Ctrl-C then exits at once); the summary is rewritten after every batch of runs, so even a SIGKILL loses only the
-runs in flight. Findings are never overwritten: each file name carries a hash of its case.
+shrinks a finding; a second Ctrl-C then exits at once); the summary is rewritten after every batch
+of runs, so even a SIGKILL loses only the runs in flight. Findings are never overwritten: each
+file name carries a hash of its case.
 merge combines the summaries of one campaign's shards into one (same seed, runs and targets, each
 shard once); it exits 1 on findings and 3 if shards are missing or were interrupted.`;
 
@@ -514,13 +515,13 @@ async function campaignMain(args: ParsedArgs): Promise<number> {
       `${options.runs !== null ? `runs 0..${options.runs - 1}` : `budget ${options.budgetMs! / 1000}s`}, shard ${shardLabel(options.shard)}, ` +
       `${options.workers} worker${options.workers === 1 ? '' : 's'}${options.resumed ? ', resumed' : ''}`,
   );
-  if (options.workers === 1) await runInThread(campaign, options);
-  // N workers: N - 1 worker threads, and this thread runs batches too between its bookkeeping
-  // (an idle main thread would leave a core to the threads' GC and compiler helpers; measured
-  // with 2 workers, this gives about 10 % more than two worker threads and an idle main thread).
-  else {
-    // This thread starts on batches once a worker has loaded (about 0.4 s), so the workers take
-    // the first batches and a short campaign still exercises them.
+  if (options.workers === 1) {
+    await runInThread(campaign, options);
+  } else {
+    // N workers: N - 1 worker threads, and this thread runs batches too between its bookkeeping
+    // (measured with 2 workers: about 10 % more than two worker threads and an idle main thread).
+    // It starts once a worker has loaded (about 0.4 s), so the workers take the first batches
+    // and a short campaign still exercises them.
     let firstReady = (): void => {};
     const workerLoaded = new Promise<void>((resolve) => (firstReady = resolve));
     const threads = runInWorkers(campaign, options, options.workers - 1, () => firstReady()).catch((error: unknown) => {
