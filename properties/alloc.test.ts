@@ -13,6 +13,7 @@ import { BuddyModel } from '../models/alloc-buddy';
 import { FirstFitAllocator } from '../src/alloc/first-fit';
 import { FirstFitModel } from '../models/alloc-first-fit';
 import { BitsetIndex } from '../src/alloc/bitset-index';
+import { NumberMap } from '../src/alloc/typed-arrays';
 import { ContractError } from '../src/contract';
 import fc from 'fast-check';
 import { allocCommandArb, allocOpWeights, applyAllocCommand, DEFAULT_ALLOC_WEIGHTS, type AllocSide } from '../src/systems/alloc-common';
@@ -243,5 +244,30 @@ describe('BitsetIndex', () => {
       }
       expect(bits.count).toBe(plain.reduce((sum, bit) => sum + bit, 0));
     }
+  });
+});
+
+describe('NumberMap (the allocators\' offset map)', () => {
+  it('answers get/has/size/delete and iterates like Map over set/delete sequences with reused keys', () => {
+    const op = fc.tuple(fc.constantFrom('set', 'delete'), fc.oneof(fc.nat({ max: 80 }), fc.constantFrom(2 ** 32, 2 ** 32 + 7, 2 ** 53 - 1)), fc.integer());
+    fc.assert(
+      fc.property(fc.array(op, { minLength: 100, maxLength: 600 }), (ops) => {
+        const map = new NumberMap();
+        const reference = new Map<number, number>();
+        for (const [kind, key, value] of ops) {
+          if (kind === 'set') {
+            map.set(key, value);
+            reference.set(key, value);
+          } else {
+            expect(map.delete(key)).toBe(reference.delete(key));
+          }
+          expect(map.size).toBe(reference.size);
+          expect(map.get(key)).toBe(reference.get(key));
+          expect(map.has(key)).toBe(reference.has(key));
+        }
+        expect(new Map(map)).toEqual(reference);
+      }),
+      { seed: TEST_SEED, numRuns: 300 },
+    );
   });
 });

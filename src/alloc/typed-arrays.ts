@@ -61,11 +61,16 @@ export class NumberMap {
     return this.count;
   }
 
+  /** The first slot `key` probes (a hash of both 32-bit halves of a safe integer). */
+  private homeSlot(key: number): number {
+    const h = Math.imul((key >>> 0) ^ Math.imul(Math.floor(key / 4294967296), 0x9e3779b1), 0x85ebca6b);
+    return (h ^ (h >>> 13)) & (this.keys.length - 1);
+  }
+
+  /** The slot holding `key`, else the slot an insert of it takes (the first tombstone or empty slot on its probe). */
   private slotOf(key: number): number {
     const mask = this.keys.length - 1;
-    let h = Math.imul((key >>> 0) ^ Math.imul(Math.floor(key / 4294967296), 0x9e3779b1), 0x85ebca6b);
-    h ^= h >>> 13;
-    let slot = h & mask;
+    let slot = this.homeSlot(key);
     let tombstone = -1;
     for (;;) {
       const state = this.states[slot]!;
@@ -78,9 +83,7 @@ export class NumberMap {
 
   private find(key: number): number {
     const mask = this.keys.length - 1;
-    let h = Math.imul((key >>> 0) ^ Math.imul(Math.floor(key / 4294967296), 0x9e3779b1), 0x85ebca6b);
-    h ^= h >>> 13;
-    let slot = h & mask;
+    let slot = this.homeSlot(key);
     for (;;) {
       const state = this.states[slot]!;
       if (state === EMPTY) return -1;
@@ -99,13 +102,15 @@ export class NumberMap {
   }
 
   set(key: number, value: number): this {
-    const existing = this.find(key);
-    if (existing >= 0) {
-      this.values[existing] = value;
+    let slot = this.slotOf(key);
+    if (this.states[slot] === FULL) {
+      this.values[slot] = value;
       return this;
     }
-    if ((this.used + 1) * 4 > this.keys.length * 3) this.rebuild();
-    const slot = this.slotOf(key);
+    if ((this.used + 1) * 4 > this.keys.length * 3) {
+      this.rebuild();
+      slot = this.slotOf(key);
+    }
     if (this.states[slot] === EMPTY) this.used++;
     this.states[slot] = FULL;
     this.keys[slot] = key;
