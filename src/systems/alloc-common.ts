@@ -71,7 +71,6 @@ export const allocOps = {
 /** Only valid requests and frees of live allocations: what a user's allocator is promised. */
 export const validAllocOps = { alloc: allocOps.alloc, free: allocOps.free } as const;
 
-
 /** Models report what their policy did (splits, merges, padding) as events; probes count them. */
 export interface EventSource {
   drainEvents(): string[];
