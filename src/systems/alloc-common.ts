@@ -22,7 +22,7 @@ import type { Command, GenerationPlan, Invariant, RunEnv } from '../harness/syst
 import { inspectBlocks, inspectLive, isPowerOfTwo, type Allocator, type BlockAllocator, type BlockInfo } from '../alloc/allocator';
 import { weightedOps } from './generation';
 import { ContractError } from '../contract';
-import { bothSides, SKIPPED } from './common';
+import { bothSides, searchByOffset, SKIPPED } from './common';
 
 export { bothSides };
 
@@ -80,24 +80,11 @@ function hasEvents(value: unknown): value is EventSource {
   return typeof (value as Partial<EventSource>).drainEvents === 'function';
 }
 
-/** The first index of `sorted` whose offset is >= `offsetBytes` (or > it when `after`). */
-function searchSorted(sorted: readonly TrackedAllocation[], offsetBytes: number, after: boolean): number {
-  let low = 0;
-  let high = sorted.length;
-  while (low < high) {
-    const mid = (low + high) >>> 1;
-    const at = sorted[mid]!.offsetBytes;
-    if (at < offsetBytes || (after && at === offsetBytes)) low = mid + 1;
-    else high = mid;
-  }
-  return low;
-}
-
 /** Adds a new live allocation to both tracked lists (sorted: after every equal offset). */
 function trackAllocation(s: AllocSide, allocation: TrackedAllocation): void {
   s.live.push(allocation);
   const sorted = s.sortedLive;
-  const at = searchSorted(sorted, allocation.offsetBytes, true);
+  const at = searchByOffset(sorted, allocation.offsetBytes, true);
   if (at === sorted.length) sorted.push(allocation);
   else sorted.splice(at, 0, allocation);
 }
@@ -105,7 +92,7 @@ function trackAllocation(s: AllocSide, allocation: TrackedAllocation): void {
 /** Removes the tracked allocation (an element of `live`) from the sorted list. */
 function untrackSorted(s: AllocSide, allocation: TrackedAllocation): void {
   const sorted = s.sortedLive;
-  for (let i = searchSorted(sorted, allocation.offsetBytes, false); i < sorted.length; i++) {
+  for (let i = searchByOffset(sorted, allocation.offsetBytes, false); i < sorted.length; i++) {
     if (sorted[i] === allocation) {
       sorted.splice(i, 1);
       return;

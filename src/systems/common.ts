@@ -1,7 +1,7 @@
 /**
  * Helpers the system definitions share: handle resolution, the skipped observation, the
- * two-sided form of a single-side invariant, list comparison, and contract errors answered as
- * observations.
+ * two-sided form of a single-side invariant, list comparison and search by offset, and contract
+ * errors answered as observations.
  */
 import type { Json } from '../harness/json';
 import type { Command } from '../harness/system';
@@ -45,6 +45,22 @@ export function answeringContractErrors<S>(applyCommand: (s: S, command: Command
       throw error;
     }
   };
+}
+
+/**
+ * The first index of `sorted` (ascending by offset) whose offset is >= `offsetBytes`, or > it
+ * when `after` (the insert position after every equal offset).
+ */
+export function searchByOffset(sorted: readonly { readonly offsetBytes: number }[], offsetBytes: number, after: boolean): number {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    const at = sorted[mid]!.offsetBytes;
+    if (at < offsetBytes || (after && at === offsetBytes)) low = mid + 1;
+    else high = mid;
+  }
+  return low;
 }
 
 /** Whether two number lists hold the same values in the same order (no strings built). */

@@ -26,7 +26,7 @@ import { DeferredFreeAllocatorImpl } from '../alloc/deferred-free';
 import type { DeferredFreeAllocator, FrameFence, PoolConfig } from '../alloc/deferred-free-types';
 import { QueueTimeline } from '../gpu/queue-timeline';
 import { weightedOps } from './generation';
-import { answeringContractErrors, bothSides, pickLive, SKIPPED } from './common';
+import { answeringContractErrors, bothSides, pickLive, searchByOffset, SKIPPED } from './common';
 import { noFalseOutOfMemory, type AllocSide } from './alloc-common';
 
 export const DEFERRED_KINDS: readonly SubAllocatorKind[] = ['buddy', 'best-fit', 'first-fit'];
@@ -144,15 +144,7 @@ function handOut(s: DeferredSide, offsetBytes: number, sizeBytes: number, alignB
   const handout: DeferredHandout = { id: s.nextHandoutId++, offsetBytes, sizeBytes, alignBytes, pooled };
   s.live.push(handout);
   // After every entry at or below its offset: a stable sort of `live` by offset would put it there.
-  const sorted = s.liveByOffset;
-  let low = 0;
-  let high = sorted.length;
-  while (low < high) {
-    const mid = (low + high) >>> 1;
-    if (sorted[mid]!.offsetBytes <= offsetBytes) low = mid + 1;
-    else high = mid;
-  }
-  sorted.splice(low, 0, handout);
+  s.liveByOffset.splice(searchByOffset(s.liveByOffset, offsetBytes, true), 0, handout);
   s.timeline.judgeHandOut(pooled ? 'poolAcquire' : 'alloc', offsetBytes, sizeBytes, s.violations);
 }
 
@@ -324,17 +316,8 @@ function heldSizeAt(s: DeferredSide, offsetBytes: number): number | undefined {
     s.heldStep = s.step;
   }
   if (!s.heldAscending) return s.heldMap.get(offsetBytes);
-  const held = s.held;
-  let low = 0;
-  let high = held.length;
-  while (low < high) {
-    const mid = (low + high) >>> 1;
-    const at = held[mid]!.offsetBytes;
-    if (at === offsetBytes) return held[mid]!.sizeBytes;
-    if (at < offsetBytes) low = mid + 1;
-    else high = mid;
-  }
-  return undefined;
+  const at = searchByOffset(s.held, offsetBytes, false);
+  return at < s.held.length && s.held[at]!.offsetBytes === offsetBytes ? s.held[at]!.sizeBytes : undefined;
 }
 
 /** Equal as their decimal texts are equal (NaN matches NaN). */
