@@ -456,7 +456,8 @@ export const matchesModel: Invariant<AllocSide<BlockAllocator>> = {
   },
 };
 
-export const noFalseOutOfMemory: Invariant<AllocSide> = {
+/** Reads only `lastAllocResult`, so the ring-upload and deferred-free sides (which hold it with the same meaning) use it too. */
+export const noFalseOutOfMemory: Invariant<Pick<AllocSide, 'lastAllocResult'>> = {
   name: 'no-false-out-of-memory',
   description: 'when the model finds room for a request, the implementation does too',
   check: (model, impl) =>

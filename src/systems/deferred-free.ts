@@ -27,7 +27,7 @@ import type { DeferredFreeAllocator, FrameFence, PoolConfig } from '../alloc/def
 import { QueueTimeline } from '../gpu/queue-timeline';
 import { weightedOps } from './generation';
 import { answeringContractErrors, bothSides, pickLive, searchByOffset, SKIPPED } from './common';
-import { noFalseOutOfMemory, type AllocSide } from './alloc-common';
+import { noFalseOutOfMemory } from './alloc-common';
 
 export const DEFERRED_KINDS: readonly SubAllocatorKind[] = ['buddy', 'best-fit', 'first-fit'];
 
@@ -290,9 +290,6 @@ function applyCommand(s: DeferredSide, command: Command): Json {
   }
 }
 
-/** alloc-common's invariant reads only `lastAllocResult`, which a deferred side holds with the same meaning. */
-const deferredNoFalseOutOfMemory: Invariant<Pick<AllocSide, 'lastAllocResult'>> = noFalseOutOfMemory;
-
 /**
  * The size of the allocation the sub-allocator holds at `offsetBytes` (from its live()), or
  * undefined. live() is read once per step: invariants only inspect, so what the first one read
@@ -400,7 +397,7 @@ const invariants: Invariant<DeferredSide>[] = [
       return null;
     }),
   },
-  deferredNoFalseOutOfMemory,
+  noFalseOutOfMemory,
   {
     name: 'accounting',
     description:

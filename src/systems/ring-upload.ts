@@ -23,7 +23,7 @@ import { alignUp } from '../alloc/allocator';
 import { QueueTimeline } from '../gpu/queue-timeline';
 import { weightedOps } from './generation';
 import { answeringContractErrors, bothSides, pickLive, SKIPPED } from './common';
-import { noFalseOutOfMemory, type AllocSide } from './alloc-common';
+import { noFalseOutOfMemory } from './alloc-common';
 
 /** Capacity limit of generated and replayed configs. */
 export const RING_MAX_CAPACITY_BYTES = 1 << 30;
@@ -290,9 +290,6 @@ function liveRangesOf(s: RingSide): readonly RingRange[] {
   return s.liveRanges;
 }
 
-/** alloc-common's invariant reads only `lastAllocResult`, which a ring side holds with the same meaning. */
-const ringNoFalseOutOfMemory: Invariant<Pick<AllocSide, 'lastAllocResult'>> = noFalseOutOfMemory;
-
 const invariants: Invariant<RingSide>[] = [
   {
     name: 'within-capacity-aligned',
@@ -348,7 +345,7 @@ const invariants: Invariant<RingSide>[] = [
       return null;
     }),
   },
-  ringNoFalseOutOfMemory,
+  noFalseOutOfMemory,
   {
     name: 'accounting',
     description:
