@@ -3,19 +3,17 @@
  * §11 (or the seed's warnings) by overriding one step of the shipped implementation.
  */
 import { mutantsOf } from './define';
-import type { Mutant } from '../src/harness/system';
+import type { AnyMutant } from '../src/harness/system';
 import { ResidencySetPoolImpl, type ResidencySet } from '../src/residency/residency-set';
 import { SlotPool } from '../src/residency/slot-pool';
 import type { HResult, ResidencySetConfig } from '../src/residency/residency-set-types';
-import { residencySetSide } from '../src/systems/residency-set';
+import { residencySetSide, residencySetSystem } from '../src/systems/residency-set';
 
 type PoolClass = new (config: ResidencySetConfig) => ResidencySetPoolImpl;
 
-const mutant = mutantsOf<PoolClass>('residency-set', (Pool, config, env) =>
-  residencySetSide(new Pool(config as unknown as ResidencySetConfig), config, env),
-);
+const mutant = mutantsOf(residencySetSystem, (Pool: PoolClass, config, env) => residencySetSide(new Pool(config), config, env));
 
-export const RESIDENCY_SET_MUTANTS: Mutant[] = [
+export const RESIDENCY_SET_MUTANTS: AnyMutant[] = [
   mutant(
     'set-insert-after-close-slot-0',
     'flags-match-open-sets',

@@ -37,3 +37,12 @@ Object.setPrototypeOf(ContractError.prototype, Error.prototype);
 export function require(condition: boolean, code: string, message: string): asserts condition {
   if (!condition) throw new ContractError(code, message);
 }
+
+/**
+ * The one way a contract error becomes an observation: `{ error: code }`. Returns undefined for
+ * anything else (a crash, which the caller reports or rethrows). The runner uses it for every
+ * command; a system may use it inside its own apply to answer without a second unwind.
+ */
+export function contractErrorObservation(error: unknown): { readonly error: string } | undefined {
+  return error instanceof ContractError ? { error: error.code } : undefined;
+}

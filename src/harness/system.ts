@@ -1,16 +1,26 @@
 /**
- * The systems registry's contract.
+ * The contract between a system under verification and the generic harness.
  *
  * A system is one algorithm under verification. Its definition bundles everything the runner,
  * the property suites, the fuzz CLI, the regression replayer and the mutant report need: how to
  * generate a config and commands, how to build the reference model and the implementation, how
  * to apply one plain-data command to either side, and the invariants checked after every step.
+ *
+ * Systems are written with `defineSystem` (src/harness/define-system.ts): one schema for the
+ * config and one record per op give the types, the validation, the generators and the dispatch.
+ * The harness only sees the `SystemDef` built from them.
  */
 import type fc from 'fast-check';
-import type { FieldSchema, Json, JsonObject } from './json';
+import type { TObject } from './schema';
+import type { Json, JsonObject } from './json';
 
-/** A command is plain data: an `op` name plus integer fields. */
-export type Command = { op: string } & JsonObject;
+/** A command is plain data: an `op` name plus JSON fields (each system narrows it to its op union). */
+export type Command = { readonly op: string } & JsonObject;
+
+/** What every command of every system is at least: a named op. */
+export interface OpNamed {
+  readonly op: string;
+}
 
 /**
  * What a side can reach of the run it belongs to: probe counters, named events that show the
@@ -21,7 +31,7 @@ export interface RunEnv {
   probe(name: string): void;
 }
 
-export interface Invariant<S> {
+export interface Invariant<S, C = JsonObject> {
   /** Stable, kebab-case name; reports and mutant expectations refer to it. */
   readonly name: string;
   /** One sentence: what must always hold. */
@@ -30,7 +40,7 @@ export interface Invariant<S> {
    * Returns null when the invariant holds, otherwise a message. `model` and `impl` are the two
    * sides after the same step; single-side invariants check each side, cross-side ones compare.
    */
-  check(model: S, impl: S, config: JsonObject): string | null;
+  check(model: S, impl: S, config: C): string | null;
 }
 
 /** Generation knobs a campaign may vary per run (swarm testing). */
@@ -44,30 +54,40 @@ export interface GenerationPlan {
   readonly smallConfigs?: boolean;
 }
 
-export interface SystemDef<S = any> {
+/**
+ * A system as the harness uses it, typed by its config `C`, its command union `Cmd` and its side
+ * `S` (what one model or implementation instance is wrapped in). Built by `defineSystem`.
+ */
+export interface SystemDef<C extends JsonObject = JsonObject, Cmd extends OpNamed = Command, S = unknown> {
   readonly name: string;
   /** One line for help texts. */
   readonly summary: string;
-  /** Field schema of the config object. */
-  readonly configSchema: FieldSchema;
-  /** Field schema of each op. */
-  readonly ops: Readonly<Record<string, FieldSchema>>;
+  /** JSON Schema of the config (field types; `checkConfig` adds the rules between fields). */
+  readonly configSchema: TObject;
+  /** JSON Schema of each op's command, `op` included, by op name in declaration order. */
+  readonly commandSchemas: Readonly<Record<string, TObject>>;
+  /** The op names, in declaration order (swarm plans and summaries count per op). */
+  readonly opNames: readonly string[];
   /** Semantic config check beyond field types (null if fine). */
-  validateConfig?(config: JsonObject): string | null;
+  checkConfig(config: C): string | null;
+  /** Validates a config read from a file or argument; errors name `source` and the JSON path. */
+  parseConfig(raw: unknown, source: string, at: string): C;
+  /** Validates a command read from a file; errors name `source` and the JSON path. */
+  parseCommand(raw: unknown, source: string, at: string): Cmd;
   /** Arbitrary configs; small capacities so exhaustion is common. */
-  configArb(): fc.Arbitrary<JsonObject>;
+  configArb(): fc.Arbitrary<C>;
   /** Arbitrary single command for a config; weights come from the plan (swarm testing). */
-  commandArb(config: JsonObject, plan?: GenerationPlan): fc.Arbitrary<Command>;
+  commandArb(config: C, plan?: GenerationPlan): fc.Arbitrary<Cmd>;
   /** Sequence lengths the property suites and campaigns generate. */
   readonly sequence: { readonly minLength: number; readonly maxLength: number };
-  createModel(config: JsonObject, env: RunEnv): S;
-  createImpl(config: JsonObject, env: RunEnv): S;
+  createModel(config: C, env: RunEnv): S;
+  createImpl(config: C, env: RunEnv): S;
   /**
    * Applies one command to one side and returns its observation: the return value, the typed
    * error, and the visible state the command changed. Contract errors are caught by the runner.
    */
-  apply(side: S, command: Command): Json;
-  readonly invariants: readonly Invariant<S>[];
+  apply(side: S, command: Cmd): Json;
+  readonly invariants: readonly Invariant<S, C>[];
   /** Names of the coverage probes this system's model can report. */
   readonly probes: readonly string[];
   /**
@@ -78,13 +98,28 @@ export interface SystemDef<S = any> {
   readonly faultOps?: Readonly<Record<string, readonly string[]>>;
 }
 
+/**
+ * Any system, whatever its config, command and side types: what lists of systems hold. The
+ * harness is generic over these; it never reads a field of a config or a command.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnySystem = SystemDef<any, any, any>;
+
+export type ConfigOf<Sys> = Sys extends { configArb(): fc.Arbitrary<infer C> } ? C : never;
+export type CommandOf<Sys> = Sys extends { parseCommand(raw: unknown, source: string, at: string): infer Cmd } ? Cmd : never;
+export type SideOf<Sys> = Sys extends { createImpl(config: never, env: RunEnv): infer S } ? S : never;
+
 /** A variant of a system's implementation that re-creates a documented pitfall. */
-export interface Mutant<S = any> {
+export interface Mutant<C = never, S = unknown> {
   readonly name: string;
   readonly system: string;
   /** What the bug is and where it comes from. */
   readonly description: string;
   /** The check expected to catch it first (an invariant name or 'observation'). */
   readonly expectedCheck: string;
-  createImpl(config: JsonObject, env: RunEnv): S;
+  createImpl(config: C, env: RunEnv): S;
 }
+
+/** Any mutant, whatever its system (what the catalog holds). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyMutant = Mutant<any, any>;

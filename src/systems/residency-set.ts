@@ -7,23 +7,26 @@
  * taken modulo the configured object count.
  */
 import fc from 'fast-check';
-import type { Json, JsonObject } from '../harness/json';
-import type { Command, GenerationPlan, Invariant, RunEnv, SystemDef } from '../harness/system';
+import type { Json } from '../harness/json';
+import type { Invariant, RunEnv } from '../harness/system';
+import { defineSystem, opsFor } from '../harness/define-system';
+import { Nat, Strict, Type, type Static } from '../harness/schema';
 import { ResidencySetModel } from '../../models/residency-set';
 import { ResidencySetPoolImpl } from '../residency/residency-set';
-import {
-  INVALID_SLOT,
-  nextCapacity,
-  type ResidencySetConfig,
-  type ResidencySetPool,
-} from '../residency/residency-set-types';
-import { weightedOps } from './generation';
+import { INVALID_SLOT, nextCapacity, type ResidencySetPool } from '../residency/residency-set-types';
 import { bothSides, pickLive, sameNumbers, SKIPPED } from './common';
+
+export const ResidencySetConfigSchema = Strict({
+  slotCount: Nat({ description: 'slots in the pool: 32 in the library, 1024 in Unreal' }),
+  initialCapacity: Nat({ description: "entries of a set's first storage allocation (4096 in the library)" }),
+  objectSizesBytes: Type.Array(Nat(), { description: 'size of each tracked object; object ids are the indices' }),
+});
+export type ResidencySetSystemConfig = Static<typeof ResidencySetConfigSchema>;
 
 /** One side of a run: the pool, the live handles, and the Open/Close protocol monitor. */
 export interface SetSide {
   readonly pool: ResidencySetPool;
-  readonly config: ResidencySetConfig;
+  readonly config: ResidencySetSystemConfig;
   readonly env: RunEnv;
   /** Live set ids in creation order; handles index into it. */
   readonly live: number[];
@@ -32,81 +35,90 @@ export interface SetSide {
   readonly protocolViolations: string[];
 }
 
-export const residencySetOps = {
-  create: {},
-  destroy: { set: 'nat' },
-  open: { set: 'nat' },
-  insert: { set: 'nat', obj: 'nat' },
-  close: { set: 'nat' },
-  execute: { sets: '(nat|null)[]' },
-  failNextGrowth: {},
-} as const;
-
-const DEFAULT_WEIGHTS: Record<keyof typeof residencySetOps, number> = {
-  create: 3,
-  destroy: 1,
-  open: 6,
-  insert: 20,
-  close: 6,
-  execute: 4,
-  failNextGrowth: 1,
-};
-
-function toConfig(config: JsonObject): ResidencySetConfig {
-  return config as unknown as ResidencySetConfig;
-}
-
-function side(pool: ResidencySetPool, config: JsonObject, env: RunEnv): SetSide {
-  return { pool, config: toConfig(config), env, live: [], openedNotClosed: new Set(), protocolViolations: [] };
+function side(pool: ResidencySetPool, config: ResidencySetSystemConfig, env: RunEnv): SetSide {
+  return { pool, config, env, live: [], openedNotClosed: new Set(), protocolViolations: [] };
 }
 
 function pick(s: SetSide, handle: number): number | undefined {
   return pickLive(s.live, handle);
 }
 
-function apply(s: SetSide, command: Command): Json {
-  const { pool } = s;
-  switch (command.op) {
-    case 'create':
-      s.live.push(pool.createSet());
+/** Set handles: the k-th live set modulo the live count. */
+const handle = fc.nat({ max: 7 });
+const op = opsFor<ResidencySetSystemConfig, SetSide>();
+
+const ops = {
+  create: op({
+    fields: {},
+    weight: 3,
+    apply: (s) => {
+      s.live.push(s.pool.createSet());
       return { live: s.live.length };
-    case 'destroy': {
-      const id = pick(s, command.set as number);
+    },
+  }),
+  destroy: op({
+    fields: { set: Nat() },
+    weight: 1,
+    arbitrary: () => handle.map((set) => ({ set })),
+    apply: (s, command) => {
+      const id = pick(s, command.set);
       if (id === undefined) return SKIPPED;
-      pool.destroySet(id);
+      s.pool.destroySet(id);
       s.live.splice(s.live.indexOf(id), 1);
       s.openedNotClosed.delete(id);
       return { live: s.live.length };
-    }
-    case 'open': {
-      const id = pick(s, command.set as number);
+    },
+  }),
+  open: op({
+    fields: { set: Nat() },
+    weight: 6,
+    arbitrary: () => handle.map((set) => ({ set })),
+    apply: (s, command) => {
+      const id = pick(s, command.set);
       if (id === undefined) return SKIPPED;
-      const hr = pool.open(id);
+      const hr = s.pool.open(id);
       if (hr === 'S_OK') s.openedNotClosed.add(id);
       if (hr === 'E_OUTOFMEMORY') s.env.probe('slot-pool-exhausted');
-      return { hr, slot: pool.slotOf(id) };
-    }
-    case 'insert': {
-      const id = pick(s, command.set as number);
+      return { hr, slot: s.pool.slotOf(id) };
+    },
+  }),
+  insert: op({
+    fields: { set: Nat(), obj: Nat() },
+    weight: 20,
+    arbitrary: (config) => fc.tuple(handle, fc.nat({ max: config.objectSizesBytes.length - 1 })).map(([set, obj]) => ({ set, obj })),
+    apply: (s, command) => {
+      const { pool } = s;
+      const id = pick(s, command.set);
       if (id === undefined) return SKIPPED;
       const capacityBefore = pool.capacity(id);
-      const inserted = pool.insert(id, (command.obj as number) % s.config.objectSizesBytes.length);
+      const inserted = pool.insert(id, command.obj % s.config.objectSizesBytes.length);
       if (pool.isOutOfMemory(id)) s.env.probe('set-stuck-out-of-memory');
       else if (capacityBefore > 0 && pool.capacity(id) > capacityBefore) s.env.probe('set-storage-grown');
       return { inserted, size: pool.size(id) };
-    }
-    case 'close': {
-      const id = pick(s, command.set as number);
+    },
+  }),
+  close: op({
+    fields: { set: Nat() },
+    weight: 6,
+    arbitrary: () => handle.map((set) => ({ set })),
+    apply: (s, command) => {
+      const id = pick(s, command.set);
       if (id === undefined) return SKIPPED;
-      const hr = pool.close(id);
+      const hr = s.pool.close(id);
       if (hr === 'S_OK') {
         if (!s.openedNotClosed.delete(id)) s.protocolViolations.push(`set ${id} was closed successfully without an open`);
       }
       if (hr === 'E_OUTOFMEMORY') s.env.probe('close-stuck-set');
       return { hr };
-    }
-    case 'execute': {
-      const ids = (command.sets as (number | null)[]).map((handle) => (handle === null ? null : pick(s, handle) ?? null));
+    },
+  }),
+  execute: op({
+    fields: { sets: Type.Array(Type.Union([Nat(), Type.Null()])) },
+    weight: 4,
+    arbitrary: () => fc.array(fc.option(handle, { freq: 6, nil: null }), { minLength: 0, maxLength: 4 }).map((sets) => ({ sets })),
+    apply: (s, command) => {
+      const { pool } = s;
+      const ids = command.sets.map((setHandle) => (setHandle === null ? null : pick(s, setHandle) ?? null));
       const result = pool.execute(ids);
       if (result.hr === 'S_OK') {
         for (const id of ids) {
@@ -120,17 +132,20 @@ function apply(s: SetSide, command: Command): Json {
       } else if (result.hr === 'E_INVALIDARG') {
         s.env.probe('execute-with-open-set');
       }
-      return { hr: result.hr, objects: result.objects, totalSizeBytes: result.totalSizeBytes };
-    }
-    case 'failNextGrowth':
-      pool.failNextGrowth();
+      return { hr: result.hr, objects: result.objects, totalSizeBytes: result.totalSizeBytes } satisfies Json;
+    },
+  }),
+  failNextGrowth: op({
+    fields: {},
+    weight: 1,
+    apply: (s) => {
+      s.pool.failNextGrowth();
       return {};
-    default:
-      throw new Error(`residency-set: unknown op ${command.op}`);
-  }
-}
+    },
+  }),
+};
 
-const invariants: Invariant<SetSide>[] = [
+const invariants: Invariant<SetSide, ResidencySetSystemConfig>[] = [
   {
     name: 'slot-accounting',
     description: 'taken slots are exactly the slots of the open sets, distinct, within the pool; closed sets hold Invalid',
@@ -218,50 +233,32 @@ const invariants: Invariant<SetSide>[] = [
   },
 ];
 
-function commandArb(config: JsonObject, plan?: GenerationPlan): fc.Arbitrary<Command> {
-  const objectCount = (config.objectSizesBytes as number[]).length;
-  const handle = fc.nat({ max: 7 });
-  const arbs: Record<keyof typeof residencySetOps, fc.Arbitrary<Command>> = {
-    create: fc.constant({ op: 'create' }),
-    destroy: handle.map((set) => ({ op: 'destroy', set })),
-    open: handle.map((set) => ({ op: 'open', set })),
-    insert: fc.tuple(handle, fc.nat({ max: objectCount - 1 })).map(([set, obj]) => ({ op: 'insert', set, obj })),
-    close: handle.map((set) => ({ op: 'close', set })),
-    execute: fc
-      .array(fc.option(handle, { freq: 6, nil: null }), { minLength: 0, maxLength: 4 })
-      .map((sets) => ({ op: 'execute', sets })),
-    failNextGrowth: fc.constant({ op: 'failNextGrowth' }),
-  };
-  return weightedOps(arbs, DEFAULT_WEIGHTS, plan);
-}
-
-export const residencySetSystem: SystemDef<SetSide> = {
+export const residencySetSystem = defineSystem({
   name: 'residency-set',
   summary: 'residency sets and their slot pool: open/insert/close, dedupe flags, master-set merge',
-  configSchema: { slotCount: 'nat', initialCapacity: 'nat', objectSizesBytes: 'nat[]' },
-  ops: residencySetOps,
-  validateConfig(config) {
-    const c = toConfig(config);
-    if (c.slotCount < 1 || c.slotCount > 4096) return `slotCount must be 1..4096, got ${c.slotCount}`;
-    if (c.initialCapacity < 2) return `initialCapacity must be >= 2 (x1.5 growth of 1 never grows), got ${c.initialCapacity}`;
-    if (c.objectSizesBytes.length < 1) return 'objectSizesBytes must name at least one object';
-    return null;
+  config: {
+    schema: ResidencySetConfigSchema,
+    check: (c) => {
+      if (c.slotCount < 1 || c.slotCount > 4096) return `slotCount must be 1..4096, got ${c.slotCount}`;
+      if (c.initialCapacity < 2) return `initialCapacity must be >= 2 (x1.5 growth of 1 never grows), got ${c.initialCapacity}`;
+      if (c.objectSizesBytes.length < 1) return 'objectSizesBytes must name at least one object';
+      return null;
+    },
+    arbitrary: () =>
+      fc.record({
+        slotCount: fc.oneof(
+          { weight: 6, arbitrary: fc.integer({ min: 1, max: 5 }) },
+          { weight: 2, arbitrary: fc.constantFrom(8, 32, 33) },
+          { weight: 1, arbitrary: fc.constant(1024) },
+        ),
+        initialCapacity: fc.oneof({ weight: 5, arbitrary: fc.integer({ min: 2, max: 5 }) }, { weight: 1, arbitrary: fc.constant(4096) }),
+        objectSizesBytes: fc.array(fc.integer({ min: 1, max: 1 << 20 }), { minLength: 1, maxLength: 12 }),
+      }),
   },
-  configArb: () =>
-    fc.record({
-      slotCount: fc.oneof(
-        { weight: 6, arbitrary: fc.integer({ min: 1, max: 5 }) },
-        { weight: 2, arbitrary: fc.constantFrom(8, 32, 33) },
-        { weight: 1, arbitrary: fc.constant(1024) },
-      ),
-      initialCapacity: fc.oneof({ weight: 5, arbitrary: fc.integer({ min: 2, max: 5 }) }, { weight: 1, arbitrary: fc.constant(4096) }),
-      objectSizesBytes: fc.array(fc.integer({ min: 1, max: 1 << 20 }), { minLength: 1, maxLength: 12 }),
-    }),
-  commandArb,
+  ops,
   sequence: { minLength: 1, maxLength: 120 },
-  createModel: (config, env) => side(new ResidencySetModel(toConfig(config)), config, env),
-  createImpl: (config, env) => side(new ResidencySetPoolImpl(toConfig(config)), config, env),
-  apply,
+  createModel: (config, env) => side(new ResidencySetModel(config), config, env),
+  createImpl: (config, env) => side(new ResidencySetPoolImpl(config), config, env),
   invariants,
   probes: [
     'slot-pool-exhausted',
@@ -273,9 +270,9 @@ export const residencySetSystem: SystemDef<SetSide> = {
     'execute-with-open-set',
   ],
   faultOps: { 'set-growth-failure': ['failNextGrowth'] },
-};
+});
 
 /** Wraps any pool as a side; mutants use it to build their implementation side. */
-export function residencySetSide(pool: ResidencySetPool, config: JsonObject, env: RunEnv): SetSide {
+export function residencySetSide(pool: ResidencySetPool, config: ResidencySetSystemConfig, env: RunEnv): SetSide {
   return side(pool, config, env);
 }

@@ -1,0 +1,192 @@
+/**
+ * `defineSystem`: a system written once.
+ *
+ * The config is one schema (plus a semantic check and its arbitrary); each op is one record
+ * `{ fields, weight, arbitrary, apply }`. From them come the TypeScript types (the config type,
+ * the command union), the runtime validation of files (with JSON paths), the JSON Schema of the
+ * files, the command generator (weights, swarm plans) and the dispatch. Adding an op is one edit
+ * in one place; `apply` receives its command already typed; an op without `apply` does not
+ * type-check.
+ *
+ *   const Config = Strict({ capacityBytes: Nat() });
+ *   const op = opsFor<Static<typeof Config>, MySide>();
+ *   export const mySystem = defineSystem({
+ *     name: 'my-system', summary: '...',
+ *     config: { schema: Config, arbitrary: () => fc.record({ capacityBytes: fc.integer({ min: 1, max: 64 }) }) },
+ *     ops: {
+ *       alloc: op({ fields: { sizeBytes: Int() }, weight: 10,
+ *                   arbitrary: (config) => fc.record({ sizeBytes: fc.integer({ min: 1, max: config.capacityBytes }) }),
+ *                   apply: (side, command) => ({ offsetBytes: side.alloc(command.sizeBytes) }) }),
+ *     },
+ *     ...
+ *   });
+ */
+import fc from 'fast-check';
+import { InputError, isPlainObject, type Json, type JsonObject } from './json';
+import { parseWith, Strict, Type, type Static, type TObject, type TProperties } from './schema';
+import type { GenerationPlan, Invariant, RunEnv, SystemDef } from './system';
+
+/** The command of an op with fields `F`, as its `apply` receives it. */
+export type OpCommand<F extends TProperties, K extends string = string> = { readonly op: K } & Static<TObject<F>>;
+
+/** A named extra generator entry of an op (e.g. malformed requests of `alloc`), drawn beside it. */
+export interface OpVariant<C, F extends TProperties> {
+  readonly weight: number | ((config: C) => number);
+  readonly arbitrary: (config: C) => fc.Arbitrary<Static<TObject<F>>>;
+}
+
+/** One op: its fields, how to generate it, and how to apply it to a side. */
+export interface OpDef<C, S, F extends TProperties> {
+  /** The command's fields besides `op` (TypeBox schemas). */
+  readonly fields: F;
+  /** Default generator weight (0: never generated unless a plan asks); may depend on the config. */
+  readonly weight: number | ((config: C) => number);
+  /** The fields' arbitrary for a config; may be left out only by an op without fields. */
+  readonly arbitrary?: (config: C) => fc.Arbitrary<Static<TObject<F>>>;
+  /**
+   * Further generator entries that produce this op, each with its own name (a key a plan's
+   * weights may use) and weight; drawn right after the op's own entry.
+   */
+  readonly variants?: Readonly<Record<string, OpVariant<C, F>>>;
+  /** Applies the command to one side; returns the observation. Contract errors may be thrown. */
+  apply(side: S, command: OpCommand<F>): Json;
+}
+
+/** The op-record builder of a system with config `C` and side `S` (lets `apply` be typed from `fields`). */
+export function opsFor<C, S>(): <F extends TProperties>(def: OpDef<C, S, F>) => OpDef<C, S, F> {
+  return (def) => def;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyOps<C, S> = Record<string, OpDef<C, S, any>>;
+
+/** The command union of an op record: `{ op: 'alloc', sizeBytes: number } | { op: 'free', index: number } | ...`. */
+export type CommandUnion<Ops> = {
+  [K in keyof Ops & string]: Ops[K] extends OpDef<never, never, infer F> ? OpCommand<F, K> : never;
+}[keyof Ops & string];
+
+export interface SystemSpec<C extends JsonObject, S, Ops extends AnyOps<C, S>> {
+  readonly name: string;
+  readonly summary: string;
+  readonly config: {
+    readonly schema: TObject;
+    /** Rules between fields that the schema cannot say; null when the config is fine. */
+    readonly check?: (config: C) => string | null;
+    readonly arbitrary: () => fc.Arbitrary<C>;
+  };
+  readonly ops: Ops;
+  /**
+   * The generator's final weight per entry (op or variant name) from the defaults and the plan;
+   * without it a plan's weight replaces the default of the entry it names.
+   */
+  readonly weights?: (defaults: Readonly<Record<string, number>>, plan: GenerationPlan | undefined, config: C) => Record<string, number>;
+  /**
+   * Wraps every command (bookkeeping before and after any op, e.g. draining events); `dispatch`
+   * applies the command's op. Without it the op's `apply` is called directly.
+   */
+  readonly around?: (side: S, command: CommandUnion<Ops>, dispatch: (side: S, command: CommandUnion<Ops>) => Json) => Json;
+  readonly sequence: { readonly minLength: number; readonly maxLength: number };
+  readonly createModel: (config: C, env: RunEnv) => S;
+  readonly createImpl: (config: C, env: RunEnv) => S;
+  readonly invariants: readonly Invariant<S, C>[];
+  readonly probes: readonly string[];
+  readonly faultOps?: Readonly<Record<string, readonly string[]>>;
+}
+
+/** The system built from a spec: what the harness runs, with the spec's types. */
+export type DefinedSystem<C extends JsonObject, S, Ops> = SystemDef<C, CommandUnion<Ops>, S> & {
+  /** The op records, for systems that share ops or build on this one. */
+  readonly ops: Ops;
+};
+
+function weightOf<C>(weight: number | ((config: C) => number), config: C): number {
+  return typeof weight === 'number' ? weight : weight(config);
+}
+
+/** Builds a system from its spec; throws at once when the spec contradicts itself. */
+export function defineSystem<C extends JsonObject, S, Ops extends AnyOps<C, S>>(spec: SystemSpec<C, S, Ops>): DefinedSystem<C, S, Ops> {
+  type Cmd = CommandUnion<Ops>;
+  const { name } = spec;
+  const opNames = Object.keys(spec.ops);
+  if (opNames.length === 0) throw new Error(`system ${name}: no ops`);
+  const commandSchemas: Record<string, TObject> = {};
+  const applyByOp = new Map<string, (side: S, command: Cmd) => Json>();
+  for (const op of opNames) {
+    const def = spec.ops[op]!;
+    if (def.arbitrary === undefined && Object.keys(def.fields).length > 0) throw new Error(`system ${name}: op ${op} has fields but no arbitrary`);
+    commandSchemas[op] = Strict({ op: Type.Literal(op), ...def.fields });
+    applyByOp.set(op, def.apply as (side: S, command: Cmd) => Json);
+  }
+  for (const fault of Object.values(spec.faultOps ?? {})) {
+    for (const op of fault) if (!applyByOp.has(op)) throw new Error(`system ${name}: fault op ${op} is not an op`);
+  }
+
+  const dispatch = (side: S, command: Cmd): Json => {
+    const apply = applyByOp.get(command.op);
+    if (apply === undefined) throw new Error(`${name}: unknown op ${command.op}`);
+    return apply(side, command);
+  };
+  const around = spec.around;
+  const apply = around === undefined ? dispatch : (side: S, command: Cmd): Json => around(side, command, dispatch);
+
+  const parseConfig = (raw: unknown, source: string, at: string): C => {
+    const config = parseWith(spec.config.schema, raw, source, at) as C;
+    const problem = spec.config.check?.(config) ?? null;
+    if (problem !== null) throw new InputError(source, at, problem);
+    return config;
+  };
+
+  const parseCommand = (raw: unknown, source: string, at: string): Cmd => {
+    if (!isPlainObject(raw)) throw new InputError(source, at, `expected a command object, got ${JSON.stringify(raw)}`);
+    const op = raw.op;
+    if (typeof op !== 'string') throw new InputError(source, `${at}.op`, 'missing or non-string op');
+    const schema = commandSchemas[op];
+    if (schema === undefined || !Object.hasOwn(commandSchemas, op)) {
+      throw new InputError(source, `${at}.op`, `unknown op '${op}' for system ${name}; known: ${opNames.join(', ')}`);
+    }
+    return parseWith(schema, raw, source, at) as Cmd;
+  };
+
+  const commandArb = (config: C, plan?: GenerationPlan): fc.Arbitrary<Cmd> => {
+    // One entry per op, then its variants, in declaration order (the order fixes what a seed draws).
+    const entries: { readonly entry: string; readonly arbitrary: fc.Arbitrary<Cmd> }[] = [];
+    const defaults: Record<string, number> = {};
+    for (const op of opNames) {
+      const def = spec.ops[op]!;
+      const withOp = (fields: fc.Arbitrary<JsonObject>): fc.Arbitrary<Cmd> => fields.map((value) => ({ op, ...value }) as Cmd);
+      entries.push({ entry: op, arbitrary: withOp(def.arbitrary === undefined ? fc.constant({}) : def.arbitrary(config)) });
+      defaults[op] = weightOf(def.weight, config);
+      for (const [variant, variantDef] of Object.entries(def.variants ?? {})) {
+        entries.push({ entry: variant, arbitrary: withOp(variantDef.arbitrary(config)) });
+        defaults[variant] = weightOf(variantDef.weight, config);
+      }
+    }
+    const weights = spec.weights?.(defaults, plan, config);
+    const weighted = entries
+      .map(({ entry, arbitrary }) => ({ arbitrary, weight: weights?.[entry] ?? plan?.weights?.[entry] ?? defaults[entry]! }))
+      .filter((entry) => entry.weight > 0);
+    if (weighted.length === 0) throw new Error(`${name}: the generation plan disables every op`);
+    return fc.oneof(...weighted);
+  };
+
+  return {
+    name,
+    summary: spec.summary,
+    configSchema: spec.config.schema,
+    commandSchemas,
+    opNames,
+    ops: spec.ops,
+    checkConfig: (config) => spec.config.check?.(config) ?? null,
+    parseConfig,
+    parseCommand,
+    configArb: spec.config.arbitrary,
+    commandArb,
+    sequence: spec.sequence,
+    createModel: spec.createModel,
+    createImpl: spec.createImpl,
+    apply,
+    invariants: spec.invariants,
+    probes: spec.probes,
+    ...(spec.faultOps === undefined ? {} : { faultOps: spec.faultOps }),
+  };
+}
