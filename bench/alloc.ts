@@ -42,19 +42,10 @@ import { BestFitModel } from '../models/alloc-best-fit';
 import { BuddyModel } from '../models/alloc-buddy';
 import { FirstFitModel } from '../models/alloc-first-fit';
 import type { Allocator } from '../src/alloc/allocator';
+import { COMMANDS, orExit, parseOrExit, UsageError } from '../src/cli/args';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const GiB = 2 ** 30;
-
-// --- arguments ---------------------------------------------------------------------------------
-const argv = process.argv.slice(2);
-function option(name: string): string | undefined {
-  const index = argv.indexOf(`--${name}`);
-  return index === -1 ? undefined : argv[index + 1];
-}
-const liveCounts = (option('live') ?? '1000,10000').split(',').map(Number);
-const secondsPerCase = Number(option('seconds') ?? '2');
-const only = option('only')?.split(',');
 
 // --- the request stream (deterministic) ---------------------------------------------------------
 const STREAM_LENGTH = 1 << 20;
@@ -181,6 +172,30 @@ const contestants: Contestant[] = [
   { name: 'AS TLSF (wasm) sizes/64', footprintOnly: true, make: (live) => asTlsf(roundCapacity(live), 64) },
 ];
 
+// --- arguments ---------------------------------------------------------------------------------
+const HELP = `usage: npm run bench -- alloc [--live 1000,10000] [--seconds 2] [--only NAME,NAME]
+
+Alloc+free pairs per second at a steady number of live allocations: our sub-allocators, their
+models, @thi.ng/malloc and AssemblyScript's TLSF (wasm), each case in its own child process.
+
+  --live N,N      live allocation counts to measure at (default 1000,10000)
+  --seconds S     warm-up time, then timed time, per case (default 2)
+  --only A,B      only these contestants (default all): CONTESTANTS
+  --case NAME     internal: measure one contestant at the first --live count, print JSON
+  -h, --help      this help`;
+const contestantNames = contestants.map((contestant) => contestant.name);
+const args = parseOrExit(COMMANDS['bench alloc'], () => HELP.replace('CONTESTANTS', contestantNames.join(', ')));
+const liveCounts = args.values.live ?? [1000, 10000];
+const secondsPerCase = args.values.seconds ?? 2;
+const only = args.values.only?.split(',').map((name) => name.trim());
+orExit(() => {
+  const check = (option: string, name: string): void => {
+    if (!contestantNames.includes(name)) throw new UsageError(`--${option}: unknown contestant '${name}'; known: ${contestantNames.join(', ')} (see npm run bench -- alloc --help)`);
+  };
+  for (const name of only ?? []) check('only', name);
+  if (args.values.case !== undefined) check('case', args.values.case);
+});
+
 interface Result {
   readonly name: string;
   readonly pairsPerSecond: number;
@@ -263,10 +278,9 @@ function format(value: number): string {
 
 // Each (contestant, live count) is measured in a fresh child process: its own JIT feedback
 // (no call site turns megamorphic because other contestants ran before) and its own memory.
-const caseName = option('case');
+const caseName = args.values.case;
 if (caseName !== undefined) {
-  const contestant = contestants.find((c) => c.name === caseName);
-  if (contestant === undefined) throw new Error(`unknown contestant ${caseName}`);
+  const contestant = contestants.find((c) => c.name === caseName)!; // checked with the arguments
   console.log(JSON.stringify(measure(contestant, liveCounts[0]!)));
 } else {
   console.log(`alloc bench: node ${process.version}, ${secondsPerCase}s per case, live ${liveCounts.join(', ')}, one child process per case`);

@@ -19,20 +19,36 @@ import { performance } from 'node:perf_hooks';
 import fc from 'fast-check';
 import { caseArb } from '../src/harness/property';
 import { RunContext, runSequence } from '../src/harness/runner';
-import { SYSTEMS } from '../src/harness/registry';
+import { BUILTIN_SYSTEMS as SYSTEMS } from '../src/systems/index';
 import type { SystemDef } from '../src/harness/system';
 import type { CampaignSummary } from '../src/harness/campaign';
+import { COMMANDS, orExit, parseOrExit, UsageError } from '../src/cli/args';
 
-const args = process.argv.slice(2);
-const option = (name: string, fallback: string): string => {
-  const index = args.indexOf(`--${name}`);
-  return index >= 0 && args[index + 1] !== undefined ? args[index + 1]! : fallback;
-};
-const runs = Number(option('runs', '2000'));
-const seconds = Number(option('seconds', '60'));
-const repeat = Number(option('repeat', '1'));
-const selected = option('systems', 'all');
+const known = SYSTEMS.map((system) => system.name);
+const HELP = `usage: npm run bench -- campaign [--systems all|NAME,NAME] [--runs N] [--seconds S] [--repeat R]
+
+1. Harness overhead: fast-check driving the full side-by-side harness against fast-check driving
+   the bare implementation, on the same generated sequences, per system.
+2. Worker scaling: commands per second of npm run fuzz with one worker, with two, and two
+   one-worker shards in separate processes, each for the same wall-clock budget.
+
+  --systems A,B  systems to measure (default all): ${known.join(', ')}
+  --runs N       generated sequences per system for the overhead (default 2000)
+  --seconds S    budget of each fuzz campaign of the scaling part (default 60)
+  --repeat R     scaling rounds, interleaved; the median round is reported (default 1)
+  -h, --help     this help`;
+const args = parseOrExit(COMMANDS['bench campaign'], HELP);
+const runs = args.values.runs ?? 2000;
+const seconds = args.values.seconds ?? 60;
+const repeat = args.values.repeat ?? 1;
+const selected = args.values.systems ?? 'all';
 const systems = selected === 'all' ? SYSTEMS : SYSTEMS.filter((system) => selected.split(',').includes(system.name));
+orExit(() => {
+  const unknown = selected === 'all' ? [] : selected.split(',').filter((name) => !known.includes(name));
+  if (unknown.length > 0 || systems.length === 0) {
+    throw new UsageError(`--systems: unknown system '${unknown[0] ?? selected}'; known: ${known.join(', ')}, all (see npm run bench -- campaign --help)`);
+  }
+});
 
 function timeCheck(system: SystemDef, predicate: (testCase: { config: never; commands: never[] }) => boolean): { ms: number; commands: number } {
   let commands = 0;

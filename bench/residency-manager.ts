@@ -16,14 +16,19 @@ import { performance } from 'node:perf_hooks';
 import { ResidencyManagerModel } from '../models/residency-manager';
 import { ResidencyManagerImpl } from '../src/residency/residency-manager';
 import type { ResidencyManager, ResidencyManagerConfig } from '../src/residency/residency-manager-types';
+import { COMMANDS, parseOrExit } from '../src/cli/args';
 
-const args = process.argv.slice(2);
-const option = (name: string, fallback: string): string => {
-  const index = args.indexOf(`--${name}`);
-  return index >= 0 && args[index + 1] !== undefined ? args[index + 1]! : fallback;
-};
-const seconds = Number(option('seconds', '1'));
-const objectCount = Number(option('objects', '10000'));
+const HELP = `usage: npm run bench -- residency-manager [--seconds S] [--objects N]
+
+ExecuteCommandLists submissions per second, implementation vs model, N tracked objects in
+batches of 1000, 5000 and 10000 (those <= N), budget 50 % and 110 % of the working set.
+
+  --seconds S   minimum measuring time per cell (default 1)
+  --objects N   tracked objects (default 10000)
+  -h, --help    this help`;
+const args = parseOrExit(COMMANDS['bench residency-manager'], HELP);
+const seconds = args.values.seconds ?? 1;
+const objectCount = args.values.objects ?? 10000;
 /** A third of a second of simulated time per submission: a working-set cycle outlives the grace period under pressure. */
 const TICKS_PER_SUBMISSION = 20;
 

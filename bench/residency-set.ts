@@ -11,6 +11,15 @@ import { performance } from 'node:perf_hooks';
 import { ResidencySetPoolImpl } from '../src/residency/residency-set';
 import { ResidencySetModel } from '../models/residency-set';
 import type { ResidencySetPool } from '../src/residency/residency-set-types';
+import { COMMANDS, parseOrExit } from '../src/cli/args';
+
+parseOrExit(
+  COMMANDS['bench residency-set'],
+  `usage: npm run bench -- residency-set
+
+Inserts per second, implementation vs model: 1024 slots, 8 open sets of 4000 inserts over 20,000
+objects (about a third duplicates), then close and execute. Takes no options but -h/--help.`,
+);
 
 const SLOT_COUNT = 1024;
 const OBJECT_COUNT = 20_000;

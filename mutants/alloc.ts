@@ -4,23 +4,26 @@
  * issues) by overriding one step of the shipped implementation.
  */
 import { mutantsOf } from './define';
-import type { Mutant } from '../src/harness/system';
+import type { AnyMutant, RunEnv } from '../src/harness/system';
 import { alignUp, isPowerOfTwo, type BlockAllocator, type LiveAllocation } from '../src/alloc/allocator';
 import type { SubAllocatorConfig } from '../src/alloc/config';
 import { BuddyAllocator } from '../src/alloc/buddy';
 import { BestFitAllocator } from '../src/alloc/best-fit';
 import { FirstFitAllocator } from '../src/alloc/first-fit';
 import { subAllocatorSide } from '../src/systems/alloc-sub';
+import { allocBuddySystem } from '../src/systems/alloc-buddy';
+import { allocBestFitSystem } from '../src/systems/alloc-best-fit';
+import { allocFirstFitSystem } from '../src/systems/alloc-first-fit';
 
 type AllocatorClass = new (config: SubAllocatorConfig) => BlockAllocator;
 
-const subAllocatorMutant = (system: string) =>
-  mutantsOf<AllocatorClass>(system, (Allocator, config, env) => subAllocatorSide(new Allocator(config as unknown as SubAllocatorConfig), config, env));
-const buddy = subAllocatorMutant('alloc-buddy');
-const bestFit = subAllocatorMutant('alloc-best-fit');
-const firstFit = subAllocatorMutant('alloc-first-fit');
+/** A mutant's side: each system's config is a SubAllocatorConfig, which every allocator class takes. */
+const makeSide = (Allocator: AllocatorClass, config: SubAllocatorConfig, env: RunEnv) => subAllocatorSide(new Allocator(config), config, env);
+const buddy = mutantsOf(allocBuddySystem, makeSide);
+const bestFit = mutantsOf(allocBestFitSystem, makeSide);
+const firstFit = mutantsOf(allocFirstFitSystem, makeSide);
 
-export const BUDDY_MUTANTS: Mutant[] = [
+export const BUDDY_MUTANTS: AnyMutant[] = [
   buddy(
     'buddy-wrong-buddy',
     'block-structure',
@@ -148,7 +151,7 @@ export const BUDDY_MUTANTS: Mutant[] = [
   ),
 ];
 
-export const BEST_FIT_MUTANTS: Mutant[] = [
+export const BEST_FIT_MUTANTS: AnyMutant[] = [
   bestFit(
     'bf-chooses-first-fit',
     'observation',
@@ -253,7 +256,7 @@ export const BEST_FIT_MUTANTS: Mutant[] = [
   ),
 ];
 
-export const FIRST_FIT_MUTANTS: Mutant[] = [
+export const FIRST_FIT_MUTANTS: AnyMutant[] = [
   firstFit(
     'ff-next-fit',
     'observation',
@@ -393,4 +396,4 @@ export const FIRST_FIT_MUTANTS: Mutant[] = [
   ),
 ];
 
-export const ALLOC_MUTANTS: Mutant[] = [...BUDDY_MUTANTS, ...BEST_FIT_MUTANTS, ...FIRST_FIT_MUTANTS];
+export const ALLOC_MUTANTS: AnyMutant[] = [...BUDDY_MUTANTS, ...BEST_FIT_MUTANTS, ...FIRST_FIT_MUTANTS];

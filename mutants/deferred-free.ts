@@ -4,20 +4,20 @@
  * seed gpu-resource-lifetime.zh.txt 池复用) by overriding one step of the shipped implementation.
  */
 import { mutantsOf } from './define';
-import type { Mutant } from '../src/harness/system';
+import type { AnyMutant } from '../src/harness/system';
 import { createSubAllocator } from '../src/alloc/index';
 import { DeferredFreeAllocatorImpl } from '../src/alloc/deferred-free';
 import type { BlockAllocator } from '../src/alloc/allocator';
 import type { FrameFence, PoolAcquireResult, PoolConfig } from '../src/alloc/deferred-free-types';
-import { deferredSide } from '../src/systems/deferred-free';
+import { deferredFreeSystem, deferredSide } from '../src/systems/deferred-free';
 
 type DeferredClass = new (inner: BlockAllocator, fence: FrameFence, pool: PoolConfig) => DeferredFreeAllocatorImpl;
 
-const mutant = mutantsOf<DeferredClass>('deferred-free', (Deferred, config, env) =>
+const mutant = mutantsOf(deferredFreeSystem, (Deferred: DeferredClass, config, env) =>
   deferredSide(config, env, (c, fence) => new Deferred(createSubAllocator(c.kind, c), fence, c)),
 );
 
-export const DEFERRED_FREE_MUTANTS: Mutant[] = [
+export const DEFERRED_FREE_MUTANTS: AnyMutant[] = [
   mutant(
     'deferred-release-at-next-value',
     'gpu-in-flight-untouched',

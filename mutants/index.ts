@@ -2,11 +2,11 @@
  * The bug catalog: every mutant of every system. Loaded by path (src/harness/mutant-catalog.ts)
  * by the tools that need it; the implementations in src/ never import this folder.
  */
-import type { Mutant } from '../src/harness/system';
+import type { AnyMutant } from '../src/harness/system';
 import { RESIDENCY_SET_MUTANTS } from './residency-set';
 import { RESIDENCY_MANAGER_MUTANTS } from './residency-manager';
 import { ALLOC_MUTANTS } from './alloc';
 import { RING_UPLOAD_MUTANTS } from './ring-upload';
 import { DEFERRED_FREE_MUTANTS } from './deferred-free';
 
-export const MUTANTS: readonly Mutant[] = [...RESIDENCY_SET_MUTANTS, ...RESIDENCY_MANAGER_MUTANTS, ...ALLOC_MUTANTS, ...RING_UPLOAD_MUTANTS, ...DEFERRED_FREE_MUTANTS];
+export const MUTANTS: readonly AnyMutant[] = [...RESIDENCY_SET_MUTANTS, ...RESIDENCY_MANAGER_MUTANTS, ...ALLOC_MUTANTS, ...RING_UPLOAD_MUTANTS, ...DEFERRED_FREE_MUTANTS];

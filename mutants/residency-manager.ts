@@ -4,18 +4,16 @@
  * shipped implementation.
  */
 import { mutantsOf } from './define';
-import type { Mutant } from '../src/harness/system';
+import type { AnyMutant } from '../src/harness/system';
 import { RESIDENT, ResidencyManagerImpl } from '../src/residency/residency-manager';
 import type { ResidencyManagerConfig } from '../src/residency/residency-manager-types';
-import { managerSide } from '../src/systems/residency-manager';
+import { managerSide, residencyManagerSystem } from '../src/systems/residency-manager';
 
 type ManagerClass = new (config: ResidencyManagerConfig) => ResidencyManagerImpl;
 
-const mutant = mutantsOf<ManagerClass>('residency-manager', (Manager, config, env) =>
-  managerSide(new Manager(config as unknown as ResidencyManagerConfig), config, env),
-);
+const mutant = mutantsOf(residencyManagerSystem, (Manager: ManagerClass, config, env) => managerSide(new Manager(config), config, env));
 
-export const RESIDENCY_MANAGER_MUTANTS: Mutant[] = [
+export const RESIDENCY_MANAGER_MUTANTS: AnyMutant[] = [
   mutant(
     'rm-referenced-not-moved',
     'lru-matches-model',

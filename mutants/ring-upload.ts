@@ -4,16 +4,16 @@
  * shipped implementation.
  */
 import { mutantsOf } from './define';
-import type { Mutant } from '../src/harness/system';
+import type { AnyMutant } from '../src/harness/system';
 import { validateRequest } from '../src/alloc/allocator';
 import { NO_SLOT, RANGE_RESERVED, RANGE_SUBMITTED, RingUploadAllocatorImpl } from '../src/alloc/ring-upload';
-import { ringSide } from '../src/systems/ring-upload';
+import { ringSide, ringUploadSystem } from '../src/systems/ring-upload';
 
 type RingClass = new (capacityBytes: number) => RingUploadAllocatorImpl;
 
-const mutant = mutantsOf<RingClass>('ring-upload', (Ring, config, env) => ringSide(new Ring(config.capacityBytes as number), config, env));
+const mutant = mutantsOf(ringUploadSystem, (Ring: RingClass, config, env) => ringSide(new Ring(config.capacityBytes), config, env));
 
-export const RING_UPLOAD_MUTANTS: Mutant[] = [
+export const RING_UPLOAD_MUTANTS: AnyMutant[] = [
   mutant(
     'ring-tracks-only-submitted',
     'no-overlap',

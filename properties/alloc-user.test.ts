@@ -44,9 +44,9 @@ describe('user allocators under the harness', () => {
     const system = userAllocatorSystemFromModule(await loadUserAllocator('examples/simple-first-fit-allocator.mjs'));
     const result = checkSystem(system, { seed: TEST_SEED, numRuns: 1 });
     expect(result.failed).toBe(false);
-    const config = { capacityBytes: 4096, allocatorModule: 'examples/simple-first-fit-allocator.mjs', policy: 'first-fit' };
-    expect(system.validateConfig?.(config)).toBeNull();
-    expect(system.validateConfig?.({ ...config, policy: 'buddy' })).toMatch(/policy 'first-fit'/);
+    const config = { capacityBytes: 4096, allocatorModule: 'examples/simple-first-fit-allocator.mjs', policy: 'first-fit' } as const;
+    expect(system.checkConfig(config)).toBeNull();
+    expect(system.checkConfig({ ...config, policy: 'buddy' })).toMatch(/policy 'first-fit'/);
     const replayed = await userAllocatorSystemForConfig(config);
     expect(replayed.summary).toContain('simple-first-fit-allocator.mjs');
     const outcome = runSequence(replayed, config, [

@@ -16,7 +16,7 @@ import { BitsetIndex } from '../src/alloc/bitset-index';
 import { NumberMap } from '../src/alloc/typed-arrays';
 import { ContractError } from '../src/contract';
 import fc from 'fast-check';
-import { allocCommandArb, allocOpWeights, applyAllocCommand, DEFAULT_ALLOC_WEIGHTS, type AllocSide } from '../src/systems/alloc-common';
+import { allocOpWeights, DEFAULT_ALLOC_WEIGHTS, type AllocSide } from '../src/systems/alloc-common';
 import { isPowerOfTwo, type BlockAllocator } from '../src/alloc/allocator';
 import { subAllocatorSide } from '../src/systems/alloc-sub';
 import { RunContext } from '../src/harness/runner';
@@ -123,7 +123,7 @@ describe('sub-allocator invariants judge against the blocks, not against the all
       }
     }
     const side = subAllocatorSide(new HalfOrder(config), config, new RunContext());
-    applyAllocCommand(side, { op: 'alloc', sizeBytes: 128, alignBytes: 1 });
+    allocBuddySystem.apply(side, { op: 'alloc', sizeBytes: 128, alignBytes: 1 });
     expect(check('block-structure', side)).toMatch(/\[0, 128\) runs past its block \[0\+64\]/);
   });
 
@@ -135,8 +135,8 @@ describe('sub-allocator invariants judge against the blocks, not against the all
       }
     }
     const side = subAllocatorSide(new Drift(config), config, new RunContext());
-    applyAllocCommand(side, { op: 'alloc', sizeBytes: 100, alignBytes: 1 });
-    applyAllocCommand(side, { op: 'free', index: 0 });
+    allocBuddySystem.apply(side, { op: 'alloc', sizeBytes: 100, alignBytes: 1 });
+    allocBuddySystem.apply(side, { op: 'free', index: 0 });
     expect(check('accounting', side)).toMatch(/freeBytes\(\) says 960, the free blocks hold 1024/);
   });
 });
@@ -199,11 +199,12 @@ describe('alloc command generation', () => {
     ];
     const samples = 4000;
     for (const { weights, badAlloc } of cases) {
-      const expected = allocOpWeights({ weights });
+      const expected = allocOpWeights(DEFAULT_ALLOC_WEIGHTS, { weights });
       expect(expected.badAlloc, JSON.stringify(weights)).toBe(badAlloc);
       for (const weight of Object.values(expected)) expect(Number.isInteger(weight), JSON.stringify(expected)).toBe(true);
       const counts = new Map<string, number>();
-      for (const command of fc.sample(allocCommandArb(4096, [256], { weights }), { seed: TEST_SEED, numRuns: samples })) {
+      // Capacity 4096 with 256-byte grains (a buddy config): the generator every sub-allocator system uses.
+      for (const command of fc.sample(allocBuddySystem.commandArb({ capacityBytes: 4096, minBlockBytes: 256 }, { weights }), { seed: TEST_SEED, numRuns: samples })) {
         counts.set(kindOf(command), (counts.get(kindOf(command)) ?? 0) + 1);
       }
       const total = Object.values(expected).reduce((sum, weight) => sum + weight, 0);
@@ -219,7 +220,7 @@ describe('alloc command generation', () => {
   });
 
   it('without misuse no plan turns misuse ops on', () => {
-    const weights = allocOpWeights({ weights: { alloc: 20, badAlloc: 5, freeAgain: 3, freeInterior: 3, freeUnknown: 3 } }, false);
+    const weights = allocOpWeights(DEFAULT_ALLOC_WEIGHTS, { weights: { alloc: 20, badAlloc: 5, freeAgain: 3, freeInterior: 3, freeUnknown: 3 } }, false);
     expect(weights).toEqual({ ...DEFAULT_ALLOC_WEIGHTS, alloc: 20, badAlloc: 0, freeAgain: 0, freeInterior: 0, freeUnknown: 0 });
   });
 });

@@ -21,12 +21,13 @@ import {
   type Shard,
 } from '../src/harness/campaign';
 import { residencySetSystem } from '../src/systems/residency-set';
+import type { ImplFactory } from '../src/harness/runner';
 import { MUTANTS } from '../mutants/index';
 
 const ROOT = path.resolve(__dirname, '..');
 const SEED = 'campaign-test';
 
-function runShard(shard: Shard, runs: number, implFactory?: (typeof MUTANTS)[number]['createImpl']): { summary: CampaignSummary; results: RunResult[] } {
+function runShard(shard: Shard, runs: number, implFactory?: ImplFactory): { summary: CampaignSummary; results: RunResult[] } {
   const summary = emptySummary(SEED, shard, [residencySetSystem]);
   const results: RunResult[] = [];
   for (let ordinal = 0; runIndexOf(shard, ordinal) < runs; ordinal++) {
@@ -35,7 +36,7 @@ function runShard(shard: Shard, runs: number, implFactory?: (typeof MUTANTS)[num
     recordRun(summary.systems[residencySetSystem.name]!, result, shard);
     if (result.finding) {
       const f = result.finding;
-      addFinding(summary.findings, { signature: f.signature, system: f.system, check: f.check, op: f.op, runIndex: f.runIndex, commands: f.commands.length, file: `x/${f.signature}`, replay: '', weights: f.weights, faults: f.faults, smallConfigs: f.smallConfigs });
+      addFinding(summary.findings, { signature: f.signature, system: f.system, check: f.check, op: f.op, runIndex: f.runIndex, commands: f.commands.length, file: `x/${f.signature}`, replay: '', weights: f.weights, faults: [...f.faults], smallConfigs: f.smallConfigs });
     }
   }
   summary.stopped = 'complete';

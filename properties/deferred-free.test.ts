@@ -111,7 +111,7 @@ describe('deferred-free: the frame fence (FD3D12ManualFence) and the pool', () =
       { op: 'endFrame' },
       { op: 'poolAcquire', sizeClass: 0 },
     ];
-    const config = configFor('first-fit') as unknown as Record<string, never>;
+    const config = configFor('first-fit');
     expect(runSequence(deferredFreeSystem, config, program).ok).toBe(true);
     const mutant = DEFERRED_FREE_MUTANTS.find((candidate) => candidate.name === 'pool-hit-skips-completion-check')!;
     const outcome = runSequence(deferredFreeSystem, config, program, { implFactory: mutant.createImpl });

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { findSystem, systemForFile, SYSTEMS } from '../src/harness/registry';
+import { BUILTIN_REGISTRY, BUILTIN_SYSTEMS } from '../src/systems/index';
 import { MUTANTS } from '../mutants/index';
 import {
   loadRegression,
@@ -15,13 +15,15 @@ import {
   replayRegression,
   serializeRegression,
   writeRegression,
+  REGRESSION_FORMAT,
   type Lookup,
 } from '../src/harness/regression';
 import { formatFailure } from '../src/harness/runner';
 import { InputError } from '../src/harness/json';
 
 const ROOT = path.resolve(__dirname, '..', 'regressions');
-const lookup: Lookup = { findSystem, mutantSystems: new Map(MUTANTS.map((mutant) => [mutant.name, mutant.system])) };
+const lookup: Lookup = { findSystem: (name) => BUILTIN_REGISTRY.findSystem(name), mutantSystems: new Map(MUTANTS.map((mutant) => [mutant.name, mutant.system])) };
+const systemForFile = (name: string, rawConfig: unknown) => BUILTIN_REGISTRY.systemForFile(name, rawConfig);
 
 function allFiles(dir: string): string[] {
   return readdirSync(dir)
@@ -49,9 +51,10 @@ describe('regressions/', () => {
       // check recorded then: a fixed, seed-independent proof that this check fires.
       expect(replayProblems(result)).toEqual([]);
     });
-    it(`${name}: is stored in canonical form`, async () => {
-      const { regression } = await loadRegression(file, lookup.mutantSystems, systemForFile);
-      expect(readFileSync(file, 'utf8')).toBe(serializeRegression(regression));
+    it(`${name}: is stored in canonical form, in the current format (round-trips byte for byte)`, async () => {
+      const { regression, format } = await loadRegression(file, lookup.mutantSystems, systemForFile);
+      expect(format, 'an old format: run npm run regress -- migrate').toBe(REGRESSION_FORMAT);
+      expect(readFileSync(file, 'utf8')).toBe(serializeRegression(regression, file));
     });
   }
 });
@@ -68,7 +71,7 @@ describe('every invariant of every system fires in a stored counterexample', () 
       firing.set(regression.system, checks);
     }
     const missing: string[] = [];
-    for (const system of SYSTEMS) {
+    for (const system of BUILTIN_SYSTEMS) {
       for (const invariant of system.invariants) {
         if (!firing.get(system.name)?.has(invariant.name)) missing.push(`${system.name}/${invariant.name}`);
       }
@@ -79,7 +82,7 @@ describe('every invariant of every system fires in a stored counterexample', () 
 
 describe('regression file errors name the file and the JSON path', () => {
   const good = {
-    format: 1,
+    format: 2,
     system: 'residency-set',
     description: 'example',
     config: { slotCount: 2, initialCapacity: 2, objectSizesBytes: [1] },
@@ -98,8 +101,9 @@ describe('regression file errors name the file and the JSON path', () => {
     throw new Error('expected an InputError');
   };
 
-  it('accepts a well-formed file', () => {
+  it('accepts a well-formed file, and a format-1 file (read as format 2)', () => {
     expect(parse(good).commands).toHaveLength(2);
+    expect(parse({ ...good, format: 1 })).toEqual(parse(good));
   });
   it('rejects invalid JSON', () => {
     expect(() => parseRegression('{', 'bad.json', lookup)).toThrow(/^bad\.json: \$: not valid JSON/);
@@ -115,7 +119,10 @@ describe('regression file errors name the file and the JSON path', () => {
   });
   it('rejects an unknown system, format, mutant or a bad config', () => {
     expect(errorOf({ ...good, system: 'nope' }).jsonPath).toBe('$.system');
-    expect(errorOf({ ...good, format: 2 }).jsonPath).toBe('$.format');
+    expect(errorOf({ ...good, format: 3 }).jsonPath).toBe('$.format');
+    expect(errorOf({ ...good, description: 7 }).message).toMatch(/^x\.json: \$\.description: expected string, got 7/);
+    expect(errorOf({ ...good, origin: { tool: 'x' } }).jsonPath).toBe('$.origin.date');
+    expect(errorOf({ ...good, extra: 1 }).message).toMatch(/^x\.json: \$\.extra: unknown field/);
     expect(errorOf({ ...good, catches: ['no-such-mutant'] }).jsonPath).toBe('$.catches[0]');
     expect(errorOf({ ...good, catches: ['bf-chooses-first-fit'] }).message).toMatch(/\$\.catches\[0\]: mutant 'bf-chooses-first-fit' belongs to system alloc-best-fit/);
     expect(errorOf({ ...good, commands: [] }).jsonPath).toBe('$.commands');

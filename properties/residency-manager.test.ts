@@ -207,6 +207,7 @@ describe('bookkeeping-matches-device: list walks', () => {
   // A side whose lists are doctored: the check must name an object listed twice or on both lists
   // (the counters and statuses alone cannot show it when another object is missing).
   const check = residencyManagerSystem.invariants.find((invariant) => invariant.name === 'bookkeeping-matches-device')!.check;
+  const config = { ...BASE, objectSizesBytes: [4, 4, 4] };
   const fakeSide = (resident: number[], evicted: number[]) => {
     const manager = {
       residentList: () => resident,
@@ -215,18 +216,18 @@ describe('bookkeeping-matches-device: list walks', () => {
       status: (object: number) => (resident.includes(object) ? 'resident' : evicted.includes(object) ? 'evicted' : 'untracked'),
       gpu: { residencyRefCount: (object: number) => (resident.includes(object) ? 1 : 0), violations: [], objectHistory: () => [] },
     };
-    return { manager, config: { ...BASE, objectSizesBytes: [4, 4, 4] } } as never;
+    return { manager, config } as never;
   };
   it('passes well-formed lists', () => {
-    expect(check(fakeSide([0, 1], [2]), fakeSide([0, 1], [2]), {})).toBeNull();
+    expect(check(fakeSide([0, 1], [2]), fakeSide([0, 1], [2]), config)).toBeNull();
   });
   it('names an object listed twice in the resident list', () => {
-    expect(check(fakeSide([0, 1], [2]), fakeSide([0, 0], [2]), {})).toBe('implementation: object 0 is twice in the resident list');
+    expect(check(fakeSide([0, 1], [2]), fakeSide([0, 0], [2]), config)).toBe('implementation: object 0 is twice in the resident list');
   });
   it('names an object on both lists', () => {
-    expect(check(fakeSide([0, 1], [2]), fakeSide([0, 1], [1]), {})).toBe('implementation: object 1 is in both lists');
+    expect(check(fakeSide([0, 1], [2]), fakeSide([0, 1], [1]), config)).toBe('implementation: object 1 is in both lists');
   });
   it('names an object listed twice in the evicted list', () => {
-    expect(check(fakeSide([0, 1], [2, 2]), fakeSide([0, 1], [2]), {})).toBe('model: object 2 is twice in the evicted list');
+    expect(check(fakeSide([0, 1], [2, 2]), fakeSide([0, 1], [2]), config)).toBe('model: object 2 is twice in the evicted list');
   });
 });

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkSystem, saveCommandLine } from '../src/harness/property';
 import { formatFailure, RunContext } from '../src/harness/runner';
-import type { SystemDef } from '../src/harness/system';
+import type { AnySystem } from '../src/harness/system';
 import { MUTANTS } from '../mutants/index';
 import { DEFAULT_SEED } from '../src/harness/seed';
 
@@ -20,7 +20,7 @@ export interface SuiteOptions {
   readonly mutantRuns?: number;
 }
 
-export function describeSystem(system: SystemDef, options: SuiteOptions): void {
+export function describeSystem(system: AnySystem, options: SuiteOptions): void {
   const mutants = MUTANTS.filter((mutant) => mutant.system === system.name);
 
   describe(`${system.name}: model and implementation`, () => {

@@ -7,7 +7,7 @@
  * regression files; the summary is checkpointed after every batch of runs, so a killed campaign
  * loses at most the runs in flight and never a finding.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -27,12 +27,12 @@ import {
   type RunResult,
   type Shard,
 } from '../harness/campaign';
-import { PROJECT_ROOT } from '../harness/mutant-catalog';
 import { originDate, regressionPath, serializeRegression, shortHash, REGRESSION_FORMAT } from '../harness/regression';
 import { DEFAULT_SEED } from '../harness/seed';
 import type { SystemDef } from '../harness/system';
-import { systemNames } from '../harness/registry';
-import { intOption, parseArgs, parseDuration, runMain, UsageError, type ParsedArgs } from './args';
+import { BUILTIN_REGISTRY, PROJECT_ROOT } from '../systems/index';
+import { writeFileAtomic } from '../harness/files';
+import { COMMANDS, parseCommand, runMain, UsageError, type ParsedArgs } from './args';
 import { resolveTargets, type Target, type TargetSpec } from './fuzz-targets';
 import { timedRun } from './fuzz-run';
 import type { WorkerInit, WorkerReply, WorkerTask } from './fuzz-worker';
@@ -53,13 +53,13 @@ const HELP = `usage:
   npm run fuzz -- [--system all|NAME[,NAME...] | --mutant NAME | --allocator MODULE] [--seed S]
                   [--runs N | --budget 30s|45m|8h]
                   [--workers N] [--shard k/K] [--json FILE] [--out DIR] [--resume FILE]
-  npm run fuzz -- merge SUMMARY.json SUMMARY.json ... [--json FILE]
+  npm run fuzz -- merge SUMMARY.json SUMMARY.json ... [--json FILE]   (see merge --help)
 
 Runs a fuzz campaign: run i of each system gets a seed derived from (campaign seed, system, i),
 draws its enabled ops and weights (swarm testing) and its fault sites from it, and runs one
 generated sequence side by side (model vs implementation) with every invariant checked.
 
-  --system    systems to fuzz (default all): ${systemNames().join(', ')}
+  --system    systems to fuzz (default all): ${BUILTIN_REGISTRY.systemNames().join(', ')}
   --mutant    fuzz a mutant of the bug catalog instead of the real implementation (its
               findings record the mutant in "catches")
   --allocator fuzz your own allocator: a .js/.mjs/.ts module exporting createAllocator(capacityBytes)
@@ -78,6 +78,7 @@ generated sequence side by side (model vs implementation) with every invariant c
               a budgeted campaign needs a new --budget)
   --checkpoint rewrite the summary at most this often (default: after every batch of runs); a
               SIGKILL loses the runs finished since, which a resume runs again
+  -h, --help  this help
 
 Exit codes: 0 no finding, 1 findings (each written as a regression file), 2 bad arguments,
 3 interrupted without findings. Ctrl-C or SIGTERM finishes the runs in flight, writes the summary
@@ -87,6 +88,14 @@ of runs, so even a SIGKILL loses only the runs in flight. Findings are never ove
 file name carries a hash of its case.
 merge combines the summaries of one campaign's shards into one (same seed, runs and targets, each
 shard once); it exits 1 on findings and 3 if shards are missing or were interrupted.`;
+
+const MERGE_HELP = `usage: npm run fuzz -- merge SUMMARY.json SUMMARY.json ... [--json FILE]
+
+Combines the summaries of one campaign's shards (same seed, runs and targets, each shard once)
+into one and prints it; exits 1 on findings and 3 if shards are missing or were interrupted.
+
+  --json FILE  also write the merged summary to FILE
+  -h, --help   this help`;
 
 interface CampaignOptions {
   readonly seed: string;
@@ -109,11 +118,10 @@ function displayPath(file: string): string {
   return relative.startsWith('..') || path.isAbsolute(relative) ? path.resolve(file) : relative;
 }
 
+/** Writes a whole file or nothing (see writeFileAtomic), creating its folder. */
 function writeAtomically(file: string, text: string): void {
   mkdirSync(path.dirname(file), { recursive: true });
-  const temp = `${file}.tmp-${process.pid}`;
-  writeFileSync(temp, text);
-  renameSync(temp, file);
+  writeFileAtomic(file, text);
 }
 
 function parseShard(raw: string | undefined): Shard {
@@ -149,38 +157,38 @@ function ensureWritableDir(dir: string, what: string): void {
   }
 }
 
-async function parseCampaign(args: ParsedArgs): Promise<CampaignOptions> {
-  if (args.positionals.length > 0) throw new UsageError(`unexpected argument '${args.positionals[0]}' (see --help)`);
-  const resumeFile = args.options.get('resume');
+type CampaignArgs = ParsedArgs<(typeof COMMANDS)['fuzz']['options']>;
+
+async function parseCampaign(args: CampaignArgs): Promise<CampaignOptions> {
+  const resumeFile = args.values.resume;
   const resumed = resumeFile === undefined ? null : readSummary(resumeFile);
-  let seed = args.options.get('seed') ?? resumed?.seed ?? String(DEFAULT_SEED);
+  let seed = args.values.seed ?? resumed?.seed ?? String(DEFAULT_SEED);
   if (seed.trim() === '') throw new UsageError('--seed must not be empty');
   seed = seed.trim();
-  let shard = parseShard(args.options.get('shard'));
+  let shard = parseShard(args.values.shard);
   if (resumed !== null) {
-    if (args.options.has('seed') && seed !== resumed.seed) throw new UsageError(`--seed ${seed} does not match the resumed campaign's seed ${resumed.seed}`);
+    if (args.values.seed !== undefined && seed !== resumed.seed) throw new UsageError(`--seed ${seed} does not match the resumed campaign's seed ${resumed.seed}`);
     if (resumed.shards.length !== 1) throw new UsageError(`${resumeFile} is a merged summary; resume one shard's summary`);
     const resumedShard = parseShard(resumed.shards[0]);
-    if (args.options.has('shard') && shardLabel(shard) !== shardLabel(resumedShard)) throw new UsageError(`--shard does not match the resumed campaign's shard ${resumed.shards[0]}`);
+    if (args.values.shard !== undefined && shardLabel(shard) !== shardLabel(resumedShard)) throw new UsageError(`--shard does not match the resumed campaign's shard ${resumed.shards[0]}`);
     shard = resumedShard;
   }
   const resumedSpec = resumed?.targets as TargetSpec | undefined;
-  if (resumed !== null && (args.options.has('system') || args.options.has('mutant'))) {
+  if (resumed !== null && (args.values.system !== undefined || args.values.mutant !== undefined)) {
     throw new UsageError('--resume takes the systems and mutant from the summary; drop --system/--mutant');
   }
-  const mutant = args.options.get('mutant');
-  const allocator = args.options.get('allocator');
+  const mutant = args.values.mutant;
+  const allocator = args.values.allocator;
   if (resumed !== null && allocator !== undefined) throw new UsageError('--resume takes the allocator module from the summary; drop --allocator');
   const targetSpec: TargetSpec = resumedSpec ?? {
-    systems: args.options.get('system') ?? 'all',
+    systems: args.values.system ?? 'all',
     ...(mutant === undefined ? {} : { mutant }),
     ...(allocator === undefined ? {} : { allocator }),
   };
   const targets = await resolveTargets(targetSpec);
   const systems = targets.map((target) => target.system);
-  const budgetRaw = args.options.get('budget');
-  const budgetMs = budgetRaw === undefined ? null : parseDuration(budgetRaw);
-  let runs = intOption(args, 'runs', 1) ?? null;
+  const budgetMs = args.values.budget ?? null;
+  let runs = args.values.runs ?? null;
   if (runs !== null && budgetMs !== null) throw new UsageError('give --runs or --budget, not both');
   if (resumed !== null) {
     if (resumed.runs !== null) {
@@ -195,11 +203,9 @@ async function parseCampaign(args: ParsedArgs): Promise<CampaignOptions> {
     }
   }
   if (runs === null && budgetMs === null) runs = DEFAULT_RUNS;
-  const checkpointRaw = args.options.get('checkpoint');
-  const workers = intOption(args, 'workers', 1) ?? Math.max(1, cpus().length);
-  if (workers > 64) throw new UsageError(`--workers ${workers} is more than 64`);
-  const jsonFile = args.options.get('json') ?? resumeFile ?? path.join(PROJECT_ROOT, '.fuzz', 'last-campaign.json');
-  const outDir = args.options.get('out') ?? path.join(PROJECT_ROOT, 'regressions');
+  const workers = args.values.workers ?? Math.max(1, cpus().length);
+  const jsonFile = args.values.json ?? resumeFile ?? path.join(PROJECT_ROOT, '.fuzz', 'last-campaign.json');
+  const outDir = args.values.out ?? path.join(PROJECT_ROOT, 'regressions');
   ensureWritableDir(path.dirname(path.resolve(jsonFile)), 'the summary folder');
   ensureWritableDir(outDir, 'the findings folder');
   return {
@@ -214,7 +220,7 @@ async function parseCampaign(args: ParsedArgs): Promise<CampaignOptions> {
     jsonFile,
     outDir,
     resumed,
-    checkpointMs: checkpointRaw === undefined ? 0 : parseDuration(checkpointRaw, 'checkpoint'),
+    checkpointMs: args.values.checkpoint ?? 0,
   };
 }
 
@@ -323,7 +329,7 @@ class Campaign {
       file: displayPath(file),
       replay: `npm run regress -- replay ${displayPath(file)}`,
       weights: finding.weights,
-      faults: finding.faults,
+      faults: [...finding.faults],
       smallConfigs: finding.smallConfigs,
     };
     const verdict = addFinding(this.summary.findings, entry);
@@ -348,7 +354,7 @@ class Campaign {
             check: finding.check,
           },
           catches,
-        }),
+        }, file),
       );
     }
     // The finding of a later run with the same signature was written first: remove it.
@@ -498,7 +504,7 @@ function printSummary(summary: CampaignSummary): void {
   }
 }
 
-async function campaignMain(args: ParsedArgs): Promise<number> {
+async function campaignMain(args: CampaignArgs): Promise<number> {
   const options = await parseCampaign(args);
   if (!existsSync(options.outDir)) mkdirSync(options.outDir, { recursive: true });
   const campaign = new Campaign(options);
@@ -540,8 +546,8 @@ async function campaignMain(args: ParsedArgs): Promise<number> {
 }
 
 async function mergeMain(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, ['json'], []);
-  if (args.positionals.length === 0) throw new UsageError('merge needs one or more summary files');
+  const args = parseCommand(COMMANDS['fuzz merge'], argv, MERGE_HELP);
+  if (args.positionals.length === 0) throw new UsageError('merge needs one or more summary files (see npm run fuzz -- merge --help)');
   let merged: CampaignSummary;
   try {
     merged = mergeSummaries(args.positionals.map(readSummary));
@@ -549,7 +555,7 @@ async function mergeMain(argv: string[]): Promise<number> {
     if (error instanceof UsageError) throw error;
     throw new UsageError((error as Error).message);
   }
-  const out = args.options.get('json');
+  const out = args.values.json;
   if (out !== undefined) writeAtomically(out, JSON.stringify(merged, null, 2) + '\n');
   printSummary(merged);
   if (merged.findings.length > 0) return 1;
@@ -563,10 +569,5 @@ async function mergeMain(argv: string[]): Promise<number> {
 await runMain(async () => {
   const argv = process.argv.slice(2);
   if (argv[0] === 'merge') return mergeMain(argv.slice(1));
-  const args = parseArgs(argv, ['system', 'mutant', 'allocator', 'seed', 'runs', 'budget', 'workers', 'shard', 'json', 'out', 'resume', 'checkpoint'], ['help']);
-  if (args.flags.has('help')) {
-    console.log(HELP);
-    return 0;
-  }
-  return campaignMain(args);
+  return campaignMain(parseCommand(COMMANDS.fuzz, argv, HELP));
 });

@@ -3,13 +3,14 @@
  * system against the mutant under a fixed seed and reports whether it was detected, after how
  * many runs and milliseconds, by which check, and how short the shrunk counterexample is.
  */
-import { writeFileSync } from 'node:fs';
+import { accessSync, constants, statSync } from 'node:fs';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { checkSystem, saveCommandLine } from '../harness/property';
-import { findSystem } from '../harness/registry';
-import { loadMutants } from '../harness/mutant-catalog';
+import { BUILTIN_REGISTRY } from '../systems/index';
 import { DEFAULT_SEED } from '../harness/seed';
-import { intOption, parseArgs, runMain, UsageError } from './args';
+import { writeFileAtomic } from '../harness/files';
+import { COMMANDS, parseCommand, runMain, UsageError } from './args';
 
 const HELP = `usage: npm run mutants -- [--system NAME] [--mutant NAME] [--seed S] [--runs N] [--json FILE] [--commands]
 
@@ -17,9 +18,16 @@ Runs every mutant of the bug catalog (mutants/) against its system's property wi
 seed (default ${DEFAULT_SEED}, the seed of npm test) and up to N runs each (default 1000).
 For each mutant: detected or SURVIVED, runs and milliseconds until the first failure,
 the check that caught it (expected in parentheses when different), and the shrunk length.
---commands also prints the regress command that stores each counterexample.
 Exit code 1 if any mutant survives. A mutant caught by another check than the one it names is
-reported (npm test holds every mutant to its named check under the default seed).`;
+reported (npm test holds every mutant to its named check under the default seed).
+
+  --system NAME  only the mutants of this system
+  --mutant NAME  only this mutant
+  --seed S       fast-check seed, an integer (default ${DEFAULT_SEED})
+  --runs N       runs per mutant before it counts as SURVIVED (default 1000)
+  --json FILE    also write the report as JSON (replaced whole, at the end of the run)
+  --commands     print the regress command that stores each counterexample
+  -h, --help     this help`;
 
 export interface MutantReport {
   readonly name: string;
@@ -36,31 +44,29 @@ export interface MutantReport {
 }
 
 await runMain(async () => {
-  const args = parseArgs(process.argv.slice(2), ['system', 'mutant', 'seed', 'runs', 'json'], ['help', 'commands']);
-  if (args.flags.has('help')) {
-    console.log(HELP);
-    return 0;
-  }
-  if (args.positionals.length > 0) throw new UsageError(`unexpected argument '${args.positionals[0]}'`);
-  const seed = intOption(args, 'seed', -(2 ** 31)) ?? DEFAULT_SEED;
-  const numRuns = intOption(args, 'runs', 1) ?? 1000;
-  let mutants = await loadMutants();
-  const systemFilter = args.options.get('system');
+  const args = parseCommand(COMMANDS.mutants, process.argv.slice(2), HELP);
+  const seed = args.values.seed ?? DEFAULT_SEED;
+  const numRuns = args.values.runs ?? 1000;
+  let mutants = await BUILTIN_REGISTRY.mutants();
+  const systemFilter = args.values.system;
   if (systemFilter !== undefined) {
-    if (findSystem(systemFilter) === undefined) throw new UsageError(`unknown system '${systemFilter}'`);
+    if (BUILTIN_REGISTRY.findSystem(systemFilter) === undefined) throw new UsageError(`unknown system '${systemFilter}'`);
     mutants = mutants.filter((mutant) => mutant.system === systemFilter);
   }
-  const mutantFilter = args.options.get('mutant');
+  const mutantFilter = args.values.mutant;
   if (mutantFilter !== undefined) {
     mutants = mutants.filter((mutant) => mutant.name === mutantFilter);
     if (mutants.length === 0) throw new UsageError(`unknown mutant '${mutantFilter}'`);
   }
 
-  const jsonFile = args.options.get('json');
+  const jsonFile = args.values.json;
   if (jsonFile !== undefined) {
-    // Fail before the run, not after it: an unwritable report path loses nothing yet.
+    // Fail before the run, not after it: an unwritable report path loses nothing yet (and an
+    // existing report stays whole until the new one replaces it).
     try {
-      writeFileSync(jsonFile, '');
+      accessSync(path.dirname(path.resolve(jsonFile)), constants.W_OK);
+      const stats = statSync(jsonFile, { throwIfNoEntry: false });
+      if (stats?.isDirectory() === true) throw Object.assign(new Error('a folder'), { code: 'EISDIR' });
     } catch (error) {
       throw new UsageError(`--json ${jsonFile} is not writable (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
     }
@@ -68,7 +74,7 @@ await runMain(async () => {
   const reports: MutantReport[] = [];
   let bad = 0;
   for (const mutant of mutants) {
-    const system = findSystem(mutant.system);
+    const system = BUILTIN_REGISTRY.findSystem(mutant.system);
     if (system === undefined) throw new Error(`mutant ${mutant.name} names unknown system ${mutant.system}`);
     const started = performance.now();
     let msToDetection: number | null = null;
@@ -105,7 +111,7 @@ await runMain(async () => {
             (ok ? '' : ` (expected ${report.expectedCheck})`)
           : `${numRuns} runs`),
     );
-    if (args.flags.has('commands') && result.failed) console.log(`            ${saveCommandLine(mutant.system, seed, result.path, mutant.name)}`);
+    if (args.values.commands && result.failed) console.log(`            ${saveCommandLine(mutant.system, seed, result.path, mutant.name)}`);
   }
   const detected = reports.filter((report) => report.detected).length;
   const unexpected = reports.filter((report) => report.detected && report.check !== report.expectedCheck).length;
@@ -113,6 +119,6 @@ await runMain(async () => {
     `\n${detected} of ${reports.length} mutants detected` +
       (unexpected === 0 ? (detected > 0 ? ', every one by the check it names' : '') : `; ${unexpected} by another check than the one named`),
   );
-  if (jsonFile !== undefined) writeFileSync(jsonFile, JSON.stringify({ seed, numRuns, mutants: reports }, null, 2) + '\n');
+  if (jsonFile !== undefined) writeFileAtomic(jsonFile, JSON.stringify({ seed, numRuns, mutants: reports }, null, 2) + '\n');
   return bad === 0 ? 0 : 1;
 });

@@ -6,8 +6,9 @@
  */
 import { checkSystem } from './property';
 import { RunContext, runSequence, type ImplFactory } from './runner';
-import { InputError, isPlainObject, jsonEqual, type Json, type JsonObject } from './json';
-import type { Command, GenerationPlan, SystemDef } from './system';
+import { jsonEqual, type Json, type JsonObject } from './json';
+import type { AnySystem, Command, GenerationPlan } from './system';
+import { Bool, Nat, OneOf, parseWith, Str, Strict, Type, type Static } from './schema';
 import { runStream } from './seed';
 
 /** Share of runs that use the system's default weights instead of a swarm draw. */
@@ -33,12 +34,12 @@ export interface RunPlan {
 }
 
 /** Which op names belong to a fault site of the system. */
-function faultOpNames(system: SystemDef): Set<string> {
+function faultOpNames(system: AnySystem): Set<string> {
   return new Set(Object.values(system.faultOps ?? {}).flat());
 }
 
 /** Derives run i's plan from the campaign seed alone. */
-export function planRun(campaignSeed: string | number, system: SystemDef, runIndex: number): RunPlan {
+export function planRun(campaignSeed: string | number, system: AnySystem, runIndex: number): RunPlan {
   // One stream per run: the fast-check seed first, then the config bias, fault sites and swarm
   // weights, always drawn in this order.
   const stream = runStream(campaignSeed, system.name, runIndex);
@@ -50,7 +51,7 @@ export function planRun(campaignSeed: string | number, system: SystemDef, runInd
   let weights: Record<string, number> | null = null;
   if (stream() >= DEFAULT_PLAN_SHARE) {
     weights = {};
-    const ordinary = Object.keys(system.ops).filter((op) => !faultOps.has(op));
+    const ordinary = system.opNames.filter((op) => !faultOps.has(op));
     for (const op of ordinary) weights[op] = stream() < OP_ENABLED_PROBABILITY ? 1 + Math.floor(stream() * MAX_SWARM_WEIGHT) : 0;
     if (ordinary.every((op) => weights![op] === 0)) weights[ordinary[Math.floor(stream() * ordinary.length)]!] = 1;
   }
@@ -109,7 +110,7 @@ export class NondeterminismError extends Error {}
  * Executes run i: one fast-check case, shrunk on failure, then replayed twice to prove the
  * finding is deterministic before it is reported.
  */
-export function executeRun(system: SystemDef, plan: RunPlan, implFactory?: ImplFactory): RunResult {
+export function executeRun(system: AnySystem, plan: RunPlan, implFactory?: ImplFactory): RunResult {
   const context = new RunContext();
   const result = checkSystem(system, { seed: plan.seed, numRuns: 1, plan: generationPlan(plan), context, implFactory, unbiased: true });
   const probes = Object.fromEntries(context.probeCounts);
@@ -160,38 +161,86 @@ export function executeRun(system: SystemDef, plan: RunPlan, implFactory?: ImplF
  */
 export const SUMMARY_FORMAT = 2;
 
-export interface FindingEntry {
-  readonly signature: string;
-  readonly system: string;
-  readonly check: string;
-  readonly op: string;
-  readonly runIndex: number;
-  readonly commands: number;
-  readonly file: string;
-  readonly replay: string;
-  readonly weights: Readonly<Record<string, number>> | null;
-  readonly faults: readonly string[];
-  readonly smallConfigs: boolean;
-}
+/** Counts, sizes and rates in a summary: non-negative numbers (rates need not be integers). */
+const Count = (options: { readonly description?: string } = {}) => Type.Number({ minimum: 0, ...options });
+const Counts = () => Type.Record(Type.String(), Count());
+const Weights = () => Type.Union([Type.Record(Type.String(), Count()), Type.Null()], { description: 'the run plan\'s op weights; null: the system\'s defaults' });
 
-export interface SystemSummary {
-  runs: number;
-  commands: number;
-  /**
-   * Done runs per shard "k/K", counted in the shard's own ordinals j (run index k + j*K):
-   * every ordinal below `below` is done, plus those in `above` (workers finish out of order).
-   */
-  completed: Record<string, Completion>;
-  probes: Record<string, number>;
-  probesNeverHit: string[];
-  swarm: { defaultPlanRuns: number; smallConfigRuns: number; opEnabledRuns: Record<string, number> };
-  faults: { faultFreeRuns: number; siteRuns: Record<string, number> };
-}
+export const FindingEntrySchema = Strict({
+  signature: Str({ description: 'system/check/op: findings with the same signature are one bug' }),
+  system: Str(),
+  check: Str(),
+  op: Str(),
+  runIndex: Count(),
+  commands: Count(),
+  file: Str({ description: 'the regression file written for it' }),
+  replay: Str({ description: 'the command that replays it' }),
+  weights: Weights(),
+  faults: Type.Array(Str()),
+  smallConfigs: Bool(),
+});
+export type FindingEntry = Static<typeof FindingEntrySchema>;
 
-export interface Completion {
-  below: number;
-  above: number[];
-}
+export const CompletionSchema = Strict({
+  below: Count(),
+  above: Type.Array(Count()),
+});
+/**
+ * Done runs of one shard, counted in the shard's own ordinals j (run index k + j*K): every
+ * ordinal below `below` is done, plus those in `above` (workers finish out of order).
+ */
+export type Completion = Static<typeof CompletionSchema>;
+
+export const SystemSummarySchema = Strict({
+  runs: Count(),
+  commands: Count(),
+  completed: Type.Record(Type.String({ pattern: '^[0-9]+/[0-9]+$' }), CompletionSchema, { description: 'done runs per shard "k/K"' }),
+  probes: Counts(),
+  probesNeverHit: Type.Array(Str()),
+  swarm: Strict({ defaultPlanRuns: Count(), smallConfigRuns: Count(), opEnabledRuns: Counts() }),
+  faults: Strict({ faultFreeRuns: Count(), siteRuns: Counts() }),
+});
+export type SystemSummary = Static<typeof SystemSummarySchema>;
+
+export const CampaignTimingSchema = Strict({
+  elapsedMs: Count(),
+  workers: Count(),
+  busyMs: Type.Record(Type.String(), Count(), { description: "time spent executing each system's runs, summed over workers" }),
+  commandsPerSecond: Type.Record(Type.String(), Count(), { description: 'side-by-side commands per second per core: commands / busy seconds, per system' }),
+  totalCommandsPerSecond: Count({ description: "all systems' commands over the wall-clock time" }),
+  threadRuns: Count({ description: "runs executed on worker threads (the rest ran on the campaign's main thread)" }),
+});
+export type CampaignTiming = Static<typeof CampaignTimingSchema>;
+
+export const TargetSpecSchema = Strict(
+  {
+    systems: Str({ description: "comma-separated system names or 'all'" }),
+    mutant: Type.Optional(Str({ description: 'runs against this mutant of the catalog (its system only)' })),
+    allocator: Type.Optional(Str({ description: "a user's allocator module" })),
+  },
+  { description: 'what the campaign runs against (plain data: a resume rebuilds the same targets)' },
+);
+/** What a campaign runs against. */
+export type TargetSpec = Static<typeof TargetSpecSchema>;
+
+export const CampaignSummarySchema = Strict(
+  {
+    $schema: Type.Optional(Str({ description: 'where an editor finds this schema' })),
+    format: Type.Literal(SUMMARY_FORMAT),
+    seed: Str(),
+    runs: Type.Union([Nat(), Type.Null()], { description: 'runs per system (run indices 0..runs-1), or null for a time-budgeted campaign' }),
+    budgetMs: Type.Union([Count(), Type.Null()], { description: 'the time budget of a budgeted campaign (a resume asks for a new one), else null' }),
+    targets: TargetSpecSchema,
+    shards: Type.Array(Type.String({ pattern: '^[0-9]+/[0-9]+$' }), { description: 'shards merged into this summary, as "k/K"' }),
+    systems: Type.Record(Type.String(), SystemSummarySchema),
+    findings: Type.Array(FindingEntrySchema),
+    timing: CampaignTimingSchema,
+    stopped: OneOf(['complete', 'budget', 'interrupted', 'running', 'incomplete'], { description: "'incomplete': a merge that lacks some of the campaign's shards" }),
+  },
+  { title: 'gpu-memory-verifier campaign summary' },
+);
+/** A campaign's summary file, as written after every batch and read back by --resume and merge. */
+export type CampaignSummary = Static<typeof CampaignSummarySchema>;
 
 export interface Shard {
   readonly index: number;
@@ -205,19 +254,6 @@ export function shardLabel(shard: Shard): string {
 /** Run index of the shard's j-th run. */
 export function runIndexOf(shard: Shard, ordinal: number): number {
   return shard.index + ordinal * shard.count;
-}
-
-export interface CampaignTiming {
-  elapsedMs: number;
-  workers: number;
-  /** Time spent executing each system's runs, summed over workers. */
-  busyMs: Record<string, number>;
-  /** Side-by-side commands per second per core: commands / busy seconds, per system. */
-  commandsPerSecond: Record<string, number>;
-  /** All systems' commands over the wall-clock time (what the machine did with its workers). */
-  totalCommandsPerSecond: number;
-  /** Runs executed on worker threads (the rest ran on the campaign's main thread). */
-  threadRuns: number;
 }
 
 export function emptyTiming(): CampaignTiming {
@@ -236,33 +272,14 @@ export function computeRates(summary: CampaignSummary): void {
   summary.timing.totalCommandsPerSecond = elapsedSeconds > 0 ? Math.round(total / elapsedSeconds) : 0;
 }
 
-export interface CampaignSummary {
-  format: number;
-  seed: string;
-  /** Runs per system (run indices 0..runs-1), or null for a time-budgeted campaign. */
-  runs: number | null;
-  /** The time budget of a budgeted campaign (a resume asks for a new one), else null. */
-  budgetMs: number | null;
-  /** What the campaign runs against (plain data; a resume rebuilds the same targets). */
-  targets: JsonObject;
-  /** Shards merged into this summary, as "k/K". */
-  shards: string[];
-  systems: Record<string, SystemSummary>;
-  findings: FindingEntry[];
-  /** Wall-clock figures: the only fields that differ between two runs of the same campaign. */
-  timing: CampaignTiming;
-  /** 'incomplete': a merge that lacks some of the campaign's shards. */
-  stopped: 'complete' | 'budget' | 'interrupted' | 'running' | 'incomplete';
-}
-
-export function emptySystemSummary(system: SystemDef, shard: Shard): SystemSummary {
+export function emptySystemSummary(system: AnySystem, shard: Shard): SystemSummary {
   return {
     runs: 0,
     commands: 0,
     completed: { [shardLabel(shard)]: { below: 0, above: [] } },
     probes: Object.fromEntries(system.probes.map((probe) => [probe, 0])),
     probesNeverHit: [...system.probes],
-    swarm: { defaultPlanRuns: 0, smallConfigRuns: 0, opEnabledRuns: Object.fromEntries(Object.keys(system.ops).map((op) => [op, 0])) },
+    swarm: { defaultPlanRuns: 0, smallConfigRuns: 0, opEnabledRuns: Object.fromEntries(system.opNames.map((op) => [op, 0])) },
     faults: { faultFreeRuns: 0, siteRuns: Object.fromEntries(Object.keys(system.faultOps ?? {}).map((site) => [site, 0])) },
   };
 }
@@ -270,9 +287,9 @@ export function emptySystemSummary(system: SystemDef, shard: Shard): SystemSumma
 export function emptySummary(
   seed: string,
   shard: Shard,
-  systems: readonly SystemDef[],
+  systems: readonly AnySystem[],
   runs: number | null = null,
-  targets: JsonObject = { systems: 'all' },
+  targets: TargetSpec = { systems: 'all' },
   budgetMs: number | null = null,
 ): CampaignSummary {
   return {
@@ -417,95 +434,10 @@ export function mergeSummaries(summaries: readonly CampaignSummary[]): CampaignS
 }
 
 // ---------------------------------------------------------------------------------------------
-// Reading summaries back (resume, merge): every field is checked, errors name file and path.
-
-type Check = (value: unknown, at: string) => void;
-
-function summaryChecker(source: string) {
-  const fail = (at: string, what: string, value: unknown): never => {
-    throw new InputError(source, at, `expected ${what}, got ${JSON.stringify(value) ?? String(value)}`);
-  };
-  const num: Check = (v, at) => {
-    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) fail(at, 'a non-negative number', v);
-  };
-  const str: Check = (v, at) => {
-    if (typeof v !== 'string') fail(at, 'a string', v);
-  };
-  const bool: Check = (v, at) => {
-    if (typeof v !== 'boolean') fail(at, 'true or false', v);
-  };
-  const nullable =
-    (inner: Check): Check =>
-    (v, at) => {
-      if (v !== null) inner(v, at);
-    };
-  const array =
-    (inner: Check): Check =>
-    (v, at) => {
-      if (!Array.isArray(v)) fail(at, 'an array', v);
-      (v as unknown[]).forEach((item, index) => inner(item, `${at}[${index}]`));
-    };
-  const record =
-    (inner: Check): Check =>
-    (v, at) => {
-      if (!isPlainObject(v)) fail(at, 'an object', v);
-      for (const [key, item] of Object.entries(v as object)) inner(item, `${at}.${key}`);
-    };
-  const shape =
-    (fields: Record<string, Check>): Check =>
-    (v, at) => {
-      if (!isPlainObject(v)) fail(at, 'an object', v);
-      for (const [key, check] of Object.entries(fields)) {
-        if (!Object.hasOwn(v as object, key)) throw new InputError(source, `${at}.${key}`, 'missing field');
-        check((v as Record<string, unknown>)[key], `${at}.${key}`);
-      }
-    };
-  const shardLabelCheck: Check = (v, at) => {
-    if (typeof v !== 'string' || !/^\d+\/\d+$/.test(v) || Number(v.split('/')[0]) >= Number(v.split('/')[1])) fail(at, 'a shard "k/K"', v);
-  };
-  return { num, str, bool, nullable, array, record, shape, shardLabelCheck, fail };
-}
+// Reading summaries back (resume, merge): the summary schema checks every field; errors name the
+// file and the JSON path.
 
 /** Validates a parsed summary file; an InputError names the file and the JSON path. */
 export function parseSummary(value: unknown, source: string): CampaignSummary {
-  const c = summaryChecker(source);
-  const systemSummary = c.shape({
-    runs: c.num,
-    commands: c.num,
-    completed: c.record(c.shape({ below: c.num, above: c.array(c.num) })),
-    probes: c.record(c.num),
-    probesNeverHit: c.array(c.str),
-    swarm: c.shape({ defaultPlanRuns: c.num, smallConfigRuns: c.num, opEnabledRuns: c.record(c.num) }),
-    faults: c.shape({ faultFreeRuns: c.num, siteRuns: c.record(c.num) }),
-  });
-  const finding = c.shape({
-    signature: c.str,
-    system: c.str,
-    check: c.str,
-    op: c.str,
-    runIndex: c.num,
-    commands: c.num,
-    file: c.str,
-    replay: c.str,
-    weights: c.nullable(c.record(c.num)),
-    faults: c.array(c.str),
-    smallConfigs: c.bool,
-  });
-  c.shape({
-    format: (v, at) => {
-      if (v !== SUMMARY_FORMAT) c.fail(at, `format ${SUMMARY_FORMAT}`, v);
-    },
-    seed: c.str,
-    runs: c.nullable(c.num),
-    budgetMs: c.nullable(c.num),
-    targets: c.shape({ systems: c.str }),
-    shards: c.array(c.shardLabelCheck),
-    systems: c.record(systemSummary),
-    findings: c.array(finding),
-    timing: c.shape({ elapsedMs: c.num, workers: c.num, busyMs: c.record(c.num), commandsPerSecond: c.record(c.num), totalCommandsPerSecond: c.num, threadRuns: c.num }),
-    stopped: (v, at) => {
-      if (!['complete', 'budget', 'interrupted', 'running', 'incomplete'].includes(v as string)) c.fail(at, 'a campaign status', v);
-    },
-  })(value, '$');
-  return value as CampaignSummary;
+  return parseWith(CampaignSummarySchema, value, source);
 }

@@ -69,7 +69,8 @@ export interface SystemSpec<C extends JsonObject, S, Ops extends AnyOps<C, S>> {
   readonly name: string;
   readonly summary: string;
   readonly config: {
-    readonly schema: TObject;
+    /** The config's schema; its static type is the config type (a schema that disagrees with the arbitrary does not compile). */
+    readonly schema: TObject & { readonly static: C };
     /** Rules between fields that the schema cannot say; null when the config is fine. */
     readonly check?: (config: C) => string | null;
     readonly arbitrary: () => fc.Arbitrary<C>;

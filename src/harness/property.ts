@@ -5,12 +5,12 @@
  */
 import fc from 'fast-check';
 import type { JsonObject } from './json';
-import { failureKey, runSequence, minimizeCase, RunContext, type Failure, type ImplFactory } from './runner';
-import type { Command, GenerationPlan, SystemDef } from './system';
+import { failureKey, runSequence, minimizeCase, RunContext, type Failure, type ImplFactory, type RunOptions } from './runner';
+import type { Command, GenerationPlan, OpNamed, SystemDef } from './system';
 
-export interface Case {
-  readonly config: JsonObject;
-  readonly commands: Command[];
+export interface Case<C = JsonObject, Cmd = Command> {
+  readonly config: C;
+  readonly commands: Cmd[];
 }
 
 /**
@@ -18,7 +18,12 @@ export interface Case {
  * small values (campaigns run one case per seed, where the bias of a first run would make half
  * the sequences short); the plan may keep the bias for the config (swarm: small config ranges).
  */
-export function caseArb(system: SystemDef, plan?: GenerationPlan, maxLength?: number, unbiased = false): fc.Arbitrary<Case> {
+export function caseArb<C extends JsonObject, Cmd extends OpNamed, S>(
+  system: SystemDef<C, Cmd, S>,
+  plan?: GenerationPlan,
+  maxLength?: number,
+  unbiased = false,
+): fc.Arbitrary<Case<C, Cmd>> {
   const { minLength } = system.sequence;
   const max = maxLength ?? system.sequence.maxLength;
   const configs = unbiased && plan?.smallConfigs !== true ? fc.noBias(system.configArb()) : system.configArb();
@@ -28,12 +33,12 @@ export function caseArb(system: SystemDef, plan?: GenerationPlan, maxLength?: nu
   });
 }
 
-export interface CheckOptions {
+export interface CheckOptions<C = JsonObject, S = unknown> {
   readonly seed: number;
   readonly numRuns: number;
   /** fast-check replay path; with it, numRuns is ignored and the counterexample is rebuilt. */
   readonly path?: string;
-  readonly implFactory?: ImplFactory;
+  readonly implFactory?: ImplFactory<C, S>;
   readonly plan?: GenerationPlan;
   readonly maxLength?: number;
   /** Disable shrinking (used to time raw detection). */
@@ -46,7 +51,7 @@ export interface CheckOptions {
   readonly onFirstFailure?: (runIndex: number) => void;
 }
 
-export interface Finding {
+export interface Finding<C = JsonObject, Cmd = Command> {
   readonly seed: number;
   /** fast-check path of the shrunk counterexample (replays it with the same seed). */
   readonly path: string;
@@ -55,14 +60,14 @@ export interface Finding {
   /** Sequence length of the first failing case before shrinking. */
   readonly originalLength: number;
   /** The shrunk case, then minimized (1-minimal sequence, greedily shrunk config). */
-  readonly config: JsonObject;
-  readonly commands: Command[];
+  readonly config: C;
+  readonly commands: Cmd[];
   readonly failure: Failure;
 }
 
-export type CheckResult =
+export type CheckResult<C = JsonObject, Cmd = Command> =
   | { readonly failed: false; readonly numRuns: number; readonly commandsRun: number }
-  | ({ readonly failed: true; readonly commandsRun: number } & Finding);
+  | ({ readonly failed: true; readonly commandsRun: number } & Finding<C, Cmd>);
 
 /** A seed/path pair that does not lead to a counterexample of this system's arbitrary. */
 export class ReplayPathError extends Error {
@@ -73,8 +78,11 @@ export class ReplayPathError extends Error {
 }
 
 /** Runs the property once with fast-check; returns the minimal finding if it fails. */
-export function checkSystem(system: SystemDef, options: CheckOptions): CheckResult {
-  const runOptions = { implFactory: options.implFactory };
+export function checkSystem<C extends JsonObject, Cmd extends OpNamed, S>(
+  system: SystemDef<C, Cmd, S>,
+  options: CheckOptions<C, S>,
+): CheckResult<C, Cmd> {
+  const runOptions: RunOptions<C, S> = options.implFactory === undefined ? {} : { implFactory: options.implFactory };
   const generationOptions = { ...runOptions, context: options.context };
   // Shrinking keeps the failure's signature: once a case fails with key K (the check, and for an
   // observation difference the op and field), a shrunk candidate counts as failing only if it

@@ -5,26 +5,53 @@
  * pass against the real implementation and fail against every mutant it names in `catches`, so
  * a regression never silently loses its teeth.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { InputError, isPlainObject, parseFields, type Json, type JsonObject } from './json';
+import { fileURLToPath } from 'node:url';
+import { InputError, isPlainObject, type Json, type JsonObject } from './json';
 import { runSequence, type ImplFactory, type RunOutcome } from './runner';
-import type { Command, Mutant, SystemDef } from './system';
+import { Int, parseWith, Str, Strict, Type, type Static, type TSchema } from './schema';
+import type { AnyMutant, AnySystem, Command } from './system';
+import { writeFileAtomic } from './files';
 
-export const REGRESSION_FORMAT = 1;
+/**
+ * Regression file format. 2: files carry `"$schema"` (the path of schema/regression.schema.json
+ * from the file), so an editor validates a hand-edited file; otherwise as format 1, which is
+ * still read (and rewritten as format 2 by `regress migrate`).
+ */
+export const REGRESSION_FORMAT = 2;
+/** Formats this tool reads. */
+const READABLE_FORMATS = [1, 2] as const;
 
-export interface RegressionOrigin {
-  /** How the sequence was found: 'regress save', 'fuzz', 'hand-written'. */
-  readonly tool: string;
-  readonly seed?: number | string;
-  readonly path?: string;
-  /** UTC day the file was written (SOURCE_DATE_EPOCH makes it reproducible). */
-  readonly date: string;
-  /** Mutant the sequence was found against, if any. */
-  readonly mutant?: string;
-  /** The check that failed when it was found. */
-  readonly check?: string;
+/** Where the regression file schema lives (written by `npm run schemas`). */
+export const REGRESSION_SCHEMA_FILE = fileURLToPath(new URL('../../schema/regression.schema.json', import.meta.url));
+
+export const RegressionOriginSchema = Strict({
+  tool: Str({ description: "how the sequence was found: 'regress save', 'fuzz', 'hand-written'" }),
+  seed: Type.Optional(Type.Union([Int(), Str()])),
+  path: Type.Optional(Str({ description: 'fast-check replay path under that seed' })),
+  date: Str({ description: 'UTC day the file was written (SOURCE_DATE_EPOCH makes it reproducible)' }),
+  mutant: Type.Optional(Str({ description: 'mutant the sequence was found against, if any' })),
+  check: Type.Optional(Str({ description: 'the check that failed when it was found' })),
+});
+export type RegressionOrigin = Static<typeof RegressionOriginSchema>;
+
+/** The fields every regression file has; `config` and `commands` are checked by the system's own schemas. */
+function regressionFileSchema<Cfg extends TSchema, Cm extends TSchema, Sy extends TSchema>(config: Cfg, command: Cm, system: Sy) {
+  return Strict({
+    $schema: Type.Optional(Str({ description: 'path of the JSON Schema an editor validates this file with' })),
+    format: Type.Union(READABLE_FORMATS.map((format) => Type.Literal(format))),
+    system,
+    description: Str(),
+    config,
+    origin: RegressionOriginSchema,
+    catches: Type.Optional(Type.Array(Str(), { description: 'mutants this sequence must keep catching' })),
+    commands: Type.Array(command, { minItems: 1 }),
+  });
 }
+
+/** The system-independent part of a file: what is checked before the system is known. */
+const RegressionEnvelopeSchema = regressionFileSchema(Type.Unknown(), Type.Unknown(), Str());
 
 export interface Regression {
   readonly format: number;
@@ -37,29 +64,29 @@ export interface Regression {
   readonly catches: string[];
 }
 
+/**
+ * The JSON Schema of regression files for these systems: one branch per system (`oneOf` on
+ * `system`), each with that system's config schema and its commands' schemas.
+ */
+export function regressionJsonSchema(systems: readonly { readonly name: string; readonly configSchema: TSchema; readonly commandSchemas: Readonly<Record<string, TSchema>> }[]): JsonObject {
+  const branches = systems.map((system) =>
+    regressionFileSchema(system.configSchema, Type.Union(Object.values(system.commandSchemas)), Type.Literal(system.name)),
+  );
+  return JSON.parse(
+    JSON.stringify({
+      $schema: 'http://json-schema.org/draft-07/schema#',
+      $id: 'https://gpu-memory-verifier.invalid/schema/regression.schema.json',
+      title: 'gpu-memory-verifier regression file',
+      description: 'A shrunk failing sequence kept forever: it must pass against the implementation and fail against every mutant in catches.',
+      oneOf: branches,
+    }),
+  ) as JsonObject;
+}
+
 export interface Lookup {
-  findSystem(name: string): SystemDef | undefined;
+  findSystem(name: string): AnySystem | undefined;
   /** Mutant name -> the system it belongs to. */
   mutantSystems: ReadonlyMap<string, string>;
-}
-
-/** Validates one command against the system's op schemas. */
-export function parseCommand(system: SystemDef, source: string, at: string, raw: unknown): Command {
-  if (!isPlainObject(raw)) throw new InputError(source, at, `expected a command object, got ${JSON.stringify(raw)}`);
-  const op = raw.op;
-  if (typeof op !== 'string') throw new InputError(source, `${at}.op`, 'missing or non-string op');
-  const schema = system.ops[op];
-  if (schema === undefined) {
-    throw new InputError(source, `${at}.op`, `unknown op '${op}' for system ${system.name}; known: ${Object.keys(system.ops).join(', ')}`);
-  }
-  return parseFields(source, at, raw, schema, ['op']) as Command;
-}
-
-export function parseConfig(system: SystemDef, source: string, at: string, raw: unknown): JsonObject {
-  const config = parseFields(source, at, raw, system.configSchema);
-  const problem = system.validateConfig?.(config) ?? null;
-  if (problem !== null) throw new InputError(source, at, problem);
-  return config;
 }
 
 /** Parses and validates a regression file's text. Errors name the file and the JSON path. */
@@ -70,26 +97,15 @@ export function parseRegression(text: string, source: string, lookup: Lookup): R
   } catch (error) {
     throw new InputError(source, '$', `not valid JSON (${(error as Error).message})`);
   }
-  const top = parseFields(source, '$', raw, { format: 'int', system: 'string', description: 'string' }, [
-    'config',
-    'commands',
-    'origin',
-    'catches',
-  ]);
-  if (top.format !== REGRESSION_FORMAT) {
-    throw new InputError(source, '$.format', `unsupported format ${top.format}; this tool reads format ${REGRESSION_FORMAT}`);
+  if (isPlainObject(raw) && Object.hasOwn(raw, 'format') && !(READABLE_FORMATS as readonly unknown[]).includes(raw.format)) {
+    throw new InputError(source, '$.format', `unsupported format ${JSON.stringify(raw.format)}; this tool reads formats ${READABLE_FORMATS.join(' and ')}`);
   }
-  const system = lookup.findSystem(top.system as string);
+  const top = parseWith(RegressionEnvelopeSchema, raw, source);
+  const system = lookup.findSystem(top.system);
   if (system === undefined) throw new InputError(source, '$.system', `unknown system '${top.system}'`);
-  const config = parseConfig(system, source, '$.config', top.config);
-  if (!Array.isArray(top.commands)) throw new InputError(source, '$.commands', 'expected an array of commands');
-  if (top.commands.length === 0) throw new InputError(source, '$.commands', 'a regression needs at least one command');
-  const commands = top.commands.map((command, index) => parseCommand(system, source, `$.commands[${index}]`, command));
-  const origin = parseFields(source, '$.origin', top.origin, { tool: 'string', date: 'string' }, ['seed', 'path', 'mutant', 'check']);
-  const catchesRaw = top.catches ?? [];
-  if (!Array.isArray(catchesRaw)) throw new InputError(source, '$.catches', 'expected an array of mutant names');
-  const catches = catchesRaw.map((name, index) => {
-    if (typeof name !== 'string') throw new InputError(source, `$.catches[${index}]`, 'expected a mutant name');
+  const config: JsonObject = system.parseConfig(top.config, source, '$.config');
+  const commands: Command[] = top.commands.map((command, index) => system.parseCommand(command, source, `$.commands[${index}]`));
+  const catches = (top.catches ?? []).map((name, index) => {
     const mutantSystem = lookup.mutantSystems.get(name);
     if (mutantSystem === undefined) throw new InputError(source, `$.catches[${index}]`, `unknown mutant '${name}'`);
     if (mutantSystem !== system.name) throw new InputError(source, `$.catches[${index}]`, `mutant '${name}' belongs to system ${mutantSystem}, not ${system.name}`);
@@ -98,10 +114,10 @@ export function parseRegression(text: string, source: string, lookup: Lookup): R
   return {
     format: REGRESSION_FORMAT,
     system: system.name,
-    description: top.description as string,
+    description: top.description,
     config,
     commands,
-    origin: origin as unknown as RegressionOrigin,
+    origin: top.origin,
     catches,
   };
 }
@@ -125,8 +141,8 @@ export function readRegression(file: string, lookup: Lookup): Regression {
 export async function loadRegression(
   file: string,
   mutantSystems: ReadonlyMap<string, string>,
-  systemFor: (name: string, rawConfig: unknown) => Promise<SystemDef | undefined>,
-): Promise<{ regression: Regression; system: SystemDef }> {
+  systemFor: (name: string, rawConfig: unknown) => Promise<AnySystem | undefined>,
+): Promise<{ regression: Regression; system: AnySystem; format: number }> {
   const text = readText(file);
   let raw: unknown;
   try {
@@ -134,7 +150,7 @@ export async function loadRegression(
   } catch {
     raw = undefined; // parseRegression reports the syntax error with its position
   }
-  let system: SystemDef | undefined;
+  let system: AnySystem | undefined;
   if (isPlainObject(raw) && typeof raw.system === 'string') {
     try {
       system = await systemFor(raw.system, raw.config);
@@ -143,11 +159,20 @@ export async function loadRegression(
     }
   }
   const regression = parseRegression(text, file, { findSystem: (name) => (system?.name === name ? system : undefined), mutantSystems });
-  return { regression, system: system! };
+  const format = isPlainObject(raw) && typeof raw.format === 'number' ? raw.format : REGRESSION_FORMAT;
+  return { regression, system: system!, format };
 }
 
-/** Serialises a regression with a fixed key order, so the same finding gives the same bytes. */
-export function serializeRegression(regression: Regression): string {
+/** The `$schema` a file at `file` carries: the schema's path relative to the file, with forward slashes. */
+export function schemaReference(file: string): string {
+  return path.relative(path.dirname(path.resolve(file)), REGRESSION_SCHEMA_FILE).split(path.sep).join('/');
+}
+
+/**
+ * Serialises a regression as the file `file` (whose location fixes its `$schema` path) with a
+ * fixed key order, so the same finding gives the same bytes.
+ */
+export function serializeRegression(regression: Regression, file: string): string {
   const origin: JsonObject = { tool: regression.origin.tool };
   if (regression.origin.seed !== undefined) origin.seed = regression.origin.seed;
   if (regression.origin.path !== undefined) origin.path = regression.origin.path;
@@ -155,7 +180,8 @@ export function serializeRegression(regression: Regression): string {
   if (regression.origin.mutant !== undefined) origin.mutant = regression.origin.mutant;
   if (regression.origin.check !== undefined) origin.check = regression.origin.check;
   const value: JsonObject = {
-    format: regression.format,
+    $schema: schemaReference(file),
+    format: REGRESSION_FORMAT,
     system: regression.system,
     description: regression.description,
     config: regression.config,
@@ -169,15 +195,13 @@ export function serializeRegression(regression: Regression): string {
   return `${head}\n  "commands": [\n${body}\n  ]\n}\n`;
 }
 
-/** Writes atomically (temp file + rename); refuses to overwrite unless `force`. */
+/** Writes atomically (a crash leaves the old file or the new one); refuses to overwrite unless `force`. */
 export function writeRegression(file: string, regression: Regression, force: boolean): void {
   if (existsSync(file) && !force) {
     throw new InputError(file, '$', 'file exists; pass --force to overwrite');
   }
   mkdirSync(path.dirname(file), { recursive: true });
-  const temp = `${file}.tmp-${process.pid}`;
-  writeFileSync(temp, serializeRegression(regression));
-  renameSync(temp, file);
+  writeFileAtomic(file, serializeRegression(regression, file));
 }
 
 /** 32-bit FNV-1a of a string, as 8 hex digits: stable slugs for findings. */
@@ -206,8 +230,8 @@ export interface ReplayResult {
 export function replayRegression(
   file: string,
   regression: Regression,
-  system: SystemDef,
-  mutants: readonly Mutant[],
+  system: AnySystem,
+  mutants: readonly AnyMutant[],
   implFactory?: ImplFactory,
 ): ReplayResult {
   const real = runSequence(system, regression.config, regression.commands, implFactory ? { implFactory } : {});

@@ -3,9 +3,9 @@
  * runs every invariant, compares the two observations, and stops at the first step where
  * anything fails with a report that names the system, config, step, command and check.
  */
-import { ContractError } from '../contract';
+import { contractErrorObservation } from '../contract';
 import { jsonDiff, jsonEqual, type Json, type JsonObject } from './json';
-import type { Command, RunEnv, SystemDef } from './system';
+import type { Command, OpNamed, RunEnv, SystemDef } from './system';
 
 /** The check name used when the two observations differ. */
 export const OBSERVATION_CHECK = 'observation';
@@ -64,11 +64,13 @@ function crashText(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
-export type ImplFactory = (config: JsonObject, env: RunEnv) => unknown;
+/** Builds an implementation side in place of the system's own (a mutant or a user's module). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type ImplFactory<C = any, S = unknown> = (config: C, env: RunEnv) => S;
 
-export interface RunOptions {
+export interface RunOptions<C = JsonObject, S = unknown> {
   /** Replaces the system's implementation (a mutant or a user's module). */
-  readonly implFactory?: ImplFactory;
+  readonly implFactory?: ImplFactory<C, S>;
   readonly context?: RunContext;
 }
 
@@ -77,12 +79,11 @@ class Crash {
   constructor(readonly text: string) {}
 }
 
-function applySafely(system: SystemDef, side: unknown, command: Command): Json | Crash {
+function applySafely<C extends JsonObject, Cmd extends OpNamed, S>(system: SystemDef<C, Cmd, S>, side: S, command: Cmd): Json | Crash {
   try {
     return system.apply(side, command);
   } catch (error) {
-    if (error instanceof ContractError) return { error: error.code };
-    return new Crash(crashText(error));
+    return contractErrorObservation(error) ?? new Crash(crashText(error));
   }
 }
 
@@ -95,20 +96,20 @@ function observationOf(applied: Json | Crash): Json {
  * path allocates nothing beyond the observations; a failing step is then evaluated in full
  * (invariants are pure checks) to list every check that failed.
  */
-export function runSequence(
-  system: SystemDef,
-  config: JsonObject,
-  commands: readonly Command[],
-  options: RunOptions = {},
+export function runSequence<C extends JsonObject, Cmd extends OpNamed, S>(
+  system: SystemDef<C, Cmd, S>,
+  config: C,
+  commands: readonly Cmd[],
+  options: RunOptions<C, S> = {},
 ): RunOutcome {
   const context = options.context ?? new RunContext();
-  let model: unknown;
-  let impl: unknown;
+  let model: S;
+  let impl: S;
   try {
     model = system.createModel(config, context);
     impl = (options.implFactory ?? system.createImpl)(config, SILENT_ENV);
   } catch (error) {
-    const command = commands[0] ?? { op: '(none)' };
+    const command = (commands[0] ?? { op: '(none)' }) as unknown as Command;
     const text = crashText(error);
     return {
       ok: false,
@@ -133,13 +134,13 @@ export function runSequence(
   return { ok: true, steps: commands.length };
 }
 
-function describeFailure(
-  system: SystemDef,
-  config: JsonObject,
+function describeFailure<C extends JsonObject, Cmd extends OpNamed, S>(
+  system: SystemDef<C, Cmd, S>,
+  config: C,
   step: number,
-  command: Command,
-  model: unknown,
-  impl: unknown,
+  command: Cmd,
+  model: S,
+  impl: S,
   fromModel: Json | Crash,
   fromImpl: Json | Crash,
 ): Failure {
@@ -179,7 +180,7 @@ function describeFailure(
     system: system.name,
     config,
     step,
-    command,
+    command: command as unknown as Command,
     check: failed[0]!,
     checks: failed,
     message: messages.join('\n'),
@@ -216,7 +217,13 @@ export function formatFailure(failure: Failure, commands?: readonly Command[]): 
 const CONFIG_SHRINK_ROUNDS = 64;
 const CONFIG_CANDIDATES_PER_ROUND = 256;
 
-function failsWith(system: SystemDef, config: JsonObject, commands: readonly Command[], key: string, options: RunOptions): RunOutcome | null {
+function failsWith<C extends JsonObject, Cmd extends OpNamed, S>(
+  system: SystemDef<C, Cmd, S>,
+  config: C,
+  commands: readonly Cmd[],
+  key: string,
+  options: RunOptions<C, S>,
+): RunOutcome | null {
   const outcome = runSequence(system, config, commands, options);
   return !outcome.ok && failureKey(outcome.failure) === key ? outcome : null;
 }
@@ -226,12 +233,12 @@ function failsWith(system: SystemDef, config: JsonObject, commands: readonly Com
  * sequence still fails the same way (same `failureKey`). Runs after fast-check's shrinker, whose
  * result is already small, so the quadratic worst case stays cheap.
  */
-export function minimizeSequence(
-  system: SystemDef,
-  config: JsonObject,
-  commands: readonly Command[],
-  options: RunOptions = {},
-): Command[] {
+export function minimizeSequence<C extends JsonObject, Cmd extends OpNamed, S>(
+  system: SystemDef<C, Cmd, S>,
+  config: C,
+  commands: readonly Cmd[],
+  options: RunOptions<C, S> = {},
+): Cmd[] {
   const first = runSequence(system, config, commands, options);
   if (first.ok) return [...commands];
   const key = failureKey(first.failure);
@@ -252,12 +259,12 @@ export function minimizeSequence(
  * with the config arbitrary's own shrinker (fewer objects, smaller pools) as long as it still
  * fails the same way, and the sequence is minimized again after each accepted step.
  */
-export function minimizeCase(
-  system: SystemDef,
-  config: JsonObject,
-  commands: readonly Command[],
-  options: RunOptions = {},
-): { config: JsonObject; commands: Command[] } {
+export function minimizeCase<C extends JsonObject, Cmd extends OpNamed, S>(
+  system: SystemDef<C, Cmd, S>,
+  config: C,
+  commands: readonly Cmd[],
+  options: RunOptions<C, S> = {},
+): { config: C; commands: Cmd[] } {
   const first = runSequence(system, config, commands, options);
   if (first.ok) return { config, commands: [...commands] };
   const key = failureKey(first.failure);
@@ -270,7 +277,7 @@ export function minimizeCase(
     let tried = 0;
     for (const candidate of configArb.shrink(currentConfig, undefined)) {
       if (tried++ >= CONFIG_CANDIDATES_PER_ROUND) break;
-      if ((system.validateConfig?.(candidate.value) ?? null) !== null) continue;
+      if (system.checkConfig(candidate.value) !== null) continue;
       if (failsWith(system, candidate.value, current, key, options) !== null) {
         currentConfig = candidate.value;
         current = minimizeSequence(system, currentConfig, current, options);

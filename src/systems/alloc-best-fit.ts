@@ -4,38 +4,47 @@
  * limit. Model: models/alloc-best-fit.ts; implementation: src/alloc/best-fit.ts.
  */
 import fc from 'fast-check';
+import { Strict, type Static } from '../harness/schema';
 import { BestFitModel } from '../../models/alloc-best-fit';
 import { BestFitAllocator } from '../alloc/best-fit';
 import { blockStructure, noAdjacentFreeBlocks } from './alloc-common';
-import { subAllocatorSystem } from './alloc-sub';
+import { SubAllocatorFields, subAllocatorSystem } from './alloc-sub';
+
+export const AllocBestFitConfigSchema = Strict({
+  capacityBytes: SubAllocatorFields.capacityBytes,
+  poolAlignBytes: SubAllocatorFields.poolAlignBytes,
+  maxAllocationBytes: SubAllocatorFields.maxAllocationBytes,
+});
+export type AllocBestFitConfig = Static<typeof AllocBestFitConfigSchema>;
 
 export const allocBestFitSystem = subAllocatorSystem({
   name: 'alloc-best-fit',
   summary: 'best-fit pool: offset-ordered block list, size-sorted free blocks, aligned-size rule, single-allocation limit',
-  configSchema: { capacityBytes: 'nat', poolAlignBytes: 'nat', maxAllocationBytes: 'nat' },
+  config: {
+    schema: AllocBestFitConfigSchema,
+    arbitrary: () =>
+      fc
+        .tuple(
+          fc.constantFrom(256, 65536),
+          fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 1, max: 24 }) }, { weight: 1, arbitrary: fc.integer({ min: 25, max: 256 }) }),
+          fc.oneof(
+            { weight: 3, arbitrary: fc.constant(1) },
+            { weight: 1, arbitrary: fc.constant(0.5) },
+            { weight: 1, arbitrary: fc.double({ min: 0, max: 1, noNaN: true }) },
+          ),
+        )
+        .map(([poolAlignBytes, units, limitFraction]) => {
+          const capacityBytes = poolAlignBytes * units;
+          return { capacityBytes, poolAlignBytes, maxAllocationBytes: Math.max(1, Math.floor(capacityBytes * limitFraction)) };
+        }),
+  },
   kind: 'best-fit',
-  configArb: () =>
-    fc
-      .tuple(
-        fc.constantFrom(256, 65536),
-        fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 1, max: 24 }) }, { weight: 1, arbitrary: fc.integer({ min: 25, max: 256 }) }),
-        fc.oneof(
-          { weight: 3, arbitrary: fc.constant(1) },
-          { weight: 1, arbitrary: fc.constant(0.5) },
-          { weight: 1, arbitrary: fc.double({ min: 0, max: 1, noNaN: true }) },
-        ),
-      )
-      .map(([poolAlignBytes, units, limitFraction]) => {
-        const capacityBytes = poolAlignBytes * units;
-        return { capacityBytes, poolAlignBytes, maxAllocationBytes: Math.max(1, Math.floor(capacityBytes * limitFraction)) };
-      }),
-  grainsBytes: (config) => [config.poolAlignBytes ?? 256, config.maxAllocationBytes ?? config.capacityBytes],
+  grainsBytes: (config) => [config.poolAlignBytes, config.maxAllocationBytes],
   createModel: (config) => new BestFitModel(config),
   createImpl: (config) => new BestFitAllocator(config),
-  structure: blockStructure(
+  structure: blockStructure<AllocBestFitConfig>(
     'blocks tile the pool at multiples of the pool alignment; no two free blocks are adjacent; the size-sorted free array holds exactly the free blocks in (size, offset) order',
-    (blocks, s) => {
-      const poolAlignBytes = (s.allocator as unknown as { poolAlignBytes: number }).poolAlignBytes;
+    (blocks, _s, { poolAlignBytes }) => {
       for (const block of blocks) {
         if (block.offsetBytes % poolAlignBytes !== 0 || block.sizeBytes % poolAlignBytes !== 0) {
           return `block [${block.offsetBytes}+${block.sizeBytes}] is off the ${poolAlignBytes}-byte pool grid`;

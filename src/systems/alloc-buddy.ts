@@ -3,30 +3,35 @@
  * Dawn). Model: models/alloc-buddy.ts; implementation: src/alloc/buddy.ts.
  */
 import fc from 'fast-check';
+import { Strict, type Static } from '../harness/schema';
 import { BuddyModel } from '../../models/alloc-buddy';
 import { BuddyAllocator } from '../alloc/buddy';
 import { blockStructure } from './alloc-common';
-import { subAllocatorSystem } from './alloc-sub';
+import { SubAllocatorFields, subAllocatorSystem } from './alloc-sub';
+
+export const AllocBuddyConfigSchema = Strict({ capacityBytes: SubAllocatorFields.capacityBytes, minBlockBytes: SubAllocatorFields.minBlockBytes });
+export type AllocBuddyConfig = Static<typeof AllocBuddyConfigSchema>;
 
 export const allocBuddySystem = subAllocatorSystem({
   name: 'alloc-buddy',
   summary: 'buddy allocator: per-order free lists, split keeping the left half, merge with offset XOR size',
-  configSchema: { capacityBytes: 'nat', minBlockBytes: 'nat' },
+  config: {
+    schema: AllocBuddyConfigSchema,
+    arbitrary: () =>
+      fc
+        .tuple(
+          fc.constantFrom(1, 16, 256, 4096),
+          fc.oneof({ weight: 5, arbitrary: fc.integer({ min: 0, max: 6 }) }, { weight: 1, arbitrary: fc.integer({ min: 7, max: 12 }) }),
+        )
+        .map(([minBlockBytes, maxOrder]) => ({ capacityBytes: minBlockBytes * 2 ** maxOrder, minBlockBytes })),
+  },
   kind: 'buddy',
-  configArb: () =>
-    fc
-      .tuple(
-        fc.constantFrom(1, 16, 256, 4096),
-        fc.oneof({ weight: 5, arbitrary: fc.integer({ min: 0, max: 6 }) }, { weight: 1, arbitrary: fc.integer({ min: 7, max: 12 }) }),
-      )
-      .map(([minBlockBytes, maxOrder]) => ({ capacityBytes: minBlockBytes * 2 ** maxOrder, minBlockBytes })),
-  grainsBytes: (config) => [config.minBlockBytes ?? 256],
+  grainsBytes: (config) => [config.minBlockBytes],
   createModel: (config) => new BuddyModel(config),
   createImpl: (config) => new BuddyAllocator(config),
-  structure: blockStructure(
+  structure: blockStructure<AllocBuddyConfig>(
     'blocks tile the capacity, each minBlock * 2^k bytes at a multiple of its size; no free buddy pair is left unmerged; the free lists hold exactly the free blocks',
-    (blocks, s) => {
-      const minBlockBytes = (s.allocator as unknown as { minBlockBytes: number }).minBlockBytes;
+    (blocks, s, { minBlockBytes }) => {
       for (const block of blocks) {
         const units = block.sizeBytes / minBlockBytes;
         if (!Number.isInteger(units) || !Number.isInteger(Math.log2(units))) return `block at ${block.offsetBytes} has size ${block.sizeBytes}, not minBlock * 2^k`;

@@ -1,12 +1,14 @@
 /**
  * What the three sub-allocator systems (`alloc-buddy`, `alloc-best-fit`, `alloc-first-fit`) and
- * the user-allocator system share: the command language, the side (an allocator plus the live
- * allocations as its caller sees them), the generators and the invariants of the common
- * contract (spec/allocators.md "Common contract").
+ * the user-allocator system share: the op records (`allocOps`, written once), the side (an
+ * allocator plus the live allocations as its caller sees them), the per-command bookkeeping
+ * (`allocStep`, every system's `around`), the weights rule (`allocOpWeights`, every system's
+ * `weights`) and the invariants of the common contract (spec/allocators.md "Common contract").
  *
  * Commands are plain data:
  *   {op:'alloc', sizeBytes, alignBytes}   sizes may be 0 or negative and alignments not powers
- *                                         of two: those are bad requests (typed errors)
+ *                                         of two: those are bad requests (typed errors), drawn
+ *                                         by the alloc op's variant 'badAlloc'
  *   {op:'free', index}                    frees the live allocation number `index` modulo the
  *                                         live count, in allocation order (skipped when none)
  *   {op:'freeAgain'}                      frees the offset freed last once more (double free,
@@ -18,10 +20,11 @@
  */
 import fc from 'fast-check';
 import type { Json } from '../harness/json';
-import type { Command, GenerationPlan, Invariant, RunEnv } from '../harness/system';
+import type { GenerationPlan, Invariant, RunEnv } from '../harness/system';
+import { opsFor } from '../harness/define-system';
+import { Int, Nat } from '../harness/schema';
 import { inspectBlocks, inspectLive, isPowerOfTwo, type Allocator, type BlockAllocator, type BlockInfo } from '../alloc/allocator';
-import { weightedOps } from './generation';
-import { ContractError } from '../contract';
+import { contractErrorObservation } from '../contract';
 import { bothSides, searchByOffset, SKIPPED } from './common';
 
 export { bothSides };
@@ -60,24 +63,13 @@ export function allocSide<A extends Allocator>(allocator: A, capacityBytes: numb
   return { allocator, capacityBytes, env, isModel, live: [], sortedLive: [], lastFreedOffsetBytes: null, lastAllocResult: undefined, lastErrorCode: null, violations: [] };
 }
 
-export const allocOps = {
-  alloc: { sizeBytes: 'int', alignBytes: 'nat' },
-  free: { index: 'nat' },
-  freeAgain: {},
-  freeInterior: { index: 'nat', deltaBytes: 'nat' },
-  freeUnknown: { offsetBytes: 'nat' },
-} as const;
-
-/** Only valid requests and frees of live allocations: what a user's allocator is promised. */
-export const validAllocOps = { alloc: allocOps.alloc, free: allocOps.free } as const;
-
 /** Models report what their policy did (splits, merges, padding) as events; probes count them. */
 export interface EventSource {
   drainEvents(): string[];
 }
 
-function hasEvents(value: unknown): value is EventSource {
-  return typeof (value as Partial<EventSource>).drainEvents === 'function';
+function hasEvents<A extends Allocator>(allocator: A): allocator is A & EventSource {
+  return 'drainEvents' in allocator && typeof allocator.drainEvents === 'function';
 }
 
 /** Adds a new live allocation to both tracked lists (sorted: after every equal offset). */
@@ -123,14 +115,22 @@ function freeOffset(s: AllocSide, offsetBytes: number): Json {
   return {};
 }
 
-/**
- * Applies one command. `compareOffsets` false (a user's allocator with policy 'any') keeps the
- * allocation result out of the observation: then only the invariants judge.
- */
-export function applyAllocCommand(s: AllocSide, command: Command, compareOffsets = true): Json {
-  const observation = applyAllocCommandObserved(s, command, compareOffsets);
-  if (observation instanceof ContractError) throw observation;
-  return observation;
+/** Asks the allocator for a block and tracks what it answers (an answer that is no offset is recorded as a violation). */
+function allocRequest(s: AllocSide, sizeBytes: number, alignBytes: number): Json {
+  const result: unknown = s.allocator.alloc(sizeBytes, alignBytes);
+  let offsetBytes: number | null;
+  if (result === null) {
+    offsetBytes = null;
+  } else if (typeof result === 'number' && Number.isSafeInteger(result)) {
+    offsetBytes = result;
+  } else {
+    s.violations.push(`alloc(${sizeBytes}, ${alignBytes}) returned ${typeof result === 'number' ? result : JSON.stringify(result) ?? String(result)}, neither an integer offset nor null`);
+    offsetBytes = null;
+  }
+  s.lastAllocResult = offsetBytes;
+  if (offsetBytes !== null) trackAllocation(s, { offsetBytes, sizeBytes, alignBytes });
+  else if (s.isModel) s.env.probe(s.live.length === 0 ? 'too-large-for-empty' : 'out-of-memory');
+  return { offsetBytes };
 }
 
 /** The probe name of each contract-error code (built once, not per error). */
@@ -146,75 +146,32 @@ function errorProbe(code: string): string {
 }
 
 /**
- * applyAllocCommand for the sub-allocator systems: a contract error is returned as the
- * observation the runner makes of it, `{ error: code }`, instead of being thrown on to the runner
- * (the same observation without a second unwind). Any other exception is thrown on.
+ * The `around` of every allocator system: the per-command bookkeeping. It clears the step's alloc
+ * result and error code, applies the command with `dispatch`, answers a contract error as the
+ * observation the runner makes of it, `{ error: code }` (`contractErrorObservation`, without a
+ * second unwind), records its code and counts its probe, and drains the model's events. Any other
+ * exception is thrown on (its code: 'exception'). Called once per command; builds nothing.
  */
-export function applyAllocCommandCaught(s: AllocSide, command: Command): Json {
-  const observation = applyAllocCommandObserved(s, command, true);
-  return observation instanceof ContractError ? { error: observation.code } : observation;
-}
-
-/** Applies one command; a contract error is returned, not thrown. */
-function applyAllocCommandObserved(s: AllocSide, command: Command, compareOffsets: boolean): Json | ContractError {
+export function allocStep<S extends AllocSide, Cmd>(s: S, command: Cmd, dispatch: (s: S, command: Cmd) => Json): Json {
   s.lastAllocResult = undefined;
   s.lastErrorCode = null;
   try {
-    return applyInner(s, command, compareOffsets);
+    return dispatch(s, command);
   } catch (error) {
-    if (error instanceof ContractError) {
-      s.lastErrorCode = error.code;
-      if (s.isModel) s.env.probe(errorProbe(error.code));
-      return error;
+    const observation = contractErrorObservation(error);
+    if (observation === undefined) {
+      s.lastErrorCode = 'exception';
+      throw error;
     }
-    s.lastErrorCode = 'exception';
-    throw error;
+    s.lastErrorCode = observation.error;
+    if (s.isModel) s.env.probe(errorProbe(observation.error));
+    return observation;
   } finally {
-    if (s.isModel && hasEvents(s.allocator)) {
-      const events = s.allocator.drainEvents();
+    const allocator = s.allocator;
+    if (s.isModel && hasEvents(allocator)) {
+      const events = allocator.drainEvents();
       for (let i = 0; i < events.length; i++) s.env.probe(events[i]!);
     }
-  }
-}
-
-function applyInner(s: AllocSide, command: Command, compareOffsets: boolean): Json {
-  switch (command.op) {
-    case 'alloc': {
-      const sizeBytes = command.sizeBytes as number;
-      const alignBytes = command.alignBytes as number;
-      const result: unknown = s.allocator.alloc(sizeBytes, alignBytes);
-      let offsetBytes: number | null;
-      if (result === null) {
-        offsetBytes = null;
-      } else if (typeof result === 'number' && Number.isSafeInteger(result)) {
-        offsetBytes = result;
-      } else {
-        s.violations.push(`alloc(${sizeBytes}, ${alignBytes}) returned ${typeof result === 'number' ? result : JSON.stringify(result) ?? String(result)}, neither an integer offset nor null`);
-        offsetBytes = null;
-      }
-      s.lastAllocResult = offsetBytes;
-      if (offsetBytes !== null) trackAllocation(s, { offsetBytes, sizeBytes, alignBytes });
-      else if (s.isModel) s.env.probe(s.live.length === 0 ? 'too-large-for-empty' : 'out-of-memory');
-      return compareOffsets ? { offsetBytes } : {};
-    }
-    case 'free': {
-      if (s.live.length === 0) return SKIPPED;
-      return freeOffset(s, s.live[(command.index as number) % s.live.length]!.offsetBytes);
-    }
-    case 'freeAgain': {
-      if (s.lastFreedOffsetBytes === null) return SKIPPED;
-      if (s.isModel && !s.live.some((allocation) => allocation.offsetBytes === s.lastFreedOffsetBytes)) s.env.probe('double-free');
-      return freeOffset(s, s.lastFreedOffsetBytes);
-    }
-    case 'freeInterior': {
-      if (s.live.length === 0) return SKIPPED;
-      const target = s.live[(command.index as number) % s.live.length]!;
-      return freeOffset(s, target.offsetBytes + 1 + ((command.deltaBytes as number) % target.sizeBytes));
-    }
-    case 'freeUnknown':
-      return freeOffset(s, command.offsetBytes as number);
-    default:
-      throw new Error(`allocator system: unknown op ${command.op}`);
   }
 }
 
@@ -254,10 +211,10 @@ export function alignArb(capacityBytes: number, extraBytes: readonly number[] = 
 }
 
 /** Bad requests: size 0 or negative, or an alignment that is no power of two. */
-function badAllocArb(capacityBytes: number): fc.Arbitrary<Command> {
+function badAllocArb(capacityBytes: number): fc.Arbitrary<{ sizeBytes: number; alignBytes: number }> {
   return fc.oneof(
-    fc.record({ op: fc.constant('alloc'), sizeBytes: fc.integer({ min: -2, max: 0 }), alignBytes: fc.constantFrom(1, 16, 3) }),
-    fc.record({ op: fc.constant('alloc'), sizeBytes: fc.integer({ min: 1, max: capacityBytes }), alignBytes: fc.constantFrom(0, 3, 6, 24, 768) }),
+    fc.record({ sizeBytes: fc.integer({ min: -2, max: 0 }), alignBytes: fc.constantFrom(1, 16, 3) }),
+    fc.record({ sizeBytes: fc.integer({ min: 1, max: capacityBytes }), alignBytes: fc.constantFrom(0, 3, 6, 24, 768) }),
   );
 }
 
@@ -273,6 +230,7 @@ export const COMMON_ALLOC_PROBES = [
   'error-BAD_FREE',
 ] as const;
 
+/** The default weight of each generator entry (op or variant) of the alloc ops. */
 export const DEFAULT_ALLOC_WEIGHTS = {
   alloc: 10,
   badAlloc: 1,
@@ -282,50 +240,97 @@ export const DEFAULT_ALLOC_WEIGHTS = {
   freeUnknown: 1,
 };
 
+/** The generator entries that misuse the allocator (off for a user's allocator). */
+const MISUSE_ENTRIES: ReadonlySet<string> = new Set(['badAlloc', 'freeAgain', 'freeInterior', 'freeUnknown']);
+
 /**
- * The op weights of one generated command: the defaults, overridden by the plan. Bad requests are
- * alloc commands, so unless the plan names 'badAlloc' itself they scale with the plan's 'alloc'
- * weight, keeping the default ratio rounded to an integer (at least 1 while alloc is on).
- * Without misuse every misuse op has weight 0.
+ * The entry weights of one generated command (the `weights` hook of the allocator systems): the
+ * defaults, overridden by the plan. Bad requests are alloc commands, so unless the plan names
+ * 'badAlloc' itself they scale with the plan's 'alloc' weight, keeping the default ratio rounded
+ * to an integer (at least 1 while alloc is on). Without misuse every misuse entry has weight 0.
  */
-export function allocOpWeights(plan?: GenerationPlan, misuse = true): Record<keyof typeof DEFAULT_ALLOC_WEIGHTS, number> {
-  const defaults = misuse
-    ? DEFAULT_ALLOC_WEIGHTS
-    : { ...DEFAULT_ALLOC_WEIGHTS, badAlloc: 0, freeAgain: 0, freeInterior: 0, freeUnknown: 0 };
+export function allocOpWeights(defaults: Readonly<Record<string, number>>, plan?: GenerationPlan, misuse = true): Record<string, number> {
+  const base: Record<string, number> = { ...defaults };
+  if (!misuse) for (const entry of Object.keys(base)) if (MISUSE_ENTRIES.has(entry)) base[entry] = 0;
   const planned = plan?.weights;
-  if (planned === undefined) return { ...defaults };
-  const weights = { ...defaults };
-  for (const op of Object.keys(weights) as (keyof typeof DEFAULT_ALLOC_WEIGHTS)[]) {
-    const value = planned[op];
-    if (value !== undefined) weights[op] = misuse || defaults[op] > 0 ? value : 0;
+  if (planned === undefined) return base;
+  const weights = { ...base };
+  for (const entry of Object.keys(weights)) {
+    const value = planned[entry];
+    if (value !== undefined) weights[entry] = misuse || base[entry]! > 0 ? value : 0;
   }
-  if (planned.badAlloc === undefined && misuse && planned.alloc !== undefined) {
-    weights.badAlloc = planned.alloc === 0 ? 0 : Math.max(1, Math.round((planned.alloc * defaults.badAlloc) / defaults.alloc));
+  if (planned.badAlloc === undefined && misuse && planned.alloc !== undefined && Object.hasOwn(base, 'badAlloc')) {
+    weights.badAlloc = planned.alloc === 0 ? 0 : Math.max(1, Math.round((planned.alloc * base.badAlloc!) / base.alloc!));
   }
   return weights;
 }
 
-export function allocCommandArb(
-  capacityBytes: number,
-  grainsBytes: readonly number[],
-  plan?: GenerationPlan,
-  options: { readonly misuse?: boolean } = {},
-): fc.Arbitrary<Command> {
-  const goodAlloc: fc.Arbitrary<Command> = fc
-    .tuple(sizeArb(capacityBytes, grainsBytes), alignArb(capacityBytes, grainsBytes))
-    .map(([sizeBytes, alignBytes]) => ({ op: 'alloc', sizeBytes, alignBytes }));
-  const index = fc.nat({ max: 255 });
-  const arbs = {
-    alloc: goodAlloc,
-    badAlloc: badAllocArb(capacityBytes),
-    free: index.map((i) => ({ op: 'free', index: i })),
-    freeAgain: fc.constant({ op: 'freeAgain' }),
-    freeInterior: fc.tuple(index, fc.nat({ max: capacityBytes })).map(([i, deltaBytes]) => ({ op: 'freeInterior', index: i, deltaBytes })),
-    freeUnknown: fc.nat({ max: capacityBytes + 1 }).map((offsetBytes) => ({ op: 'freeUnknown', offsetBytes })),
-  };
-  const weights = allocOpWeights(plan, options.misuse ?? true);
-  return weightedOps(arbs, weights, { weights });
+/** What the alloc ops read of a system's config. */
+export interface AllocOpsConfig {
+  readonly capacityBytes: number;
 }
+
+/**
+ * The five alloc ops, written once: every allocator system builds its ops from these records
+ * (a user's allocator takes `alloc` and `free`). `grainsBytes` names the sizes the generator
+ * puts boundaries around (block grains, pool alignment). Observations: `{ offsetBytes }` for an
+ * alloc, `{}` for a free, SKIPPED when a handle resolves to nothing.
+ */
+export function allocOps<C extends AllocOpsConfig>(grainsBytes: (config: C) => readonly number[]) {
+  const op = opsFor<C, AllocSide>();
+  /** Handles: the k-th live allocation modulo the live count. */
+  const index = fc.nat({ max: 255 });
+  return {
+    alloc: op({
+      fields: { sizeBytes: Int(), alignBytes: Nat() },
+      weight: DEFAULT_ALLOC_WEIGHTS.alloc,
+      arbitrary: (config) => {
+        const grains = grainsBytes(config);
+        return fc.tuple(sizeArb(config.capacityBytes, grains), alignArb(config.capacityBytes, grains)).map(([sizeBytes, alignBytes]) => ({ sizeBytes, alignBytes }));
+      },
+      variants: { badAlloc: { weight: DEFAULT_ALLOC_WEIGHTS.badAlloc, arbitrary: (config) => badAllocArb(config.capacityBytes) } },
+      apply: (s, command) => allocRequest(s, command.sizeBytes, command.alignBytes),
+    }),
+    free: op({
+      fields: { index: Nat() },
+      weight: DEFAULT_ALLOC_WEIGHTS.free,
+      arbitrary: () => index.map((i) => ({ index: i })),
+      apply: (s, command) => {
+        if (s.live.length === 0) return SKIPPED;
+        return freeOffset(s, s.live[command.index % s.live.length]!.offsetBytes);
+      },
+    }),
+    freeAgain: op({
+      fields: {},
+      weight: DEFAULT_ALLOC_WEIGHTS.freeAgain,
+      apply: (s) => {
+        const offsetBytes = s.lastFreedOffsetBytes;
+        if (offsetBytes === null) return SKIPPED;
+        if (s.isModel && !s.live.some((allocation) => allocation.offsetBytes === offsetBytes)) s.env.probe('double-free');
+        return freeOffset(s, offsetBytes);
+      },
+    }),
+    freeInterior: op({
+      fields: { index: Nat(), deltaBytes: Nat() },
+      weight: DEFAULT_ALLOC_WEIGHTS.freeInterior,
+      arbitrary: (config) => fc.tuple(index, fc.nat({ max: config.capacityBytes })).map(([i, deltaBytes]) => ({ index: i, deltaBytes })),
+      apply: (s, command) => {
+        if (s.live.length === 0) return SKIPPED;
+        const target = s.live[command.index % s.live.length]!;
+        return freeOffset(s, target.offsetBytes + 1 + (command.deltaBytes % target.sizeBytes));
+      },
+    }),
+    freeUnknown: op({
+      fields: { offsetBytes: Nat() },
+      weight: DEFAULT_ALLOC_WEIGHTS.freeUnknown,
+      arbitrary: (config) => fc.nat({ max: config.capacityBytes + 1 }).map((offsetBytes) => ({ offsetBytes })),
+      apply: (s, command) => freeOffset(s, command.offsetBytes),
+    }),
+  };
+}
+
+/** The op records of an allocator system with config `C`. */
+export type AllocOps<C extends AllocOpsConfig> = ReturnType<typeof allocOps<C>>;
 
 // ---------------------------------------------------------------------------------------------
 // Invariants
@@ -343,7 +348,7 @@ function misaligned(offsetBytes: number, alignBytes: number): boolean {
   return offsetBytes % alignBytes !== 0;
 }
 
-export const inBoundsAligned: Invariant<AllocSide> = {
+export const inBoundsAligned: Invariant<AllocSide, unknown> = {
   name: 'in-bounds-aligned',
   description: 'every live allocation lies inside [0, capacity) and starts at a multiple of its alignment',
   check: bothSides((s) => {
@@ -360,7 +365,7 @@ export const inBoundsAligned: Invariant<AllocSide> = {
   }),
 };
 
-export const noOverlap: Invariant<AllocSide> = {
+export const noOverlap: Invariant<AllocSide, unknown> = {
   name: 'no-overlap',
   description: 'no two live allocations share a byte',
   check: bothSides((s) => {
@@ -376,7 +381,7 @@ export const noOverlap: Invariant<AllocSide> = {
   }),
 };
 
-export const honestAnswers: Invariant<AllocSide> = {
+export const honestAnswers: Invariant<AllocSide, unknown> = {
   name: 'honest-answers',
   description: 'alloc returns an integer offset or null; a free is accepted only for the start of a live allocation',
   check: bothSides((s) => (s.violations.length === 0 ? null : s.violations[0]!)),
@@ -426,7 +431,7 @@ function ownAccounting(s: AllocSide<BlockAllocator>): string | null {
   return null;
 }
 
-export const accounting: Invariant<AllocSide<BlockAllocator>> = {
+export const accounting: Invariant<AllocSide<BlockAllocator>, unknown> = {
   name: 'accounting',
   description:
     "free + used + waste = capacity, where freeBytes() must be the free blocks' bytes, usedBytes() the caller's live sizes and wasteBytes() the allocated blocks' bytes beyond them; the allocator's live list is the caller's",
@@ -440,7 +445,7 @@ export const accounting: Invariant<AllocSide<BlockAllocator>> = {
  * step one side refused with a contract error and the other did not: the observation reports
  * that, and the bytes after two different answers would only restate it.
  */
-export const matchesModel: Invariant<AllocSide<BlockAllocator>> = {
+export const matchesModel: Invariant<AllocSide<BlockAllocator>, unknown> = {
   name: 'matches-model',
   description: 'after every step both sides accepted or refused alike, the implementation reports the free and waste bytes the model reports',
   check: (model, impl) => {
@@ -457,7 +462,7 @@ export const matchesModel: Invariant<AllocSide<BlockAllocator>> = {
 };
 
 /** Reads only `lastAllocResult`, so the ring-upload and deferred-free sides (which hold it with the same meaning) use it too. */
-export const noFalseOutOfMemory: Invariant<Pick<AllocSide, 'lastAllocResult'>> = {
+export const noFalseOutOfMemory: Invariant<Pick<AllocSide, 'lastAllocResult'>, unknown> = {
   name: 'no-false-out-of-memory',
   description: 'when the model finds room for a request, the implementation does too',
   check: (model, impl) =>
@@ -512,25 +517,39 @@ export function checkLiveInBlocks(blocks: readonly BlockInfo[], sortedLive: read
 }
 
 /**
+ * `bothSides` for a check that also reads the run's config: the implementation first, then the
+ * model, naming the side that broke it. Built once per invariant; builds nothing per call.
+ */
+function bothSidesWithConfig<S, C>(check: (s: S, config: C) => string | null): (model: S, impl: S, config: C) => string | null {
+  return (model, impl, config) => {
+    const fromImpl = check(impl, config);
+    if (fromImpl !== null) return `implementation: ${fromImpl}`;
+    const fromModel = check(model, config);
+    return fromModel === null ? null : `model: ${fromModel}`;
+  };
+}
+
+/**
  * The `block-structure` invariant: the blocks tile the capacity, the caller's live ranges lie
  * one per allocated block, nothing live means one free block of full size (the spec's "back to
- * its initial state"), the policy's own rule, and the allocator's self-check of its indexes.
+ * its initial state"), the policy's own rule (which reads the typed config), and the
+ * allocator's self-check of its indexes.
  */
-export function blockStructure(
+export function blockStructure<C>(
   description: string,
-  policyRule: (blocks: readonly BlockInfo[], s: AllocSide<BlockAllocator>) => string | null,
-): Invariant<AllocSide<BlockAllocator>> {
+  policyRule: (blocks: readonly BlockInfo[], s: AllocSide<BlockAllocator>, config: C) => string | null,
+): Invariant<AllocSide<BlockAllocator>, C> {
   return {
     name: 'block-structure',
     description,
-    check: bothSides((s) => {
+    check: bothSidesWithConfig((s: AllocSide<BlockAllocator>, config: C) => {
       const blocks = inspectBlocks(s.allocator);
       const tiling = checkTiling(blocks, s.capacityBytes);
       if (tiling !== null) return tiling;
       const containment = checkLiveInBlocks(blocks, sortedByOffset(s));
       if (containment !== null) return containment;
       if (s.live.length === 0 && (blocks.length !== 1 || !blocks[0]!.free)) return `nothing is live but the blocks are ${describeBlocks(blocks)}`;
-      return policyRule(blocks, s) ?? s.allocator.checkIndexes();
+      return policyRule(blocks, s, config) ?? s.allocator.checkIndexes();
     }),
   };
 }
@@ -544,6 +563,6 @@ export function noAdjacentFreeBlocks(blocks: readonly BlockInfo[]): string | nul
 }
 
 /** The invariants of a sub-allocator system, in the order the runner checks them. */
-export function subAllocatorInvariants(structure: Invariant<AllocSide<BlockAllocator>>): Invariant<AllocSide<BlockAllocator>>[] {
+export function subAllocatorInvariants<C>(structure: Invariant<AllocSide<BlockAllocator>, C>): Invariant<AllocSide<BlockAllocator>, C>[] {
   return [noOverlap, inBoundsAligned, honestAnswers, accounting, noFalseOutOfMemory, matchesModel, structure];
 }

@@ -1,63 +1,72 @@
 /**
- * Builds the SystemDef of one of our sub-allocators from its policy-specific parts; the command
- * language, the side and the common invariants live in alloc-common.ts.
+ * Builds the system of one of our sub-allocators from its policy-specific parts; the op records,
+ * the side, the per-command bookkeeping and the common invariants live in alloc-common.ts.
  */
 import type fc from 'fast-check';
-import type { FieldSchema, JsonObject } from '../harness/json';
-import type { Invariant, RunEnv, SystemDef } from '../harness/system';
+import type { JsonObject } from '../harness/json';
+import type { Invariant, RunEnv } from '../harness/system';
+import { defineSystem, type DefinedSystem } from '../harness/define-system';
+import { Nat, type TObject } from '../harness/schema';
 import type { BlockAllocator } from '../alloc/allocator';
 import { subAllocatorConfigProblem, type SubAllocatorConfig, type SubAllocatorKind } from '../alloc/config';
 import {
-  allocCommandArb,
   allocOps,
+  allocOpWeights,
   allocSide,
-  applyAllocCommandCaught,
+  allocStep,
   COMMON_ALLOC_PROBES,
   subAllocatorInvariants,
+  type AllocOps,
+  type AllocOpsConfig,
   type AllocSide,
 } from './alloc-common';
 
-export interface SubAllocatorSystemParts {
+/** The config fields of the sub-allocators (src/alloc/config.ts); each system's schema takes the ones its allocator reads. */
+export const SubAllocatorFields = {
+  capacityBytes: Nat({ description: 'bytes managed: every offset lies in [0, capacityBytes)' }),
+  minBlockBytes: Nat({ description: 'buddy: size of an order-0 block, a power of two; capacityBytes is minBlockBytes times a power of two' }),
+  poolAlignBytes: Nat({ description: 'best fit: granularity of every block offset and size, a power of two; capacityBytes is a multiple of it' }),
+  maxAllocationBytes: Nat({ description: 'best fit: the single-allocation limit; a larger request takes the committed path (null)' }),
+};
+
+export interface SubAllocatorSystemParts<C extends SubAllocatorConfig & JsonObject> {
   readonly name: string;
   readonly summary: string;
-  readonly configSchema: FieldSchema;
+  /** The config's schema (its `Static` type is `C`) and arbitrary. */
+  readonly config: { readonly schema: TObject & { readonly static: C }; readonly arbitrary: () => fc.Arbitrary<C> };
   /** The allocator kind whose config rules (src/alloc/config.ts) validate this system's configs. */
   readonly kind: SubAllocatorKind;
-  configArb(): fc.Arbitrary<JsonObject>;
   /** Sizes the generator puts boundaries around (block grains, pool alignment). */
-  grainsBytes(config: SubAllocatorConfig): number[];
-  createModel(config: SubAllocatorConfig): BlockAllocator;
-  createImpl(config: SubAllocatorConfig): BlockAllocator;
-  readonly structure: Invariant<AllocSide<BlockAllocator>>;
+  grainsBytes(config: C): readonly number[];
+  createModel(config: C): BlockAllocator;
+  createImpl(config: C): BlockAllocator;
+  readonly structure: Invariant<AllocSide<BlockAllocator>, C>;
   readonly policyProbes: readonly string[];
 }
 
-export function toSubAllocatorConfig(config: JsonObject): SubAllocatorConfig {
-  return config as unknown as SubAllocatorConfig;
-}
+export type SubAllocatorSystem<C extends SubAllocatorConfig & JsonObject> = DefinedSystem<C, AllocSide<BlockAllocator>, AllocOps<C>>;
 
-export function subAllocatorSystem(parts: SubAllocatorSystemParts): SystemDef<AllocSide<BlockAllocator>> {
-  return {
+export function subAllocatorSystem<C extends SubAllocatorConfig & JsonObject>(parts: SubAllocatorSystemParts<C>): SubAllocatorSystem<C> {
+  return defineSystem({
     name: parts.name,
     summary: parts.summary,
-    configSchema: parts.configSchema,
-    ops: allocOps,
-    validateConfig: (config) => subAllocatorConfigProblem(parts.kind, toSubAllocatorConfig(config)),
-    configArb: parts.configArb,
-    commandArb: (config, plan) => {
-      const c = toSubAllocatorConfig(config);
-      return allocCommandArb(c.capacityBytes, parts.grainsBytes(c), plan);
+    config: {
+      schema: parts.config.schema,
+      check: (config: C) => subAllocatorConfigProblem(parts.kind, config),
+      arbitrary: parts.config.arbitrary,
     },
+    ops: allocOps<C>((config) => parts.grainsBytes(config)),
+    weights: (defaults, plan) => allocOpWeights(defaults, plan),
+    around: allocStep,
     sequence: { minLength: 1, maxLength: 200 },
-    createModel: (config, env) => allocSide(parts.createModel(toSubAllocatorConfig(config)), toSubAllocatorConfig(config).capacityBytes, env, true),
-    createImpl: (config, env) => allocSide(parts.createImpl(toSubAllocatorConfig(config)), toSubAllocatorConfig(config).capacityBytes, env, false),
-    apply: (side, command) => applyAllocCommandCaught(side, command),
+    createModel: (config: C, env: RunEnv): AllocSide<BlockAllocator> => allocSide(parts.createModel(config), config.capacityBytes, env, true),
+    createImpl: (config: C, env: RunEnv): AllocSide<BlockAllocator> => allocSide(parts.createImpl(config), config.capacityBytes, env, false),
     invariants: subAllocatorInvariants(parts.structure),
     probes: [...COMMON_ALLOC_PROBES, ...parts.policyProbes],
-  };
+  });
 }
 
 /** Wraps any allocator of ours as an implementation side (mutants use it). */
-export function subAllocatorSide(allocator: BlockAllocator, config: JsonObject, env: RunEnv): AllocSide<BlockAllocator> {
-  return allocSide(allocator, toSubAllocatorConfig(config).capacityBytes, env, false);
+export function subAllocatorSide(allocator: BlockAllocator, config: AllocOpsConfig, env: RunEnv): AllocSide<BlockAllocator> {
+  return allocSide(allocator, config.capacityBytes, env, false);
 }

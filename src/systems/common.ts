@@ -4,8 +4,7 @@
  * errors answered as observations.
  */
 import type { Json } from '../harness/json';
-import type { Command } from '../harness/system';
-import { ContractError } from '../contract';
+import { contractErrorObservation } from '../contract';
 
 /** The observation of a command whose handle resolves to nothing live (a valid no-op). */
 export const SKIPPED: Json = { skipped: true };
@@ -32,19 +31,20 @@ export function bothSides<S>(check: (s: S) => string | null): (model: S, impl: S
 }
 
 /**
- * A system's apply that returns a contract error as the observation the runner makes of it,
- * `{ error: code }`, instead of throwing it on to the runner (the same observation without a
- * second unwind). Any other exception is thrown on.
+ * Applies `command` with `apply` (a system's `around` passes its `dispatch`) and returns a
+ * contract error it throws as the observation the runner makes of it, `{ error: code }`
+ * (`contractErrorObservation`, the one shared conversion), instead of throwing it on to the
+ * runner: the same observation without a second unwind. Any other exception is thrown on.
+ * Called once per command; builds nothing.
  */
-export function answeringContractErrors<S>(applyCommand: (s: S, command: Command) => Json): (s: S, command: Command) => Json {
-  return (s, command) => {
-    try {
-      return applyCommand(s, command);
-    } catch (error) {
-      if (error instanceof ContractError) return { error: error.code };
-      throw error;
-    }
-  };
+export function answeringContractErrors<S, Cmd>(apply: (s: S, command: Cmd) => Json, s: S, command: Cmd): Json {
+  try {
+    return apply(s, command);
+  } catch (error) {
+    const observation = contractErrorObservation(error);
+    if (observation === undefined) throw error;
+    return observation;
+  }
 }
 
 /**

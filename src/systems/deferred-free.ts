@@ -15,25 +15,34 @@
  * which bytes are still allocated, not the deferred layer's own bookkeeping.
  */
 import fc from 'fast-check';
-import type { Json, JsonObject } from '../harness/json';
-import type { Command, GenerationPlan, Invariant, RunEnv, SystemDef } from '../harness/system';
+import type { Json } from '../harness/json';
+import type { Invariant, RunEnv } from '../harness/system';
+import { defineSystem, opsFor } from '../harness/define-system';
+import { Int, Nat, OneOf, Strict, Type, type Static } from '../harness/schema';
 import { inspectLive, isPowerOfTwo, type LiveAllocation } from '../alloc/allocator';
-import { checkSubAllocatorConfig, type SubAllocatorConfig, type SubAllocatorKind } from '../alloc/config';
+import { subAllocatorConfigProblem, type SubAllocatorKind } from '../alloc/config';
 import { createSubAllocator } from '../alloc/index';
 import { createSubAllocatorModel } from '../../models/alloc-index';
 import { DeferredFreeModel } from '../../models/deferred-free';
 import { DeferredFreeAllocatorImpl } from '../alloc/deferred-free';
-import type { DeferredFreeAllocator, FrameFence, PoolConfig } from '../alloc/deferred-free-types';
+import type { DeferredFreeAllocator, FrameFence } from '../alloc/deferred-free-types';
 import { QueueTimeline } from '../gpu/queue-timeline';
-import { weightedOps } from './generation';
 import { answeringContractErrors, bothSides, pickLive, searchByOffset, SKIPPED } from './common';
 import { noFalseOutOfMemory } from './alloc-common';
 
 export const DEFERRED_KINDS: readonly SubAllocatorKind[] = ['buddy', 'best-fit', 'first-fit'];
 
-export interface DeferredConfig extends SubAllocatorConfig, PoolConfig {
-  readonly kind: SubAllocatorKind;
-}
+/** The sub-allocator's config (every field given) and the pool's, with the sub-allocator's kind. */
+export const DeferredFreeConfigSchema = Strict({
+  kind: OneOf(DEFERRED_KINDS, { description: 'the sub-allocator behind the deferred layer' }),
+  capacityBytes: Nat({ description: 'bytes managed by the sub-allocator, at most 2^30' }),
+  minBlockBytes: Nat({ description: 'buddy: size of an order-0 block, a power of two' }),
+  poolAlignBytes: Nat({ description: 'best fit: granularity of every block offset and size, a power of two' }),
+  maxAllocationBytes: Nat({ description: 'best fit: the single-allocation limit' }),
+  objectSizesBytes: Type.Array(Nat(), { description: "the pool's size classes: one distinct positive size each" }),
+  objectAlignBytes: Nat({ description: 'alignment of pooled objects, a power of two' }),
+});
+export type DeferredConfig = Static<typeof DeferredFreeConfigSchema>;
 
 /** An allocation as the caller holds it, from the API results alone. */
 export interface DeferredHandout {
@@ -76,48 +85,19 @@ export interface DeferredSide {
   readFreeBytes: number;
 }
 
-export const deferredFreeOps = {
-  alloc: { sizeBytes: 'int', alignBytes: 'int' },
-  release: { index: 'nat' },
-  use: { index: 'nat' },
-  endFrame: {},
-  gpuProgress: { steps: 'nat' },
-  poolAcquire: { sizeClass: 'nat' },
-  poolRelease: { index: 'nat' },
-  poolTrim: {},
-  misuse: { kind: 'nat', index: 'nat' },
-} as const;
-
 export const DEFERRED_MISUSE_KINDS = ['double-release', 'interior-offset', 'unknown-offset', 'pool-release-plain', 'bad-size-class'] as const;
-
-const DEFAULT_WEIGHTS: Record<keyof typeof deferredFreeOps, number> = {
-  alloc: 8,
-  release: 6,
-  use: 6,
-  endFrame: 4,
-  gpuProgress: 4,
-  poolAcquire: 6,
-  poolRelease: 5,
-  poolTrim: 1,
-  misuse: 1,
-};
-
-function toConfig(config: JsonObject): DeferredConfig {
-  return config as unknown as DeferredConfig;
-}
 
 /** Builds a side around a deferred allocator made from the side's own timeline (its frame fence). */
 export function deferredSide(
-  config: JsonObject,
+  config: DeferredConfig,
   env: RunEnv,
   make: (config: DeferredConfig, fence: FrameFence) => DeferredFreeAllocator,
 ): DeferredSide {
   const timeline = new QueueTimeline();
-  const c = toConfig(config);
   return {
-    allocator: make(c, timeline),
+    allocator: make(config, timeline),
     timeline,
-    config: c,
+    config,
     env,
     live: [],
     nextHandoutId: 1,
@@ -245,51 +225,6 @@ function misuse(s: DeferredSide, kind: number, index: number): Json {
   }
 }
 
-function applyCommand(s: DeferredSide, command: Command): Json {
-  s.step++;
-  s.lastAllocResult = undefined;
-  switch (command.op) {
-    case 'alloc':
-      return alloc(s, command.sizeBytes as number, command.alignBytes as number);
-    case 'release': {
-      const handout = pickLive(s.live, command.index as number);
-      return handout === undefined ? SKIPPED : doRelease(s, handout.offsetBytes);
-    }
-    case 'use': {
-      const handout = pickLive(s.live, command.index as number);
-      if (handout === undefined) return SKIPPED;
-      const fenceValue = s.timeline.nextValueToSignal;
-      s.timeline.submitRead(handout.offsetBytes, handout.sizeBytes, fenceValue, handout.id);
-      return { fenceValue };
-    }
-    case 'endFrame': {
-      s.timeline.signal();
-      const returned = s.allocator.endFrame();
-      if (returned.length > 0) s.env.probe('release-returned');
-      if (s.allocator.pendingBytes() > 0) s.env.probe('release-waits-for-gpu');
-      if (s.live.length === 0 && s.allocator.heldCount() === 0 && s.nextHandoutId > 1) s.env.probe('everything-returned');
-      return { returned };
-    }
-    case 'gpuProgress':
-      return { completedValue: s.timeline.advance(command.steps as number) };
-    case 'poolAcquire':
-      return doPoolAcquire(s, (command.sizeClass as number) % s.config.objectSizesBytes.length);
-    case 'poolRelease': {
-      const handout = pickLiveWhere(s, true, command.index as number);
-      return handout === undefined ? SKIPPED : doPoolRelease(s, handout.offsetBytes);
-    }
-    case 'poolTrim': {
-      const returned = s.allocator.poolTrim();
-      if (returned.length > 0) s.env.probe('pool-trim-returned');
-      return { returned };
-    }
-    case 'misuse':
-      return misuse(s, command.kind as number, command.index as number);
-    default:
-      throw new Error(`deferred-free: unknown op ${command.op}`);
-  }
-}
-
 /**
  * The size of the allocation the sub-allocator holds at `offsetBytes` (from its live()), or
  * undefined. live() is read once per step: invariants only inspect, so what the first one read
@@ -353,7 +288,7 @@ const accountingOwnSides = bothSides<DeferredSide>((s) => {
   return null;
 });
 
-const invariants: Invariant<DeferredSide>[] = [
+const invariants: Invariant<DeferredSide, DeferredConfig>[] = [
   {
     name: 'live-ranges-sound',
     description:
@@ -428,29 +363,93 @@ function sizeArb(capacityBytes: number, grainBytes: number): fc.Arbitrary<number
   );
 }
 
-function commandArb(config: JsonObject, plan?: GenerationPlan): fc.Arbitrary<Command> {
-  const c = toConfig(config);
-  const grainBytes = c.kind === 'buddy' ? c.minBlockBytes ?? 256 : c.poolAlignBytes ?? 256;
-  const index = fc.nat({ max: 7 });
-  const alignArb = fc.oneof({ weight: 12, arbitrary: fc.constantFrom(1, 4, 16, 64) }, { weight: 1, arbitrary: fc.constantFrom(0, 3, 24) });
-  const arbs: Record<keyof typeof deferredFreeOps, fc.Arbitrary<Command>> = {
-    alloc: fc.tuple(sizeArb(c.capacityBytes, grainBytes), alignArb).map(([sizeBytes, alignBytes]) => ({ op: 'alloc', sizeBytes, alignBytes })),
-    release: index.map((i) => ({ op: 'release', index: i })),
-    use: index.map((i) => ({ op: 'use', index: i })),
-    endFrame: fc.constant({ op: 'endFrame' }),
-    gpuProgress: fc.oneof({ weight: 5, arbitrary: fc.constant(1) }, { weight: 1, arbitrary: fc.constantFrom(0, 2, 4) }).map((steps) => ({
-      op: 'gpuProgress',
-      steps,
-    })),
-    poolAcquire: fc.nat({ max: c.objectSizesBytes.length - 1 }).map((sizeClass) => ({ op: 'poolAcquire', sizeClass })),
-    poolRelease: index.map((i) => ({ op: 'poolRelease', index: i })),
-    poolTrim: fc.constant({ op: 'poolTrim' }),
-    misuse: fc.tuple(fc.nat({ max: DEFERRED_MISUSE_KINDS.length - 1 }), index).map(([kind, i]) => ({ op: 'misuse', kind, index: i })),
-  };
-  return weightedOps(arbs, DEFAULT_WEIGHTS, plan);
-}
+/** Handles: the k-th live allocation (or pooled one) modulo how many there are. */
+const handle = fc.nat({ max: 7 });
+const alignArb = fc.oneof({ weight: 12, arbitrary: fc.constantFrom(1, 4, 16, 64) }, { weight: 1, arbitrary: fc.constantFrom(0, 3, 24) });
+const op = opsFor<DeferredConfig, DeferredSide>();
 
-const configArb = (): fc.Arbitrary<JsonObject> =>
+const ops = {
+  alloc: op({
+    fields: { sizeBytes: Int(), alignBytes: Int() },
+    weight: 8,
+    arbitrary: (config) =>
+      fc
+        .tuple(sizeArb(config.capacityBytes, config.kind === 'buddy' ? config.minBlockBytes : config.poolAlignBytes), alignArb)
+        .map(([sizeBytes, alignBytes]) => ({ sizeBytes, alignBytes })),
+    apply: (s, command) => alloc(s, command.sizeBytes, command.alignBytes),
+  }),
+  release: op({
+    fields: { index: Nat() },
+    weight: 6,
+    arbitrary: () => handle.map((i) => ({ index: i })),
+    apply: (s, command) => {
+      const handout = pickLive(s.live, command.index);
+      return handout === undefined ? SKIPPED : doRelease(s, handout.offsetBytes);
+    },
+  }),
+  use: op({
+    fields: { index: Nat() },
+    weight: 6,
+    arbitrary: () => handle.map((i) => ({ index: i })),
+    apply: (s, command) => {
+      const handout = pickLive(s.live, command.index);
+      if (handout === undefined) return SKIPPED;
+      const fenceValue = s.timeline.nextValueToSignal;
+      s.timeline.submitRead(handout.offsetBytes, handout.sizeBytes, fenceValue, handout.id);
+      return { fenceValue };
+    },
+  }),
+  endFrame: op({
+    fields: {},
+    weight: 4,
+    apply: (s) => {
+      s.timeline.signal();
+      const returned = s.allocator.endFrame();
+      if (returned.length > 0) s.env.probe('release-returned');
+      if (s.allocator.pendingBytes() > 0) s.env.probe('release-waits-for-gpu');
+      if (s.live.length === 0 && s.allocator.heldCount() === 0 && s.nextHandoutId > 1) s.env.probe('everything-returned');
+      return { returned };
+    },
+  }),
+  gpuProgress: op({
+    fields: { steps: Nat() },
+    weight: 4,
+    arbitrary: () => fc.oneof({ weight: 5, arbitrary: fc.constant(1) }, { weight: 1, arbitrary: fc.constantFrom(0, 2, 4) }).map((steps) => ({ steps })),
+    apply: (s, command) => ({ completedValue: s.timeline.advance(command.steps) }),
+  }),
+  poolAcquire: op({
+    fields: { sizeClass: Nat() },
+    weight: 6,
+    arbitrary: (config) => fc.nat({ max: config.objectSizesBytes.length - 1 }).map((sizeClass) => ({ sizeClass })),
+    apply: (s, command) => doPoolAcquire(s, command.sizeClass % s.config.objectSizesBytes.length),
+  }),
+  poolRelease: op({
+    fields: { index: Nat() },
+    weight: 5,
+    arbitrary: () => handle.map((i) => ({ index: i })),
+    apply: (s, command) => {
+      const handout = pickLiveWhere(s, true, command.index);
+      return handout === undefined ? SKIPPED : doPoolRelease(s, handout.offsetBytes);
+    },
+  }),
+  poolTrim: op({
+    fields: {},
+    weight: 1,
+    apply: (s) => {
+      const returned = s.allocator.poolTrim();
+      if (returned.length > 0) s.env.probe('pool-trim-returned');
+      return { returned };
+    },
+  }),
+  misuse: op({
+    fields: { kind: Nat(), index: Nat() },
+    weight: 1,
+    arbitrary: () => fc.tuple(fc.nat({ max: DEFERRED_MISUSE_KINDS.length - 1 }), handle).map(([kind, i]) => ({ kind, index: i })),
+    apply: (s, command) => misuse(s, command.kind, command.index),
+  }),
+};
+
+const configArb = (): fc.Arbitrary<DeferredConfig> =>
   fc
     .record({
       kind: fc.constantFrom(...DEFERRED_KINDS),
@@ -476,42 +475,36 @@ const configArb = (): fc.Arbitrary<JsonObject> =>
       };
     });
 
-export const deferredFreeSystem: SystemDef<DeferredSide> = {
+export const deferredFreeSystem = defineSystem({
   name: 'deferred-free',
   summary: 'fence-delayed frees and a reusable-object pool in front of a buddy, best-fit or first-fit sub-allocator, behind a frame fence',
-  configSchema: {
-    kind: 'string',
-    capacityBytes: 'nat',
-    minBlockBytes: 'nat',
-    poolAlignBytes: 'nat',
-    maxAllocationBytes: 'nat',
-    objectSizesBytes: 'nat[]',
-    objectAlignBytes: 'nat',
+  config: {
+    schema: DeferredFreeConfigSchema,
+    check: (c) => {
+      const problem = subAllocatorConfigProblem(c.kind, c);
+      if (problem !== null) return problem;
+      if (c.capacityBytes > 1 << 30) return `capacityBytes must be at most 2^30, got ${c.capacityBytes}`;
+      if (c.objectSizesBytes.length < 1 || c.objectSizesBytes.some((size) => size < 1)) return 'objectSizesBytes must list at least one positive size';
+      if (new Set(c.objectSizesBytes).size !== c.objectSizesBytes.length) return 'objectSizesBytes must be distinct (one size per class)';
+      if (!isPowerOfTwo(c.objectAlignBytes)) return `objectAlignBytes must be a power of two, got ${c.objectAlignBytes}`;
+      return null;
+    },
+    arbitrary: configArb,
   },
-  ops: deferredFreeOps,
-  validateConfig(config) {
-    const c = toConfig(config);
-    if (!DEFERRED_KINDS.includes(c.kind)) return `kind must be one of ${DEFERRED_KINDS.join(', ')}, got ${c.kind}`;
-    try {
-      checkSubAllocatorConfig(c.kind, c);
-    } catch (error) {
-      return (error as Error).message;
-    }
-    if (c.capacityBytes > 1 << 30) return `capacityBytes must be at most 2^30, got ${c.capacityBytes}`;
-    if (c.objectSizesBytes.length < 1 || c.objectSizesBytes.some((size) => size < 1)) return 'objectSizesBytes must list at least one positive size';
-    if (new Set(c.objectSizesBytes).size !== c.objectSizesBytes.length) return 'objectSizesBytes must be distinct (one size per class)';
-    if (!isPowerOfTwo(c.objectAlignBytes)) return `objectAlignBytes must be a power of two, got ${c.objectAlignBytes}`;
-    return null;
+  ops,
+  // Every command is a new step (the invariants' per-step reading) and no alloc until it is one;
+  // a contract error is answered here, as its observation, without a second unwind.
+  around: (s, command, dispatch) => {
+    s.step++;
+    s.lastAllocResult = undefined;
+    return answeringContractErrors(dispatch, s, command);
   },
-  configArb,
-  commandArb,
   sequence: { minLength: 1, maxLength: 200 },
   createModel: (config, env) => {
-    env.probe(`kind-${toConfig(config).kind}`);
+    env.probe(`kind-${config.kind}`);
     return deferredSide(config, env, (c, fence) => new DeferredFreeModel(createSubAllocatorModel(c.kind, c), fence, c));
   },
   createImpl: (config, env) => deferredSide(config, env, createDeferredImpl),
-  apply: answeringContractErrors(applyCommand),
   invariants,
   probes: [
     'kind-buddy',
@@ -527,4 +520,4 @@ export const deferredFreeSystem: SystemDef<DeferredSide> = {
     'alloc-null',
     'everything-returned',
   ],
-};
+});

@@ -15,72 +15,49 @@
  */
 import fc from 'fast-check';
 import type { Json, JsonObject } from '../harness/json';
-import type { Command, GenerationPlan, Invariant, RunEnv, SystemDef } from '../harness/system';
+import type { Invariant, RunEnv } from '../harness/system';
+import { defineSystem, opsFor } from '../harness/define-system';
+import { Bool, Int, Nat, OneOf, Strict, Type, type Static } from '../harness/schema';
 import { ResidencyManagerModel } from '../../models/residency-manager';
 import { ResidencyManagerImpl } from '../residency/residency-manager';
-import { DEVICE_CALL_KINDS, type DeviceCallKind, type ViolationKind } from '../gpu/sim-gpu';
-import type { ResidencyManager, ResidencyManagerConfig } from '../residency/residency-manager-types';
+import { DEVICE_CALL_KINDS, type ViolationKind } from '../gpu/sim-gpu';
+import type { ResidencyManager } from '../residency/residency-manager-types';
 import { bothSides, pickLive, sameNumbers } from './common';
-import { weightedOps } from './generation';
+
+export const ResidencyManagerConfigSchema = Strict({
+  objectSizesBytes: Type.Array(Nat(), { description: 'size of each pageable object; object ids are the indices; at least one' }),
+  queueCount: Nat({ description: 'command queues, at least 1' }),
+  mode: OneOf(['inline', 'async'], {
+    description: "'inline': Device3 present, paging on the submitting thread; 'async': no Device3, a paging worker the harness steps",
+  }),
+  startEvicted: Bool({ description: "objects start EVICTED (Unreal: CREATE_NOT_RESIDENT) or RESIDENT (the library's default)" }),
+  maxLatency: Nat({ description: "MaxLatency, at least 1 (0 hangs the library; Unreal's RESIDENCY_PIPELINE_DEPTH is 6)" }),
+  ticksPerSecond: Nat({ description: 'simulated clock ticks per second, at least 1' }),
+  localBudgetBytes: Nat({ description: 'local segment budget the device reports' }),
+  nonLocalBudgetBytes: Nat({ description: 'non-local segment budget the device reports' }),
+  unrealBudgetCap: Bool({ description: "Unreal's LocalMemoryBudgetLimit: the local budget is min(reported, limit), 0 when backgrounded" }),
+  debugBudgetBytes: Int({ description: 'D3D12.ResidencyDebugBudgetMB in bytes; -1 is off; only with unrealBudgetCap' }),
+  slotCount: Nat({ description: 'slots in the residency-set pool, 1..4096' }),
+  initialCapacity: Nat({ description: "entries of a set's first storage allocation, at least 2" }),
+});
+export type ResidencyManagerSystemConfig = Static<typeof ResidencyManagerConfigSchema>;
 
 /** Residency sets each side creates up front; set handles are taken modulo this. */
 export const SET_COUNT = 4;
 
 export interface ManagerSide {
   readonly manager: ResidencyManager;
-  readonly config: ResidencyManagerConfig;
+  readonly config: ResidencyManagerSystemConfig;
   readonly env: RunEnv;
   readonly setIds: number[];
   /**
    * Highest generation observed before the current command (generations never go back).
-   * Updated by `apply` before it runs the command; the invariant only reads it.
+   * Updated by `around` before it runs the command; the invariant only reads it.
    */
   highestGeneration: number;
   /** Evictions of objects whose last sync point was not complete when the Evict was issued. */
   readonly unsafeEvictions: string[];
 }
-
-export const residencyManagerOps = {
-  track: { obj: 'nat' },
-  untrack: { obj: 'nat' },
-  open: { set: 'nat' },
-  insert: { set: 'nat', obj: 'nat' },
-  close: { set: 'nat' },
-  record: { set: 'nat', objs: 'nat[]' },
-  execute: { queue: 'nat', sets: '(nat|null)[]' },
-  mapTiles: { queue: 'nat', set: 'nat' },
-  signal: { queue: 'nat' },
-  gpuProgress: { queue: 'nat', steps: 'nat' },
-  pagingProgress: { steps: 'nat' },
-  pagingWorkerStep: {},
-  tick: { ticks: 'nat' },
-  setBudget: { localBytes: 'nat', nonLocalBytes: 'nat' },
-  background: { on: 'bool' },
-  failNext: { call: 'string' },
-  failNextGrowth: {},
-} as const;
-
-type Op = keyof typeof residencyManagerOps;
-
-const DEFAULT_WEIGHTS: Record<Op, number> = {
-  track: 2,
-  untrack: 2,
-  open: 2,
-  insert: 4,
-  close: 2,
-  record: 10,
-  execute: 12,
-  mapTiles: 1,
-  signal: 1,
-  gpuProgress: 10,
-  pagingProgress: 4,
-  pagingWorkerStep: 6,
-  tick: 5,
-  setBudget: 2,
-  background: 1,
-  failNext: 1,
-  failNextGrowth: 1,
-};
 
 export const PROBES = [
   'split',
@@ -95,18 +72,14 @@ export const PROBES = [
   'evict-failed',
 ] as const;
 
-function toConfig(config: JsonObject): ResidencyManagerConfig {
-  return config as unknown as ResidencyManagerConfig;
-}
-
 /** Wraps a manager as a side: creates the sets and tracks every object in id order. */
-export function managerSide(manager: ResidencyManager, config: JsonObject, env: RunEnv): ManagerSide {
+export function managerSide(manager: ResidencyManager, config: ResidencyManagerSystemConfig, env: RunEnv): ManagerSide {
   const setIds: number[] = [];
   for (let i = 0; i < SET_COUNT; i++) setIds.push(manager.sets.createSet());
   for (let object = 0; object < manager.config.objectSizesBytes.length; object++) manager.beginTracking(object);
   manager.drainEvents();
   manager.gpu.drainCalls();
-  const side: ManagerSide = { manager, config: toConfig(config), env, setIds, highestGeneration: 0, unsafeEvictions: [] };
+  const side: ManagerSide = { manager, config, env, setIds, highestGeneration: 0, unsafeEvictions: [] };
   manager.gpu.evictObserver = (objects) => {
     const firstUncompleted = manager.firstUncompletedGeneration();
     if (firstUncompleted < 0) return;
@@ -136,95 +109,189 @@ function insertChecked(s: ManagerSide, set: number, object: number): boolean {
   return inserted;
 }
 
-function applyOp(s: ManagerSide, command: Command): JsonObject {
-  const { manager } = s;
-  const { gpu, sets } = manager;
-  switch (command.op as Op) {
-    case 'track':
-      manager.beginTracking(objectOf(s, command.obj as number));
+/** Set handles: one of the SET_COUNT sets created up front. */
+const setHandle = fc.nat({ max: SET_COUNT - 1 });
+/** Object ids: one of the configured objects. */
+const objectArb = (config: ResidencyManagerSystemConfig): fc.Arbitrary<number> => fc.nat({ max: config.objectSizesBytes.length - 1 });
+const queueArb = (config: ResidencyManagerSystemConfig): fc.Arbitrary<number> => fc.nat({ max: config.queueCount - 1 });
+const op = opsFor<ResidencyManagerSystemConfig, ManagerSide>();
+
+const ops = {
+  track: op({
+    fields: { obj: Nat() },
+    weight: 2,
+    arbitrary: (config) => objectArb(config).map((obj) => ({ obj })),
+    apply: (s, command) => {
+      s.manager.beginTracking(objectOf(s, command.obj));
       return {};
-    case 'untrack':
-      manager.endTracking(objectOf(s, command.obj as number));
+    },
+  }),
+  untrack: op({
+    fields: { obj: Nat() },
+    weight: 2,
+    arbitrary: (config) => objectArb(config).map((obj) => ({ obj })),
+    apply: (s, command) => {
+      s.manager.endTracking(objectOf(s, command.obj));
       return {};
-    case 'open':
-      return { hr: sets.open(setOf(s, command.set as number)) };
-    case 'insert':
-      return { inserted: insertChecked(s, setOf(s, command.set as number), objectOf(s, command.obj as number)) };
-    case 'close':
-      return { hr: sets.close(setOf(s, command.set as number)) };
-    case 'record': {
-      const set = setOf(s, command.set as number);
+    },
+  }),
+  open: op({
+    fields: { set: Nat() },
+    weight: 2,
+    arbitrary: () => setHandle.map((set) => ({ set })),
+    apply: (s, command) => ({ hr: s.manager.sets.open(setOf(s, command.set)) }),
+  }),
+  insert: op({
+    fields: { set: Nat(), obj: Nat() },
+    weight: 4,
+    arbitrary: (config) => fc.tuple(setHandle, objectArb(config)).map(([set, obj]) => ({ set, obj })),
+    apply: (s, command) => ({ inserted: insertChecked(s, setOf(s, command.set), objectOf(s, command.obj)) }),
+  }),
+  close: op({
+    fields: { set: Nat() },
+    weight: 2,
+    arbitrary: () => setHandle.map((set) => ({ set })),
+    apply: (s, command) => ({ hr: s.manager.sets.close(setOf(s, command.set)) }),
+  }),
+  record: op({
+    fields: { set: Nat(), objs: Type.Array(Nat()) },
+    weight: 10,
+    arbitrary: (config) =>
+      fc
+        .tuple(setHandle, fc.array(objectArb(config), { minLength: 1, maxLength: config.objectSizesBytes.length + 1 }))
+        .map(([set, objs]) => ({ set, objs })),
+    apply: (s, command): Json => {
+      const { sets } = s.manager;
+      const set = setOf(s, command.set);
       const opened = sets.open(set);
       if (opened !== 'S_OK') return { open: opened };
       let inserted = 0;
-      for (const obj of command.objs as number[]) if (insertChecked(s, set, objectOf(s, obj))) inserted++;
+      for (const obj of command.objs) if (insertChecked(s, set, objectOf(s, obj))) inserted++;
       return { open: opened, inserted, close: sets.close(set) };
-    }
-    case 'execute': {
-      const ids = (command.sets as (number | null)[]).map((handle) => (handle === null ? null : setOf(s, handle)));
+    },
+  }),
+  execute: op({
+    fields: { queue: Nat(), sets: Type.Array(Type.Union([Nat(), Type.Null()])) },
+    weight: 12,
+    arbitrary: (config) =>
+      fc
+        .tuple(queueArb(config), fc.array(fc.option(setHandle, { freq: 8, nil: null }), { minLength: 0, maxLength: 4 }))
+        .map(([queue, sets]) => ({ queue, sets })),
+    apply: (s, command) => {
+      const { manager } = s;
+      const ids = command.sets.map((handle) => (handle === null ? null : setOf(s, handle)));
       // Each list references exactly its set's objects (a list without a set references none).
-      const lists = ids.map((id) => (id === null ? [] : sets.contents(id)));
-      const hr = manager.executeCommandLists(queueOf(s, command.queue as number), lists, ids);
+      const lists = ids.map((id) => (id === null ? [] : manager.sets.contents(id)));
+      const hr = manager.executeCommandLists(queueOf(s, command.queue), lists, ids);
       return { hr };
-    }
-    case 'mapTiles': {
-      const queue = queueOf(s, command.queue as number);
-      const set = setOf(s, command.set as number);
+    },
+  }),
+  mapTiles: op({
+    fields: { queue: Nat(), set: Nat() },
+    weight: 1,
+    arbitrary: (config) => fc.tuple(queueArb(config), setHandle).map(([queue, set]) => ({ queue, set })),
+    apply: (s, command) => {
+      const { manager } = s;
+      const queue = queueOf(s, command.queue);
+      const set = setOf(s, command.set);
       const hr = manager.makeResidentForQueue(queue, set);
       if (hr === 'S_OK') {
         // UpdateTileMappings touches the new heaps on the queue, then the caller signals.
-        gpu.executeCommandLists(queue, [sets.contents(set)]);
+        manager.gpu.executeCommandLists(queue, [manager.sets.contents(set)]);
         manager.signalFence(queue);
       }
       return { hr };
-    }
-    case 'signal':
-      return { value: manager.signalFence(queueOf(s, command.queue as number)) };
-    case 'gpuProgress':
-      return { ran: gpu.progress(queueOf(s, command.queue as number), command.steps as number) };
-    case 'pagingProgress':
-      return { ran: gpu.pagingProgress(command.steps as number) };
-    case 'pagingWorkerStep':
-      return { ran: manager.pagingWorkerStep() };
-    case 'tick':
-      gpu.advanceClock(command.ticks as number);
+    },
+  }),
+  signal: op({
+    fields: { queue: Nat() },
+    weight: 1,
+    arbitrary: (config) => queueArb(config).map((queue) => ({ queue })),
+    apply: (s, command) => ({ value: s.manager.signalFence(queueOf(s, command.queue)) }),
+  }),
+  gpuProgress: op({
+    fields: { queue: Nat(), steps: Nat() },
+    weight: 10,
+    arbitrary: (config) => fc.tuple(queueArb(config), fc.integer({ min: 1, max: 12 })).map(([queue, steps]) => ({ queue, steps })),
+    apply: (s, command) => ({ ran: s.manager.gpu.progress(queueOf(s, command.queue), command.steps) }),
+  }),
+  pagingProgress: op({
+    fields: { steps: Nat() },
+    // Inline mode only: the async worker CPU-signals the paging fence itself.
+    weight: (config) => (config.mode === 'inline' ? 4 : 0),
+    arbitrary: () => fc.integer({ min: 1, max: 4 }).map((steps) => ({ steps })),
+    apply: (s, command) => ({ ran: s.manager.gpu.pagingProgress(command.steps) }),
+  }),
+  pagingWorkerStep: op({
+    fields: {},
+    // Async mode only: inline mode has no paging worker.
+    weight: (config) => (config.mode === 'inline' ? 0 : 6),
+    apply: (s) => ({ ran: s.manager.pagingWorkerStep() }),
+  }),
+  tick: op({
+    fields: { ticks: Nat() },
+    weight: 5,
+    arbitrary: (config) =>
+      fc
+        .oneof(fc.integer({ min: 0, max: 2 * config.ticksPerSecond }), fc.integer({ min: 0, max: 70 * config.ticksPerSecond }))
+        .map((ticks) => ({ ticks })),
+    apply: (s, command) => {
+      s.manager.gpu.advanceClock(command.ticks);
       return {};
-    case 'setBudget':
-      gpu.setBudgets(command.localBytes as number, command.nonLocalBytes as number);
+    },
+  }),
+  setBudget: op({
+    fields: { localBytes: Nat(), nonLocalBytes: Nat() },
+    weight: 2,
+    arbitrary: (config) => {
+      const totalBytes = config.objectSizesBytes.reduce((a, b) => a + b, 0);
+      return fc
+        .tuple(fc.oneof(fc.constant(0), fc.integer({ min: 20, max: 150 })), fc.integer({ min: 0, max: 25 }))
+        .map(([localPercent, nonLocalPercent]) => ({
+          localBytes: Math.floor((totalBytes * localPercent) / 100),
+          nonLocalBytes: Math.floor((totalBytes * nonLocalPercent) / 100),
+        }));
+    },
+    apply: (s, command) => {
+      s.manager.gpu.setBudgets(command.localBytes, command.nonLocalBytes);
       return {};
-    case 'background':
-      manager.setBackground(command.on as boolean);
+    },
+  }),
+  background: op({
+    fields: { on: Bool() },
+    // Only Unreal's budget cap reads the background state.
+    weight: (config) => (config.unrealBudgetCap ? 1 : 0),
+    arbitrary: () => fc.boolean().map((on) => ({ on })),
+    apply: (s, command) => {
+      s.manager.setBackground(command.on);
       return {};
-    case 'failNext': {
-      const call = command.call as DeviceCallKind;
-      if (!DEVICE_CALL_KINDS.includes(call)) throw new Error(`residency-manager: unknown device call '${call}'`);
-      gpu.failNext(call);
+    },
+  }),
+  failNext: op({
+    fields: { call: OneOf(DEVICE_CALL_KINDS) },
+    weight: 1,
+    arbitrary: () => fc.constantFrom(...DEVICE_CALL_KINDS).map((call) => ({ call })),
+    apply: (s, command) => {
+      s.manager.gpu.failNext(command.call);
       return {};
-    }
-    case 'failNextGrowth':
-      sets.failNextGrowth();
+    },
+  }),
+  failNextGrowth: op({
+    fields: {},
+    weight: 1,
+    apply: (s) => {
+      s.manager.sets.failNextGrowth();
       return {};
-    default:
-      throw new Error(`residency-manager: unknown op ${command.op}`);
-  }
-}
+    },
+  }),
+};
 
-function apply(s: ManagerSide, command: Command): Json {
-  // The state update behind generations-increasing: the invariant compares against this.
-  s.highestGeneration = Math.max(s.highestGeneration, s.manager.currentGeneration());
-  let result: JsonObject = {};
-  let failure: unknown = undefined;
-  try {
-    result = applyOp(s, command);
-  } catch (error) {
-    failure = error;
+/** An op's observation, which is an object for every op here: `around` adds the calls and events to it. */
+function observationFields(result: Json): JsonObject {
+  if (typeof result !== 'object' || result === null || Array.isArray(result)) {
+    throw new Error(`residency-manager: an op observed ${JSON.stringify(result)}, not an object`);
   }
-  // Drain even when the command threw, so the next step starts clean.
-  const events = s.manager.drainEvents();
-  const calls = s.manager.gpu.drainCalls();
-  for (const event of events) s.env.probe(event);
-  if (failure !== undefined) throw failure;
-  return { ...result, calls: calls as Json, events };
+  return result;
 }
 
 function gpuViolation(kinds: readonly ViolationKind[]): (s: ManagerSide) => string | null {
@@ -345,7 +412,7 @@ function generations(s: ManagerSide): string | null {
   return null;
 }
 
-const invariants: Invariant<ManagerSide>[] = [
+const invariants: Invariant<ManagerSide, ResidencyManagerSystemConfig>[] = [
   {
     name: 'residency-before-execution',
     description: 'every object a list touches is device-resident and its queued make-resident has reached the paging fence when the GPU runs the list; CPU waits complete',
@@ -392,111 +459,67 @@ const invariants: Invariant<ManagerSide>[] = [
   },
 ];
 
-function commandArb(config: JsonObject, plan?: GenerationPlan): fc.Arbitrary<Command> {
-  const c = toConfig(config);
-  const objectCount = c.objectSizesBytes.length;
-  const totalBytes = c.objectSizesBytes.reduce((a, b) => a + b, 0);
-  const set = fc.nat({ max: SET_COUNT - 1 });
-  const obj = fc.nat({ max: objectCount - 1 });
-  const queue = fc.nat({ max: c.queueCount - 1 });
-  const arbs: Record<Op, fc.Arbitrary<Command>> = {
-    track: obj.map((o) => ({ op: 'track', obj: o })),
-    untrack: obj.map((o) => ({ op: 'untrack', obj: o })),
-    open: set.map((s) => ({ op: 'open', set: s })),
-    insert: fc.tuple(set, obj).map(([s, o]) => ({ op: 'insert', set: s, obj: o })),
-    close: set.map((s) => ({ op: 'close', set: s })),
-    record: fc
-      .tuple(set, fc.array(obj, { minLength: 1, maxLength: objectCount + 1 }))
-      .map(([s, objs]) => ({ op: 'record', set: s, objs })),
-    execute: fc
-      .tuple(queue, fc.array(fc.option(set, { freq: 8, nil: null }), { minLength: 0, maxLength: 4 }))
-      .map(([q, sets]) => ({ op: 'execute', queue: q, sets })),
-    mapTiles: fc.tuple(queue, set).map(([q, s]) => ({ op: 'mapTiles', queue: q, set: s })),
-    signal: queue.map((q) => ({ op: 'signal', queue: q })),
-    gpuProgress: fc.tuple(queue, fc.integer({ min: 1, max: 12 })).map(([q, steps]) => ({ op: 'gpuProgress', queue: q, steps })),
-    pagingProgress: fc.integer({ min: 1, max: 4 }).map((steps) => ({ op: 'pagingProgress', steps })),
-    pagingWorkerStep: fc.constant({ op: 'pagingWorkerStep' }),
-    tick: fc
-      .oneof(fc.integer({ min: 0, max: 2 * c.ticksPerSecond }), fc.integer({ min: 0, max: 70 * c.ticksPerSecond }))
-      .map((ticks) => ({ op: 'tick', ticks })),
-    setBudget: fc
-      .tuple(fc.oneof(fc.constant(0), fc.integer({ min: 20, max: 150 })), fc.integer({ min: 0, max: 25 }))
-      .map(([localPercent, nonLocalPercent]) => ({
-        op: 'setBudget',
-        localBytes: Math.floor((totalBytes * localPercent) / 100),
-        nonLocalBytes: Math.floor((totalBytes * nonLocalPercent) / 100),
-      })),
-    background: fc.boolean().map((on) => ({ op: 'background', on })),
-    failNext: fc.constantFrom(...DEVICE_CALL_KINDS).map((call) => ({ op: 'failNext', call })),
-    failNextGrowth: fc.constant({ op: 'failNextGrowth' }),
-  };
-  const weights: Record<Op, number> = { ...DEFAULT_WEIGHTS };
-  if (c.mode === 'inline') weights.pagingWorkerStep = 0;
-  else weights.pagingProgress = 0;
-  if (!c.unrealBudgetCap) weights.background = 0;
-  return weightedOps(arbs, weights, plan);
-}
-
-const configArb = (): fc.Arbitrary<JsonObject> =>
-  fc
-    .array(fc.integer({ min: 1, max: 16 }), { minLength: 3, maxLength: 10 })
-    .chain((objectSizesBytes) => {
-      const totalBytes = objectSizesBytes.reduce((a, b) => a + b, 0);
-      return fc.record({
-        objectSizesBytes: fc.constant(objectSizesBytes),
-        queueCount: fc.integer({ min: 1, max: 3 }),
-        mode: fc.constantFrom('inline', 'async'),
-        startEvicted: fc.boolean(),
-        maxLatency: fc.integer({ min: 1, max: 6 }),
-        ticksPerSecond: fc.integer({ min: 1, max: 10 }),
-        localBudgetBytes: fc.integer({ min: 30, max: 120 }).map((percent) => Math.floor((totalBytes * percent) / 100)),
-        nonLocalBudgetBytes: fc.integer({ min: 0, max: 20 }).map((percent) => Math.floor((totalBytes * percent) / 100)),
-        unrealBudgetCap: fc.boolean(),
-        debugBudgetBytes: fc.oneof(
-          { weight: 3, arbitrary: fc.constant(-1) },
-          { weight: 1, arbitrary: fc.integer({ min: 0, max: totalBytes }) },
-        ),
-        slotCount: fc.oneof({ weight: 4, arbitrary: fc.constant(32) }, { weight: 1, arbitrary: fc.integer({ min: 2, max: 4 }) }),
-        initialCapacity: fc.integer({ min: 2, max: 4 }),
-      });
-    });
-
-export const residencyManagerSystem: SystemDef<ManagerSide> = {
+export const residencyManagerSystem = defineSystem({
   name: 'residency-manager',
   summary: 'LRU residency manager over a simulated GPU: paging before execution, trims, sync points, split, both execution modes',
-  configSchema: {
-    objectSizesBytes: 'nat[]',
-    queueCount: 'nat',
-    mode: 'string',
-    startEvicted: 'bool',
-    maxLatency: 'nat',
-    ticksPerSecond: 'nat',
-    localBudgetBytes: 'nat',
-    nonLocalBudgetBytes: 'nat',
-    unrealBudgetCap: 'bool',
-    debugBudgetBytes: 'int',
-    slotCount: 'nat',
-    initialCapacity: 'nat',
+  config: {
+    schema: ResidencyManagerConfigSchema,
+    check: (c) => {
+      if (c.objectSizesBytes.length < 1) return 'objectSizesBytes must name at least one object';
+      if (c.queueCount < 1) return `queueCount must be >= 1, got ${c.queueCount}`;
+      if (c.maxLatency < 1) return 'maxLatency must be >= 1 (0 hangs the first submission)';
+      if (c.ticksPerSecond < 1) return 'ticksPerSecond must be >= 1';
+      if (c.slotCount < 1 || c.slotCount > 4096) return `slotCount must be 1..4096, got ${c.slotCount}`;
+      if (c.initialCapacity < 2) return `initialCapacity must be >= 2, got ${c.initialCapacity}`;
+      return null;
+    },
+    arbitrary: () =>
+      fc
+        .array(fc.integer({ min: 1, max: 16 }), { minLength: 3, maxLength: 10 })
+        .chain((objectSizesBytes) => {
+          const totalBytes = objectSizesBytes.reduce((a, b) => a + b, 0);
+          return fc.record({
+            objectSizesBytes: fc.constant(objectSizesBytes),
+            queueCount: fc.integer({ min: 1, max: 3 }),
+            mode: fc.constantFrom('inline', 'async'),
+            startEvicted: fc.boolean(),
+            maxLatency: fc.integer({ min: 1, max: 6 }),
+            ticksPerSecond: fc.integer({ min: 1, max: 10 }),
+            localBudgetBytes: fc.integer({ min: 30, max: 120 }).map((percent) => Math.floor((totalBytes * percent) / 100)),
+            nonLocalBudgetBytes: fc.integer({ min: 0, max: 20 }).map((percent) => Math.floor((totalBytes * percent) / 100)),
+            unrealBudgetCap: fc.boolean(),
+            debugBudgetBytes: fc.oneof(
+              { weight: 3, arbitrary: fc.constant(-1) },
+              { weight: 1, arbitrary: fc.integer({ min: 0, max: totalBytes }) },
+            ),
+            slotCount: fc.oneof({ weight: 4, arbitrary: fc.constant(32) }, { weight: 1, arbitrary: fc.integer({ min: 2, max: 4 }) }),
+            initialCapacity: fc.integer({ min: 2, max: 4 }),
+          });
+        }),
   },
-  ops: residencyManagerOps,
-  validateConfig(config) {
-    const c = toConfig(config);
-    if (c.objectSizesBytes.length < 1) return 'objectSizesBytes must name at least one object';
-    if (c.queueCount < 1) return `queueCount must be >= 1, got ${c.queueCount}`;
-    if (c.mode !== 'inline' && c.mode !== 'async') return `mode must be 'inline' or 'async', got ${c.mode}`;
-    if (c.maxLatency < 1) return 'maxLatency must be >= 1 (0 hangs the first submission)';
-    if (c.ticksPerSecond < 1) return 'ticksPerSecond must be >= 1';
-    if (c.slotCount < 1 || c.slotCount > 4096) return `slotCount must be 1..4096, got ${c.slotCount}`;
-    if (c.initialCapacity < 2) return `initialCapacity must be >= 2, got ${c.initialCapacity}`;
-    return null;
+  ops,
+  // Every command: note the generation before it (generations-increasing compares against it),
+  // then drain the events and device calls it caused, even when it threw, so the next step
+  // starts clean; they are part of the observation.
+  around: (s, command, dispatch) => {
+    s.highestGeneration = Math.max(s.highestGeneration, s.manager.currentGeneration());
+    let result: Json = null;
+    let failure: unknown = undefined;
+    try {
+      result = dispatch(s, command);
+    } catch (error) {
+      failure = error;
+    }
+    const events = s.manager.drainEvents();
+    const calls = s.manager.gpu.drainCalls();
+    for (const event of events) s.env.probe(event);
+    if (failure !== undefined) throw failure;
+    return { ...observationFields(result), calls, events };
   },
-  configArb,
-  commandArb,
   sequence: { minLength: 1, maxLength: 150 },
-  createModel: (config, env) => managerSide(new ResidencyManagerModel(toConfig(config)), config, env),
-  createImpl: (config, env) => managerSide(new ResidencyManagerImpl(toConfig(config)), config, env),
-  apply,
+  createModel: (config, env) => managerSide(new ResidencyManagerModel(config), config, env),
+  createImpl: (config, env) => managerSide(new ResidencyManagerImpl(config), config, env),
   invariants,
   probes: PROBES,
   faultOps: { 'device-call-failure': ['failNext'], 'set-growth-failure': ['failNextGrowth'] },
-};
+});

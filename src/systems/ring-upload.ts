@@ -14,19 +14,25 @@
  * flight, independent of the ring's own bookkeeping.
  */
 import fc from 'fast-check';
-import type { Json, JsonObject } from '../harness/json';
-import type { Command, GenerationPlan, Invariant, RunEnv, SystemDef } from '../harness/system';
+import type { Json } from '../harness/json';
+import type { Invariant, RunEnv } from '../harness/system';
+import { defineSystem, opsFor } from '../harness/define-system';
+import { Bool, Int, Nat, Strict, type Static } from '../harness/schema';
 import { RingUploadModel } from '../../models/ring-upload';
 import { RingUploadAllocatorImpl } from '../alloc/ring-upload';
 import type { RingRange, RingUploadAllocator } from '../alloc/ring-upload-types';
 import { alignUp } from '../alloc/allocator';
 import { QueueTimeline } from '../gpu/queue-timeline';
-import { weightedOps } from './generation';
 import { answeringContractErrors, bothSides, pickLive, SKIPPED } from './common';
 import { noFalseOutOfMemory } from './alloc-common';
 
 /** Capacity limit of generated and replayed configs. */
 export const RING_MAX_CAPACITY_BYTES = 1 << 30;
+
+export const RingUploadConfigSchema = Strict({
+  capacityBytes: Nat({ description: `bytes in the ring, 1..${RING_MAX_CAPACITY_BYTES}` }),
+});
+export type RingUploadConfig = Static<typeof RingUploadConfigSchema>;
 
 /** One side of a run: the ring, its GPU queue, and the caller's handles. */
 export interface RingSide {
@@ -64,16 +70,6 @@ export interface Handout {
   readonly alignBytes: number;
 }
 
-export const ringUploadOps = {
-  allocate: { sizeBytes: 'int', alignBytes: 'int' },
-  submit: { index: 'nat', endBatch: 'bool' },
-  cancel: { index: 'nat' },
-  signal: {},
-  gpuProgress: { steps: 'nat' },
-  collect: {},
-  misuse: { kind: 'nat', index: 'nat' },
-} as const;
-
 /** Misuse kinds (`kind` modulo their count). */
 export const RING_MISUSE_KINDS = [
   'cancel-submitted',
@@ -84,21 +80,11 @@ export const RING_MISUSE_KINDS = [
   'stale-fence',
 ] as const;
 
-const DEFAULT_WEIGHTS: Record<keyof typeof ringUploadOps, number> = {
-  allocate: 12,
-  submit: 7,
-  cancel: 2,
-  signal: 2,
-  gpuProgress: 4,
-  collect: 4,
-  misuse: 1,
-};
-
-export function ringSide(ring: RingUploadAllocator, config: JsonObject, env: RunEnv): RingSide {
+export function ringSide(ring: RingUploadAllocator, config: RingUploadConfig, env: RunEnv): RingSide {
   return {
     ring,
     timeline: new QueueTimeline(),
-    capacityBytes: config.capacityBytes as number,
+    capacityBytes: config.capacityBytes,
     env,
     reserved: [],
     submitted: [],
@@ -221,41 +207,6 @@ function misuse(s: RingSide, kind: number, index: number): Json {
   }
 }
 
-function applyCommand(s: RingSide, command: Command): Json {
-  s.step++;
-  s.lastAllocResult = undefined;
-  switch (command.op) {
-    case 'allocate':
-      return allocate(s, command.sizeBytes as number, command.alignBytes as number);
-    case 'submit': {
-      const offsetBytes = pickLive(s.reserved, command.index as number);
-      if (offsetBytes === undefined) return SKIPPED;
-      if (s.reserved.indexOf(offsetBytes) > 0) s.env.probe('submit-out-of-reservation-order');
-      return doSubmit(s, offsetBytes, s.timeline.nextValueToSignal, command.endBatch as boolean);
-    }
-    case 'cancel': {
-      const offsetBytes = pickLive(s.reserved, command.index as number);
-      if (offsetBytes === undefined) return SKIPPED;
-      return doCancel(s, offsetBytes);
-    }
-    case 'signal':
-      return { signalled: s.timeline.signal() };
-    case 'gpuProgress':
-      return { completedValue: s.timeline.advance(command.steps as number) };
-    case 'collect': {
-      const freed = s.ring.collect(s.timeline.completedValue);
-      if (freed.length >= 2) s.env.probe('collect-several');
-      if (freed.some((offsetBytes) => isOutOfOrder(s, offsetBytes))) s.env.probe('out-of-order-free');
-      for (const offsetBytes of freed) forget(s, offsetBytes);
-      return { freed };
-    }
-    case 'misuse':
-      return misuse(s, command.kind as number, command.index as number);
-    default:
-      throw new Error(`ring-upload: unknown op ${command.op}`);
-  }
-}
-
 /**
  * The free arc as the caller sees it: from its cursor (the end of its last allocation) forward to
  * the nearest range it still holds; all of the ring when it holds nothing. O(live).
@@ -290,7 +241,7 @@ function liveRangesOf(s: RingSide): readonly RingRange[] {
   return s.liveRanges;
 }
 
-const invariants: Invariant<RingSide>[] = [
+const invariants: Invariant<RingSide, RingUploadConfig>[] = [
   {
     name: 'within-capacity-aligned',
     description: 'every live range lies inside [0, capacity) and starts at a multiple of the alignment it was requested with',
@@ -384,50 +335,100 @@ const alignArb: fc.Arbitrary<number> = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom(0, 3, 48, -4) },
 );
 
-function commandArb(config: JsonObject, plan?: GenerationPlan): fc.Arbitrary<Command> {
-  const capacityBytes = config.capacityBytes as number;
-  const index = fc.nat({ max: 7 });
-  const arbs: Record<keyof typeof ringUploadOps, fc.Arbitrary<Command>> = {
-    allocate: fc.tuple(sizeArb(capacityBytes), alignArb).map(([sizeBytes, alignBytes]) => ({ op: 'allocate', sizeBytes, alignBytes })),
-    // Mostly the oldest reservation (index 0), often another one: submit order != reservation order.
-    submit: fc
-      .tuple(fc.oneof({ weight: 2, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: index }), fc.boolean())
-      .map(([i, endBatch]) => ({ op: 'submit', index: i, endBatch })),
-    cancel: index.map((i) => ({ op: 'cancel', index: i })),
-    signal: fc.constant({ op: 'signal' }),
-    gpuProgress: fc.oneof({ weight: 5, arbitrary: fc.integer({ min: 1, max: 2 }) }, { weight: 1, arbitrary: fc.constantFrom(0, 5) }).map((steps) => ({
-      op: 'gpuProgress',
-      steps,
-    })),
-    collect: fc.constant({ op: 'collect' }),
-    misuse: fc.tuple(fc.nat({ max: RING_MISUSE_KINDS.length - 1 }), index).map(([kind, i]) => ({ op: 'misuse', kind, index: i })),
-  };
-  return weightedOps(arbs, DEFAULT_WEIGHTS, plan);
-}
+/** Handles: the k-th outstanding reservation or submitted range modulo how many there are. */
+const handle = fc.nat({ max: 7 });
+const op = opsFor<RingUploadConfig, RingSide>();
 
-export const ringUploadSystem: SystemDef<RingSide> = {
+const ops = {
+  allocate: op({
+    fields: { sizeBytes: Int(), alignBytes: Int() },
+    weight: 12,
+    arbitrary: (config) => fc.tuple(sizeArb(config.capacityBytes), alignArb).map(([sizeBytes, alignBytes]) => ({ sizeBytes, alignBytes })),
+    apply: (s, command) => allocate(s, command.sizeBytes, command.alignBytes),
+  }),
+  submit: op({
+    fields: { index: Nat(), endBatch: Bool() },
+    weight: 7,
+    // Mostly the oldest reservation (index 0), often another one: submit order != reservation order.
+    arbitrary: () =>
+      fc
+        .tuple(fc.oneof({ weight: 2, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: handle }), fc.boolean())
+        .map(([i, endBatch]) => ({ index: i, endBatch })),
+    apply: (s, command) => {
+      const offsetBytes = pickLive(s.reserved, command.index);
+      if (offsetBytes === undefined) return SKIPPED;
+      if (s.reserved.indexOf(offsetBytes) > 0) s.env.probe('submit-out-of-reservation-order');
+      return doSubmit(s, offsetBytes, s.timeline.nextValueToSignal, command.endBatch);
+    },
+  }),
+  cancel: op({
+    fields: { index: Nat() },
+    weight: 2,
+    arbitrary: () => handle.map((i) => ({ index: i })),
+    apply: (s, command) => {
+      const offsetBytes = pickLive(s.reserved, command.index);
+      if (offsetBytes === undefined) return SKIPPED;
+      return doCancel(s, offsetBytes);
+    },
+  }),
+  signal: op({
+    fields: {},
+    weight: 2,
+    apply: (s) => ({ signalled: s.timeline.signal() }),
+  }),
+  gpuProgress: op({
+    fields: { steps: Nat() },
+    weight: 4,
+    arbitrary: () =>
+      fc.oneof({ weight: 5, arbitrary: fc.integer({ min: 1, max: 2 }) }, { weight: 1, arbitrary: fc.constantFrom(0, 5) }).map((steps) => ({ steps })),
+    apply: (s, command) => ({ completedValue: s.timeline.advance(command.steps) }),
+  }),
+  collect: op({
+    fields: {},
+    weight: 4,
+    apply: (s) => {
+      const freed = s.ring.collect(s.timeline.completedValue);
+      if (freed.length >= 2) s.env.probe('collect-several');
+      if (freed.some((offsetBytes) => isOutOfOrder(s, offsetBytes))) s.env.probe('out-of-order-free');
+      for (const offsetBytes of freed) forget(s, offsetBytes);
+      return { freed };
+    },
+  }),
+  misuse: op({
+    fields: { kind: Nat(), index: Nat() },
+    weight: 1,
+    arbitrary: () => fc.tuple(fc.nat({ max: RING_MISUSE_KINDS.length - 1 }), handle).map(([kind, i]) => ({ kind, index: i })),
+    apply: (s, command) => misuse(s, command.kind, command.index),
+  }),
+};
+
+export const ringUploadSystem = defineSystem({
   name: 'ring-upload',
   summary: 'ring upload allocator: reserved -> submitted(value) -> completed, wrap-around, in-order collect, against a simulated GPU queue',
-  configSchema: { capacityBytes: 'nat' },
-  ops: ringUploadOps,
-  validateConfig(config) {
-    const capacityBytes = config.capacityBytes as number;
-    if (capacityBytes < 1 || capacityBytes > RING_MAX_CAPACITY_BYTES) return `capacityBytes must be 1..${RING_MAX_CAPACITY_BYTES}, got ${capacityBytes}`;
-    return null;
+  config: {
+    schema: RingUploadConfigSchema,
+    check: ({ capacityBytes }) =>
+      capacityBytes < 1 || capacityBytes > RING_MAX_CAPACITY_BYTES ? `capacityBytes must be 1..${RING_MAX_CAPACITY_BYTES}, got ${capacityBytes}` : null,
+    arbitrary: () =>
+      fc.record({
+        capacityBytes: fc.oneof(
+          { weight: 4, arbitrary: fc.constant(1024) },
+          { weight: 3, arbitrary: fc.constantFrom(64, 256, 4096) },
+          { weight: 2, arbitrary: fc.integer({ min: 1, max: 2048 }) },
+        ),
+      }),
   },
-  configArb: () =>
-    fc.record({
-      capacityBytes: fc.oneof(
-        { weight: 4, arbitrary: fc.constant(1024) },
-        { weight: 3, arbitrary: fc.constantFrom(64, 256, 4096) },
-        { weight: 2, arbitrary: fc.integer({ min: 1, max: 2048 }) },
-      ),
-    }),
-  commandArb,
+  ops,
+  // Every command is a new step (the invariants' per-step cache) and no allocate until it is one;
+  // a contract error is answered here, as its observation, without a second unwind.
+  around: (s, command, dispatch) => {
+    s.step++;
+    s.lastAllocResult = undefined;
+    return answeringContractErrors(dispatch, s, command);
+  },
   sequence: { minLength: 1, maxLength: 200 },
-  createModel: (config, env) => ringSide(new RingUploadModel(config.capacityBytes as number), config, env),
-  createImpl: (config, env) => ringSide(new RingUploadAllocatorImpl(config.capacityBytes as number), config, env),
-  apply: answeringContractErrors(applyCommand),
+  createModel: (config, env) => ringSide(new RingUploadModel(config.capacityBytes), config, env),
+  createImpl: (config, env) => ringSide(new RingUploadAllocatorImpl(config.capacityBytes), config, env),
   invariants,
   probes: [
     'two-reservations-outstanding',
@@ -442,4 +443,4 @@ export const ringUploadSystem: SystemDef<RingSide> = {
     'collect-several',
     'idle-ring-restarts-at-zero',
   ],
-};
+});

@@ -18,23 +18,40 @@
  */
 import fc from 'fast-check';
 import path from 'node:path';
-import type { Json, JsonObject } from '../harness/json';
-import type { Command, Invariant, RunEnv, SystemDef } from '../harness/system';
+import { isPlainObject } from '../harness/json';
+import type { Invariant, RunEnv } from '../harness/system';
+import { defineSystem, type DefinedSystem } from '../harness/define-system';
+import { Nat, OneOf, Str, Strict, type Static } from '../harness/schema';
 import type { Allocator, AllocatorPolicy } from '../alloc/allocator';
 import { subAllocatorConfigProblem, type SubAllocatorKind } from '../alloc/config';
 import { ALLOCATOR_POLICIES, loadUserAllocator, UserAllocatorError, type UserAllocatorModule } from '../alloc/user-allocator';
 import { createSubAllocatorModel } from '../../models/alloc-index';
 import {
-  allocCommandArb,
+  allocOps,
+  allocOpWeights,
   allocSide,
-  applyAllocCommand,
+  allocStep,
   honestAnswers,
   inBoundsAligned,
   noFalseOutOfMemory,
   noOverlap,
-  validAllocOps,
+  type AllocOps,
   type AllocSide,
 } from './alloc-common';
+
+/** The system name of every user allocator (regression files of it name their module in the config). */
+export const USER_ALLOCATOR_SYSTEM = 'user-allocator';
+
+/**
+ * The module and policy ride along in every config, so a regression file names what it replays
+ * against (userAllocatorSystemForConfig loads it back).
+ */
+export const UserAllocatorConfigSchema = Strict({
+  capacityBytes: Nat({ description: "bytes handed to the module's createAllocator: every offset lies in [0, capacityBytes)" }),
+  allocatorModule: Str({ description: 'the module exporting createAllocator, relative to the working directory' }),
+  policy: OneOf(ALLOCATOR_POLICIES, { description: "the policy the allocator is checked against ('any': safety checks only)" }),
+});
+export type UserAllocatorConfig = Static<typeof UserAllocatorConfigSchema>;
 
 export interface UserAllocatorOptions {
   /** Policy 'buddy': order-0 block size of our model (default 256). */
@@ -51,20 +68,25 @@ class NoOpinionModel implements Allocator {
   free(): void {}
 }
 
+/** Whether what a user's createAllocator returned is an object with alloc and free methods. */
+function isAllocator(value: unknown): value is Allocator {
+  return typeof value === 'object' && value !== null && 'alloc' in value && typeof value.alloc === 'function' && 'free' in value && typeof value.free === 'function';
+}
+
 /** Calls into the user's allocator; a failed createAllocator turns every call into that error. */
 class UserAllocatorAdapter implements Allocator {
   private readonly inner: Allocator | null;
   private readonly creationError: unknown;
 
-  constructor(createAllocator: (capacityBytes: number) => Allocator, capacityBytes: number, label: string) {
+  constructor(createAllocator: (capacityBytes: number) => unknown, capacityBytes: number, label: string) {
     let inner: Allocator | null = null;
     let creationError: unknown = null;
     try {
-      const made = createAllocator(capacityBytes) as Partial<Allocator> | null | undefined;
-      if (made === null || typeof made !== 'object' || typeof made.alloc !== 'function' || typeof made.free !== 'function') {
-        creationError = new Error(`${label}: createAllocator(${capacityBytes}) returned ${made === null ? 'null' : typeof made}, not an object with alloc and free methods`);
+      const made = createAllocator(capacityBytes);
+      if (isAllocator(made)) {
+        inner = made;
       } else {
-        inner = made as Allocator;
+        creationError = new Error(`${label}: createAllocator(${capacityBytes}) returned ${made === null ? 'null' : typeof made}, not an object with alloc and free methods`);
       }
     } catch (error) {
       creationError = error;
@@ -95,12 +117,17 @@ function capacityArb(policy: AllocatorPolicy, options: Required<UserAllocatorOpt
   }
 }
 
+/** The ops of a user's allocator: valid requests and frees of live allocations only, what its contract promises. */
+type UserAllocatorOps = Pick<AllocOps<UserAllocatorConfig>, 'alloc' | 'free'>;
+
+export type UserAllocatorSystem = DefinedSystem<UserAllocatorConfig, AllocSide, UserAllocatorOps>;
+
 export function userAllocatorSystem(
   modulePath: string,
   createAllocator: (capacityBytes: number) => Allocator,
   policy: AllocatorPolicy,
   options: UserAllocatorOptions = {},
-): SystemDef<AllocSide> {
+): UserAllocatorSystem {
   const resolved = { minBlockBytes: options.minBlockBytes ?? 256, poolAlignBytes: options.poolAlignBytes ?? 256 };
   const kind: SubAllocatorKind | null = policy === 'any' ? null : policy;
   const modelConfig = (capacityBytes: number) => ({
@@ -109,45 +136,45 @@ export function userAllocatorSystem(
     poolAlignBytes: resolved.poolAlignBytes,
   });
   const compareOffsets = kind !== null;
-  const invariants: Invariant<AllocSide>[] = [noOverlap, inBoundsAligned, honestAnswers];
+  const invariants: Invariant<AllocSide, unknown>[] = [noOverlap, inBoundsAligned, honestAnswers];
   if (compareOffsets) invariants.push(noFalseOutOfMemory);
   const grains = kind === 'buddy' ? [resolved.minBlockBytes] : kind === 'best-fit' ? [resolved.poolAlignBytes] : [8, 16, 256, 4096];
   const label = modulePath;
-  return {
-    name: 'user-allocator',
+  const { alloc, free } = allocOps<UserAllocatorConfig>(() => grains);
+  return defineSystem({
+    name: USER_ALLOCATOR_SYSTEM,
     summary: `the allocator in ${label} (policy ${policy})`,
-    // The module and policy ride along in every config, so a regression file names what it
-    // replays against (userAllocatorSystemForConfig loads it back).
-    configSchema: { capacityBytes: 'nat', allocatorModule: 'string', policy: 'string' },
-    ops: validAllocOps,
-    validateConfig(config) {
-      const capacityBytes = config.capacityBytes as number;
-      if (!Number.isSafeInteger(capacityBytes) || capacityBytes < 1) return `capacityBytes must be a positive integer, got ${capacityBytes}`;
-      if (config.policy !== policy) return `this system checks policy '${policy}', the config names '${String(config.policy)}'`;
-      return kind === null ? null : subAllocatorConfigProblem(kind, modelConfig(capacityBytes));
+    config: {
+      schema: UserAllocatorConfigSchema,
+      check: (config: UserAllocatorConfig) => {
+        const { capacityBytes } = config;
+        if (capacityBytes < 1) return `capacityBytes must be a positive integer, got ${capacityBytes}`;
+        if (config.policy !== policy) return `this system checks policy '${policy}', the config names '${config.policy}'`;
+        return kind === null ? null : subAllocatorConfigProblem(kind, modelConfig(capacityBytes));
+      },
+      arbitrary: () => capacityArb(policy, resolved).map((capacityBytes): UserAllocatorConfig => ({ capacityBytes, allocatorModule: modulePath, policy })),
     },
-    configArb: () => capacityArb(policy, resolved).map((capacityBytes) => ({ capacityBytes, allocatorModule: modulePath, policy })),
-    commandArb: (config, plan) => allocCommandArb(config.capacityBytes as number, grains, plan, { misuse: false }),
+    ops: { alloc, free },
+    // No misuse: bad requests (the alloc op's badAlloc entry) are never generated.
+    weights: (defaults, plan) => allocOpWeights(defaults, plan, false),
+    // Policy 'any': the stand-in model allocates nothing, so its frees are skipped; nothing of
+    // either side's answer is compared but a contract error.
+    around: compareOffsets ? allocStep : (s, command, dispatch) => {
+      const observation = allocStep(s, command, dispatch);
+      return s.lastErrorCode === null ? {} : observation;
+    },
     sequence: { minLength: 1, maxLength: 200 },
-    createModel: (config: JsonObject, env: RunEnv) => {
-      const capacityBytes = config.capacityBytes as number;
+    createModel: (config: UserAllocatorConfig, env: RunEnv): AllocSide => {
+      const { capacityBytes } = config;
       return kind === null
         ? allocSide(new NoOpinionModel(), capacityBytes, env, false)
         : allocSide(createSubAllocatorModel(kind, modelConfig(capacityBytes)), capacityBytes, env, true);
     },
-    createImpl: (config: JsonObject, env: RunEnv) => {
-      const capacityBytes = config.capacityBytes as number;
-      return allocSide(new UserAllocatorAdapter(createAllocator, capacityBytes, label), capacityBytes, env, false);
-    },
-    apply: (side: AllocSide, command: Command): Json => {
-      const observation = applyAllocCommand(side, command, compareOffsets);
-      // Policy 'any': the stand-in model allocates nothing, so its frees are skipped; nothing of
-      // either side's answer is compared.
-      return compareOffsets ? observation : {};
-    },
+    createImpl: (config: UserAllocatorConfig, env: RunEnv): AllocSide =>
+      allocSide(new UserAllocatorAdapter(createAllocator, config.capacityBytes, label), config.capacityBytes, env, false),
     invariants,
     probes: compareOffsets ? ['out-of-memory', 'freed-everything'] : [],
-  };
+  });
 }
 
 /**
@@ -158,7 +185,7 @@ export function userAllocatorSystemFromModule(
   loaded: UserAllocatorModule,
   policy: AllocatorPolicy = loaded.policy,
   modulePath: string = path.relative(process.cwd(), loaded.modulePath) || loaded.modulePath,
-): SystemDef<AllocSide> {
+): UserAllocatorSystem {
   return userAllocatorSystem(modulePath, loaded.createAllocator, policy, {
     minBlockBytes: loaded.minBlockBytes,
     poolAlignBytes: loaded.poolAlignBytes,
@@ -167,12 +194,20 @@ export function userAllocatorSystemFromModule(
 
 /**
  * For replaying a regression file of system 'user-allocator': loads the module its config names
- * (relative to the working directory) and builds the system for the policy it names.
+ * (relative to the working directory) and builds the system for the policy it names. The config
+ * itself is validated afterwards by the system (its schema and policy).
  */
-export async function userAllocatorSystemForConfig(config: JsonObject): Promise<SystemDef<AllocSide>> {
-  const modulePath = config.allocatorModule;
-  const policy = config.policy;
+export async function userAllocatorSystemForConfig(rawConfig: unknown): Promise<UserAllocatorSystem> {
+  const modulePath = isPlainObject(rawConfig) ? rawConfig.allocatorModule : undefined;
+  const named = isPlainObject(rawConfig) ? rawConfig.policy : undefined;
   if (typeof modulePath !== 'string') throw new Error(`user-allocator config: allocatorModule must be a string, got ${JSON.stringify(modulePath)}`);
-  if (!ALLOCATOR_POLICIES.includes(policy as AllocatorPolicy)) throw new UserAllocatorError(modulePath, `the config names an unknown policy ${JSON.stringify(policy)}`);
-  return userAllocatorSystemFromModule(await loadUserAllocator(modulePath), policy as AllocatorPolicy, modulePath);
+  const policy = ALLOCATOR_POLICIES.find((known) => known === named);
+  if (policy === undefined) throw new UserAllocatorError(modulePath, `the config names an unknown policy ${JSON.stringify(named)}`);
+  return userAllocatorSystemFromModule(await loadUserAllocator(modulePath), policy, modulePath);
 }
+
+/** The schemas of the user-allocator system's files (its config and commands do not depend on the module). */
+export const userAllocatorSchemas: Pick<UserAllocatorSystem, 'name' | 'configSchema' | 'commandSchemas'> = (() => {
+  const { name, configSchema, commandSchemas } = userAllocatorSystem('<module>', () => new NoOpinionModel(), 'any');
+  return { name, configSchema, commandSchemas };
+})();
