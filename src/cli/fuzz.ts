@@ -27,7 +27,7 @@ import {
   type RunResult,
   type Shard,
 } from '../harness/campaign';
-import { originDate, regressionPath, serializeRegression, shortHash, REGRESSION_FORMAT } from '../harness/regression';
+import { originDate, regressionPath, schemaReference, serializeRegression, shortHash, REGRESSION_FORMAT, SUMMARY_SCHEMA_FILE } from '../harness/regression';
 import { DEFAULT_SEED } from '../harness/seed';
 import type { SystemDef } from '../harness/system';
 import { BUILTIN_REGISTRY, PROJECT_ROOT } from '../systems/index';
@@ -122,6 +122,12 @@ function displayPath(file: string): string {
 function writeAtomically(file: string, text: string): void {
   mkdirSync(path.dirname(file), { recursive: true });
   writeFileAtomic(file, text);
+}
+
+/** Writes a summary with the `$schema` an editor validates it with (its path from the file). */
+function writeSummary(file: string, summary: CampaignSummary): void {
+  const { $schema: _previous, ...rest } = summary;
+  writeAtomically(file, JSON.stringify({ $schema: schemaReference(file, SUMMARY_SCHEMA_FILE), ...rest }, null, 2) + '\n');
 }
 
 function parseShard(raw: string | undefined): Shard {
@@ -382,7 +388,7 @@ class Campaign {
     if (!force && now - this.lastCheckpoint < this.options.checkpointMs) return;
     this.lastCheckpoint = now;
     this.fillTiming();
-    writeAtomically(this.options.jsonFile, JSON.stringify(this.summary, null, 2) + '\n');
+    writeSummary(this.options.jsonFile, this.summary);
   }
 
   private clearLine(): void {
@@ -556,7 +562,7 @@ async function mergeMain(argv: string[]): Promise<number> {
     throw new UsageError((error as Error).message);
   }
   const out = args.values.json;
-  if (out !== undefined) writeAtomically(out, JSON.stringify(merged, null, 2) + '\n');
+  if (out !== undefined) writeSummary(out, merged);
   printSummary(merged);
   if (merged.findings.length > 0) return 1;
   if (merged.stopped === 'incomplete' || merged.stopped === 'interrupted') {

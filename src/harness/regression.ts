@@ -25,6 +25,8 @@ const READABLE_FORMATS = [1, 2] as const;
 
 /** Where the regression file schema lives (written by `npm run schemas`). */
 export const REGRESSION_SCHEMA_FILE = fileURLToPath(new URL('../../schema/regression.schema.json', import.meta.url));
+/** Where the campaign summary schema lives. */
+export const SUMMARY_SCHEMA_FILE = fileURLToPath(new URL('../../schema/campaign-summary.schema.json', import.meta.url));
 
 export const RegressionOriginSchema = Strict({
   tool: Str({ description: "how the sequence was found: 'regress save', 'fuzz', 'hand-written'" }),
@@ -164,8 +166,8 @@ export async function loadRegression(
 }
 
 /** The `$schema` a file at `file` carries: the schema's path relative to the file, with forward slashes. */
-export function schemaReference(file: string): string {
-  return path.relative(path.dirname(path.resolve(file)), REGRESSION_SCHEMA_FILE).split(path.sep).join('/');
+export function schemaReference(file: string, schemaFile = REGRESSION_SCHEMA_FILE): string {
+  return path.relative(path.dirname(path.resolve(file)), schemaFile).split(path.sep).join('/');
 }
 
 /**
