@@ -111,19 +111,20 @@ export function defineSystem<C extends JsonObject, S, Ops extends AnyOps<C, S>>(
   const opNames = Object.keys(spec.ops);
   if (opNames.length === 0) throw new Error(`system ${name}: no ops`);
   const commandSchemas: Record<string, TObject> = {};
-  const applyByOp = new Map<string, (side: S, command: Cmd) => Json>();
+  // A plain object without prototype: a keyed load per command (op names are few and fixed).
+  const applyByOp: Record<string, ((side: S, command: Cmd) => Json) | undefined> = Object.create(null);
   for (const op of opNames) {
     const def = spec.ops[op]!;
     if (def.arbitrary === undefined && Object.keys(def.fields).length > 0) throw new Error(`system ${name}: op ${op} has fields but no arbitrary`);
     commandSchemas[op] = Strict({ op: Type.Literal(op), ...def.fields });
-    applyByOp.set(op, def.apply as (side: S, command: Cmd) => Json);
+    applyByOp[op] = def.apply as (side: S, command: Cmd) => Json;
   }
   for (const fault of Object.values(spec.faultOps ?? {})) {
-    for (const op of fault) if (!applyByOp.has(op)) throw new Error(`system ${name}: fault op ${op} is not an op`);
+    for (const op of fault) if (applyByOp[op] === undefined) throw new Error(`system ${name}: fault op ${op} is not an op`);
   }
 
   const dispatch = (side: S, command: Cmd): Json => {
-    const apply = applyByOp.get(command.op);
+    const apply = applyByOp[command.op];
     if (apply === undefined) throw new Error(`${name}: unknown op ${command.op}`);
     return apply(side, command);
   };
@@ -155,7 +156,8 @@ export function defineSystem<C extends JsonObject, S, Ops extends AnyOps<C, S>>(
     for (const op of opNames) {
       const def = spec.ops[op]!;
       const withOp = (fields: fc.Arbitrary<JsonObject>): fc.Arbitrary<Cmd> => fields.map((value) => ({ op, ...value }) as Cmd);
-      entries.push({ entry: op, arbitrary: withOp(def.arbitrary === undefined ? fc.constant({}) : def.arbitrary(config)) });
+      // An op without fields is one constant command (no map per generated command).
+      entries.push({ entry: op, arbitrary: def.arbitrary === undefined ? fc.constant({ op } as Cmd) : withOp(def.arbitrary(config)) });
       defaults[op] = weightOf(def.weight, config);
       for (const [variant, variantDef] of Object.entries(def.variants ?? {})) {
         entries.push({ entry: variant, arbitrary: withOp(variantDef.arbitrary(config)) });
