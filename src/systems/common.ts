@@ -1,10 +1,9 @@
 /**
  * Helpers the system definitions share: handle resolution, the skipped observation, the
- * two-sided form of a single-side invariant, list comparison and search by offset, and contract
- * errors answered as observations.
+ * two-sided form of a single-side invariant, list comparison and search by offset. (A contract
+ * error becomes an observation in the runner, through `contractErrorObservation`.)
  */
 import type { Json } from '../harness/json';
-import { contractErrorObservation } from '../contract';
 
 /** The observation of a command whose handle resolves to nothing live (a valid no-op). */
 export const SKIPPED: Json = { skipped: true };
@@ -28,23 +27,6 @@ export function bothSides<S>(check: (s: S) => string | null): (model: S, impl: S
     const fromModel = check(model);
     return fromModel === null ? null : `model: ${fromModel}`;
   };
-}
-
-/**
- * Applies `command` with `apply` (a system's `around` passes its `dispatch`) and returns a
- * contract error it throws as the observation the runner makes of it, `{ error: code }`
- * (`contractErrorObservation`, the one shared conversion), instead of throwing it on to the
- * runner: the same observation without a second unwind. Any other exception is thrown on.
- * Called once per command; builds nothing.
- */
-export function answeringContractErrors<S, Cmd>(apply: (s: S, command: Cmd) => Json, s: S, command: Cmd): Json {
-  try {
-    return apply(s, command);
-  } catch (error) {
-    const observation = contractErrorObservation(error);
-    if (observation === undefined) throw error;
-    return observation;
-  }
 }
 
 /**

