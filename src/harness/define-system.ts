@@ -149,25 +149,39 @@ export function defineSystem<C extends JsonObject, S, Ops extends AnyOps<C, S>>(
     return parseWith(schema, raw, source, at) as Cmd;
   };
 
-  const commandArb = (config: C, plan?: GenerationPlan): fc.Arbitrary<Cmd> => {
-    // One entry per op, then its variants, in declaration order (the order fixes what a seed draws).
-    const entries: { readonly entry: string; readonly arbitrary: fc.Arbitrary<Cmd> }[] = [];
-    const defaults: Record<string, number> = {};
-    for (const op of opNames) {
-      const def = spec.ops[op]!;
-      const withOp = (fields: fc.Arbitrary<JsonObject>): fc.Arbitrary<Cmd> => fields.map((value) => ({ op, ...value }) as Cmd);
+  // The generator entries, built once: one per op, then its variants, in declaration order (the
+  // order fixes what a seed draws). A campaign builds a command arbitrary per run, so what does
+  // not depend on the config (mappers, constant commands) is not rebuilt each time.
+  const generators: { readonly entry: string; readonly weight: number | ((config: C) => number); readonly build: (config: C) => fc.Arbitrary<Cmd> }[] = [];
+  for (const op of opNames) {
+    const def = spec.ops[op]!;
+    const addOp = (value: JsonObject): Cmd => ({ op, ...value }) as Cmd;
+    const fieldsArbitrary = def.arbitrary;
+    if (fieldsArbitrary === undefined) {
       // An op without fields is one constant command (no map per generated command).
-      entries.push({ entry: op, arbitrary: def.arbitrary === undefined ? fc.constant({ op } as Cmd) : withOp(def.arbitrary(config)) });
-      defaults[op] = weightOf(def.weight, config);
-      for (const [variant, variantDef] of Object.entries(def.variants ?? {})) {
-        entries.push({ entry: variant, arbitrary: withOp(variantDef.arbitrary(config)) });
-        defaults[variant] = weightOf(variantDef.weight, config);
-      }
+      const constant = fc.constant({ op } as Cmd);
+      generators.push({ entry: op, weight: def.weight, build: () => constant });
+    } else {
+      generators.push({ entry: op, weight: def.weight, build: (config) => fieldsArbitrary(config).map(addOp) });
     }
-    const weights = spec.weights?.(defaults, plan, config);
-    const weighted = entries
-      .map(({ entry, arbitrary }) => ({ arbitrary, weight: weights?.[entry] ?? plan?.weights?.[entry] ?? defaults[entry]! }))
-      .filter((entry) => entry.weight > 0);
+    for (const [variant, variantDef] of Object.entries(def.variants ?? {})) {
+      generators.push({ entry: variant, weight: variantDef.weight, build: (config) => variantDef.arbitrary(config).map(addOp) });
+    }
+  }
+
+  const commandArb = (config: C, plan?: GenerationPlan): fc.Arbitrary<Cmd> => {
+    let weights: Readonly<Record<string, number>> | undefined;
+    if (spec.weights !== undefined) {
+      const defaults: Record<string, number> = {};
+      for (const generator of generators) defaults[generator.entry] = weightOf(generator.weight, config);
+      weights = spec.weights(defaults, plan, config);
+    }
+    const weighted: { readonly arbitrary: fc.Arbitrary<Cmd>; readonly weight: number }[] = [];
+    for (const generator of generators) {
+      const weight = weights?.[generator.entry] ?? plan?.weights?.[generator.entry] ?? weightOf(generator.weight, config);
+      // Building draws nothing from the seed, so a disabled entry need not be built.
+      if (weight > 0) weighted.push({ arbitrary: generator.build(config), weight });
+    }
     if (weighted.length === 0) throw new Error(`${name}: the generation plan disables every op`);
     return fc.oneof(...weighted);
   };
