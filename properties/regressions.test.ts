@@ -2,7 +2,8 @@
  * Replays every file in regressions/: it must pass against the real implementation and fail
  * against every mutant it names. Also checks the file format's error messages.
  */
-import { mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { jsonFilesUnder as allFiles } from './support';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -24,15 +25,6 @@ import { InputError } from '../src/harness/json';
 const ROOT = path.resolve(__dirname, '..', 'regressions');
 const lookup: Lookup = { findSystem: (name) => BUILTIN_REGISTRY.findSystem(name), mutantSystems: new Map(MUTANTS.map((mutant) => [mutant.name, mutant.system])) };
 const systemForFile = (name: string, rawConfig: unknown) => BUILTIN_REGISTRY.systemForFile(name, rawConfig);
-
-function allFiles(dir: string): string[] {
-  return readdirSync(dir)
-    .sort()
-    .flatMap((name) => {
-      const full = path.join(dir, name);
-      return statSync(full).isDirectory() ? allFiles(full) : name.endsWith('.json') ? [full] : [];
-    });
-}
 
 const files = allFiles(ROOT);
 

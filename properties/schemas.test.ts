@@ -3,7 +3,8 @@
  * `npm run schemas`), and a second, independent validator (ajv) accepts every stored regression
  * file and a fresh campaign summary against them, and refuses broken ones.
  */
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { jsonFilesUnder as allFiles } from './support';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Ajv } from 'ajv';
@@ -13,15 +14,6 @@ import { emptySummary, executeRun, planRun, recordRun } from '../src/harness/cam
 
 const ROOT = path.resolve(__dirname, '..');
 const SCHEMA_DIR = path.join(ROOT, 'schema');
-
-function allFiles(dir: string): string[] {
-  return readdirSync(dir)
-    .sort()
-    .flatMap((name) => {
-      const full = path.join(dir, name);
-      return statSync(full).isDirectory() ? allFiles(full) : name.endsWith('.json') ? [full] : [];
-    });
-}
 
 function validator(file: string) {
   const ajv = new Ajv({ allErrors: false, strict: false });

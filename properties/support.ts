@@ -3,6 +3,8 @@
  * questions every suite asks: do model and implementation agree, does every mutant of the
  * catalog get caught by the check it names, and does the generator reach every probe.
  */
+import { readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkSystem, saveCommandLine } from '../src/harness/property';
 import { formatFailure, RunContext } from '../src/harness/runner';
@@ -58,4 +60,14 @@ export function describeSystem(system: AnySystem, options: SuiteOptions): void {
       });
     }
   });
+}
+
+/** Every .json file under `dir`, in sorted order (regression files, fixtures). */
+export function jsonFilesUnder(dir: string): string[] {
+  return readdirSync(dir)
+    .sort()
+    .flatMap((name) => {
+      const full = path.join(dir, name);
+      return statSync(full).isDirectory() ? jsonFilesUnder(full) : name.endsWith('.json') ? [full] : [];
+    });
 }
