@@ -21,7 +21,7 @@
 import fc from 'fast-check';
 import type { Json } from '../harness/json';
 import type { GenerationPlan, Invariant, RunEnv } from '../harness/system';
-import { opsFor } from '../harness/define-system';
+import { opsFor, type OpName } from '../harness/define-system';
 import { Int, Nat } from '../harness/schema';
 import { inspectBlocks, inspectLive, isPowerOfTwo, type Allocator, type BlockAllocator, type BlockInfo } from '../alloc/allocator';
 import { contractErrorObservation } from '../contract';
@@ -211,10 +211,10 @@ export function alignArb(capacityBytes: number, extraBytes: readonly number[] = 
 }
 
 /** Bad requests: size 0 or negative, or an alignment that is no power of two. */
-function badAllocArb(capacityBytes: number): fc.Arbitrary<{ sizeBytes: number; alignBytes: number }> {
+function badAllocArb(capacityBytes: number, op: OpName): fc.Arbitrary<{ op: OpName; sizeBytes: number; alignBytes: number }> {
   return fc.oneof(
-    fc.record({ sizeBytes: fc.integer({ min: -2, max: 0 }), alignBytes: fc.constantFrom(1, 16, 3) }),
-    fc.record({ sizeBytes: fc.integer({ min: 1, max: capacityBytes }), alignBytes: fc.constantFrom(0, 3, 6, 24, 768) }),
+    fc.record({ op: fc.constant(op), sizeBytes: fc.integer({ min: -2, max: 0 }), alignBytes: fc.constantFrom(1, 16, 3) }),
+    fc.record({ op: fc.constant(op), sizeBytes: fc.integer({ min: 1, max: capacityBytes }), alignBytes: fc.constantFrom(0, 3, 6, 24, 768) }),
   );
 }
 
@@ -284,17 +284,17 @@ export function allocOps<C extends AllocOpsConfig>(grainsBytes: (config: C) => r
     alloc: op({
       fields: { sizeBytes: Int(), alignBytes: Nat() },
       weight: DEFAULT_ALLOC_WEIGHTS.alloc,
-      arbitrary: (config) => {
+      arbitrary: (config, op) => {
         const grains = grainsBytes(config);
-        return fc.tuple(sizeArb(config.capacityBytes, grains), alignArb(config.capacityBytes, grains)).map(([sizeBytes, alignBytes]) => ({ sizeBytes, alignBytes }));
+        return fc.tuple(sizeArb(config.capacityBytes, grains), alignArb(config.capacityBytes, grains)).map(([sizeBytes, alignBytes]) => ({ op, sizeBytes, alignBytes }));
       },
-      variants: { badAlloc: { weight: DEFAULT_ALLOC_WEIGHTS.badAlloc, arbitrary: (config) => badAllocArb(config.capacityBytes) } },
+      variants: { badAlloc: { weight: DEFAULT_ALLOC_WEIGHTS.badAlloc, arbitrary: (config, op) => badAllocArb(config.capacityBytes, op) } },
       apply: (s, command) => allocRequest(s, command.sizeBytes, command.alignBytes),
     }),
     free: op({
       fields: { index: Nat() },
       weight: DEFAULT_ALLOC_WEIGHTS.free,
-      arbitrary: () => index.map((i) => ({ index: i })),
+      arbitrary: (_config, op) => index.map((i) => ({ op, index: i })),
       apply: (s, command) => {
         if (s.live.length === 0) return SKIPPED;
         return freeOffset(s, s.live[command.index % s.live.length]!.offsetBytes);
@@ -313,7 +313,7 @@ export function allocOps<C extends AllocOpsConfig>(grainsBytes: (config: C) => r
     freeInterior: op({
       fields: { index: Nat(), deltaBytes: Nat() },
       weight: DEFAULT_ALLOC_WEIGHTS.freeInterior,
-      arbitrary: (config) => fc.tuple(index, fc.nat({ max: config.capacityBytes })).map(([i, deltaBytes]) => ({ index: i, deltaBytes })),
+      arbitrary: (config, op) => fc.tuple(index, fc.nat({ max: config.capacityBytes })).map(([i, deltaBytes]) => ({ op, index: i, deltaBytes })),
       apply: (s, command) => {
         if (s.live.length === 0) return SKIPPED;
         const target = s.live[command.index % s.live.length]!;
@@ -323,7 +323,7 @@ export function allocOps<C extends AllocOpsConfig>(grainsBytes: (config: C) => r
     freeUnknown: op({
       fields: { offsetBytes: Nat() },
       weight: DEFAULT_ALLOC_WEIGHTS.freeUnknown,
-      arbitrary: (config) => fc.nat({ max: config.capacityBytes + 1 }).map((offsetBytes) => ({ offsetBytes })),
+      arbitrary: (config, op) => fc.nat({ max: config.capacityBytes + 1 }).map((offsetBytes) => ({ op, offsetBytes })),
       apply: (s, command) => freeOffset(s, command.offsetBytes),
     }),
   };

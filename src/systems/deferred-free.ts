@@ -372,16 +372,16 @@ const ops = {
   alloc: op({
     fields: { sizeBytes: Int(), alignBytes: Int() },
     weight: 8,
-    arbitrary: (config) =>
+    arbitrary: (config, op) =>
       fc
         .tuple(sizeArb(config.capacityBytes, config.kind === 'buddy' ? config.minBlockBytes : config.poolAlignBytes), alignArb)
-        .map(([sizeBytes, alignBytes]) => ({ sizeBytes, alignBytes })),
+        .map(([sizeBytes, alignBytes]) => ({ op, sizeBytes, alignBytes })),
     apply: (s, command) => alloc(s, command.sizeBytes, command.alignBytes),
   }),
   release: op({
     fields: { index: Nat() },
     weight: 6,
-    arbitrary: () => handle.map((i) => ({ index: i })),
+    arbitrary: (_config, op) => handle.map((i) => ({ op, index: i })),
     apply: (s, command) => {
       const handout = pickLive(s.live, command.index);
       return handout === undefined ? SKIPPED : doRelease(s, handout.offsetBytes);
@@ -390,7 +390,7 @@ const ops = {
   use: op({
     fields: { index: Nat() },
     weight: 6,
-    arbitrary: () => handle.map((i) => ({ index: i })),
+    arbitrary: (_config, op) => handle.map((i) => ({ op, index: i })),
     apply: (s, command) => {
       const handout = pickLive(s.live, command.index);
       if (handout === undefined) return SKIPPED;
@@ -414,19 +414,19 @@ const ops = {
   gpuProgress: op({
     fields: { steps: Nat() },
     weight: 4,
-    arbitrary: () => fc.oneof({ weight: 5, arbitrary: fc.constant(1) }, { weight: 1, arbitrary: fc.constantFrom(0, 2, 4) }).map((steps) => ({ steps })),
+    arbitrary: (_config, op) => fc.oneof({ weight: 5, arbitrary: fc.constant(1) }, { weight: 1, arbitrary: fc.constantFrom(0, 2, 4) }).map((steps) => ({ op, steps })),
     apply: (s, command) => ({ completedValue: s.timeline.advance(command.steps) }),
   }),
   poolAcquire: op({
     fields: { sizeClass: Nat() },
     weight: 6,
-    arbitrary: (config) => fc.nat({ max: config.objectSizesBytes.length - 1 }).map((sizeClass) => ({ sizeClass })),
+    arbitrary: (config, op) => fc.nat({ max: config.objectSizesBytes.length - 1 }).map((sizeClass) => ({ op, sizeClass })),
     apply: (s, command) => doPoolAcquire(s, command.sizeClass % s.config.objectSizesBytes.length),
   }),
   poolRelease: op({
     fields: { index: Nat() },
     weight: 5,
-    arbitrary: () => handle.map((i) => ({ index: i })),
+    arbitrary: (_config, op) => handle.map((i) => ({ op, index: i })),
     apply: (s, command) => {
       const handout = pickLiveWhere(s, true, command.index);
       return handout === undefined ? SKIPPED : doPoolRelease(s, handout.offsetBytes);
@@ -444,7 +444,7 @@ const ops = {
   misuse: op({
     fields: { kind: Nat(), index: Nat() },
     weight: 1,
-    arbitrary: () => fc.tuple(fc.nat({ max: DEFERRED_MISUSE_KINDS.length - 1 }), handle).map(([kind, i]) => ({ kind, index: i })),
+    arbitrary: (_config, op) => fc.tuple(fc.nat({ max: DEFERRED_MISUSE_KINDS.length - 1 }), handle).map(([kind, i]) => ({ op, kind, index: i })),
     apply: (s, command) => misuse(s, command.kind, command.index),
   }),
 };

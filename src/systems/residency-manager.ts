@@ -120,7 +120,7 @@ const ops = {
   track: op({
     fields: { obj: Nat() },
     weight: 2,
-    arbitrary: (config) => objectArb(config).map((obj) => ({ obj })),
+    arbitrary: (config, op) => objectArb(config).map((obj) => ({ op, obj })),
     apply: (s, command) => {
       s.manager.beginTracking(objectOf(s, command.obj));
       return {};
@@ -129,7 +129,7 @@ const ops = {
   untrack: op({
     fields: { obj: Nat() },
     weight: 2,
-    arbitrary: (config) => objectArb(config).map((obj) => ({ obj })),
+    arbitrary: (config, op) => objectArb(config).map((obj) => ({ op, obj })),
     apply: (s, command) => {
       s.manager.endTracking(objectOf(s, command.obj));
       return {};
@@ -138,28 +138,28 @@ const ops = {
   open: op({
     fields: { set: Nat() },
     weight: 2,
-    arbitrary: () => setHandle.map((set) => ({ set })),
+    arbitrary: (_config, op) => setHandle.map((set) => ({ op, set })),
     apply: (s, command) => ({ hr: s.manager.sets.open(setOf(s, command.set)) }),
   }),
   insert: op({
     fields: { set: Nat(), obj: Nat() },
     weight: 4,
-    arbitrary: (config) => fc.tuple(setHandle, objectArb(config)).map(([set, obj]) => ({ set, obj })),
+    arbitrary: (config, op) => fc.tuple(setHandle, objectArb(config)).map(([set, obj]) => ({ op, set, obj })),
     apply: (s, command) => ({ inserted: insertChecked(s, setOf(s, command.set), objectOf(s, command.obj)) }),
   }),
   close: op({
     fields: { set: Nat() },
     weight: 2,
-    arbitrary: () => setHandle.map((set) => ({ set })),
+    arbitrary: (_config, op) => setHandle.map((set) => ({ op, set })),
     apply: (s, command) => ({ hr: s.manager.sets.close(setOf(s, command.set)) }),
   }),
   record: op({
     fields: { set: Nat(), objs: Type.Array(Nat()) },
     weight: 10,
-    arbitrary: (config) =>
+    arbitrary: (config, op) =>
       fc
         .tuple(setHandle, fc.array(objectArb(config), { minLength: 1, maxLength: config.objectSizesBytes.length + 1 }))
-        .map(([set, objs]) => ({ set, objs })),
+        .map(([set, objs]) => ({ op, set, objs })),
     apply: (s, command): Json => {
       const { sets } = s.manager;
       const set = setOf(s, command.set);
@@ -173,10 +173,10 @@ const ops = {
   execute: op({
     fields: { queue: Nat(), sets: Type.Array(Type.Union([Nat(), Type.Null()])) },
     weight: 12,
-    arbitrary: (config) =>
+    arbitrary: (config, op) =>
       fc
         .tuple(queueArb(config), fc.array(fc.option(setHandle, { freq: 8, nil: null }), { minLength: 0, maxLength: 4 }))
-        .map(([queue, sets]) => ({ queue, sets })),
+        .map(([queue, sets]) => ({ op, queue, sets })),
     apply: (s, command) => {
       const { manager } = s;
       const ids = command.sets.map((handle) => (handle === null ? null : setOf(s, handle)));
@@ -189,7 +189,7 @@ const ops = {
   mapTiles: op({
     fields: { queue: Nat(), set: Nat() },
     weight: 1,
-    arbitrary: (config) => fc.tuple(queueArb(config), setHandle).map(([queue, set]) => ({ queue, set })),
+    arbitrary: (config, op) => fc.tuple(queueArb(config), setHandle).map(([queue, set]) => ({ op, queue, set })),
     apply: (s, command) => {
       const { manager } = s;
       const queue = queueOf(s, command.queue);
@@ -206,20 +206,20 @@ const ops = {
   signal: op({
     fields: { queue: Nat() },
     weight: 1,
-    arbitrary: (config) => queueArb(config).map((queue) => ({ queue })),
+    arbitrary: (config, op) => queueArb(config).map((queue) => ({ op, queue })),
     apply: (s, command) => ({ value: s.manager.signalFence(queueOf(s, command.queue)) }),
   }),
   gpuProgress: op({
     fields: { queue: Nat(), steps: Nat() },
     weight: 10,
-    arbitrary: (config) => fc.tuple(queueArb(config), fc.integer({ min: 1, max: 12 })).map(([queue, steps]) => ({ queue, steps })),
+    arbitrary: (config, op) => fc.tuple(queueArb(config), fc.integer({ min: 1, max: 12 })).map(([queue, steps]) => ({ op, queue, steps })),
     apply: (s, command) => ({ ran: s.manager.gpu.progress(queueOf(s, command.queue), command.steps) }),
   }),
   pagingProgress: op({
     fields: { steps: Nat() },
     // Inline mode only: the async worker CPU-signals the paging fence itself.
     weight: (config) => (config.mode === 'inline' ? 4 : 0),
-    arbitrary: () => fc.integer({ min: 1, max: 4 }).map((steps) => ({ steps })),
+    arbitrary: (_config, op) => fc.integer({ min: 1, max: 4 }).map((steps) => ({ op, steps })),
     apply: (s, command) => ({ ran: s.manager.gpu.pagingProgress(command.steps) }),
   }),
   pagingWorkerStep: op({
@@ -231,10 +231,10 @@ const ops = {
   tick: op({
     fields: { ticks: Nat() },
     weight: 5,
-    arbitrary: (config) =>
+    arbitrary: (config, op) =>
       fc
         .oneof(fc.integer({ min: 0, max: 2 * config.ticksPerSecond }), fc.integer({ min: 0, max: 70 * config.ticksPerSecond }))
-        .map((ticks) => ({ ticks })),
+        .map((ticks) => ({ op, ticks })),
     apply: (s, command) => {
       s.manager.gpu.advanceClock(command.ticks);
       return {};
@@ -243,11 +243,11 @@ const ops = {
   setBudget: op({
     fields: { localBytes: Nat(), nonLocalBytes: Nat() },
     weight: 2,
-    arbitrary: (config) => {
+    arbitrary: (config, op) => {
       const totalBytes = config.objectSizesBytes.reduce((a, b) => a + b, 0);
       return fc
         .tuple(fc.oneof(fc.constant(0), fc.integer({ min: 20, max: 150 })), fc.integer({ min: 0, max: 25 }))
-        .map(([localPercent, nonLocalPercent]) => ({
+        .map(([localPercent, nonLocalPercent]) => ({ op,
           localBytes: Math.floor((totalBytes * localPercent) / 100),
           nonLocalBytes: Math.floor((totalBytes * nonLocalPercent) / 100),
         }));
@@ -261,7 +261,7 @@ const ops = {
     fields: { on: Bool() },
     // Only Unreal's budget cap reads the background state.
     weight: (config) => (config.unrealBudgetCap ? 1 : 0),
-    arbitrary: () => fc.boolean().map((on) => ({ on })),
+    arbitrary: (_config, op) => fc.boolean().map((on) => ({ op, on })),
     apply: (s, command) => {
       s.manager.setBackground(command.on);
       return {};
@@ -270,7 +270,7 @@ const ops = {
   failNext: op({
     fields: { call: OneOf(DEVICE_CALL_KINDS) },
     weight: 1,
-    arbitrary: () => fc.constantFrom(...DEVICE_CALL_KINDS).map((call) => ({ call })),
+    arbitrary: (_config, op) => fc.constantFrom(...DEVICE_CALL_KINDS).map((call) => ({ op, call })),
     apply: (s, command) => {
       s.manager.gpu.failNext(command.call);
       return {};

@@ -59,7 +59,7 @@ const ops = {
   destroy: op({
     fields: { set: Nat() },
     weight: 1,
-    arbitrary: () => handle.map((set) => ({ set })),
+    arbitrary: (_config, op) => handle.map((set) => ({ op, set })),
     apply: (s, command) => {
       const id = pick(s, command.set);
       if (id === undefined) return SKIPPED;
@@ -72,7 +72,7 @@ const ops = {
   open: op({
     fields: { set: Nat() },
     weight: 6,
-    arbitrary: () => handle.map((set) => ({ set })),
+    arbitrary: (_config, op) => handle.map((set) => ({ op, set })),
     apply: (s, command) => {
       const id = pick(s, command.set);
       if (id === undefined) return SKIPPED;
@@ -85,7 +85,7 @@ const ops = {
   insert: op({
     fields: { set: Nat(), obj: Nat() },
     weight: 20,
-    arbitrary: (config) => fc.tuple(handle, fc.nat({ max: config.objectSizesBytes.length - 1 })).map(([set, obj]) => ({ set, obj })),
+    arbitrary: (config, op) => fc.tuple(handle, fc.nat({ max: config.objectSizesBytes.length - 1 })).map(([set, obj]) => ({ op, set, obj })),
     apply: (s, command) => {
       const { pool } = s;
       const id = pick(s, command.set);
@@ -100,7 +100,7 @@ const ops = {
   close: op({
     fields: { set: Nat() },
     weight: 6,
-    arbitrary: () => handle.map((set) => ({ set })),
+    arbitrary: (_config, op) => handle.map((set) => ({ op, set })),
     apply: (s, command) => {
       const id = pick(s, command.set);
       if (id === undefined) return SKIPPED;
@@ -115,7 +115,7 @@ const ops = {
   execute: op({
     fields: { sets: Type.Array(Type.Union([Nat(), Type.Null()])) },
     weight: 4,
-    arbitrary: () => fc.array(fc.option(handle, { freq: 6, nil: null }), { minLength: 0, maxLength: 4 }).map((sets) => ({ sets })),
+    arbitrary: (_config, op) => fc.array(fc.option(handle, { freq: 6, nil: null }), { minLength: 0, maxLength: 4 }).map((sets) => ({ op, sets })),
     apply: (s, command) => {
       const { pool } = s;
       const ids = command.sets.map((setHandle) => (setHandle === null ? null : pick(s, setHandle) ?? null));

@@ -343,17 +343,17 @@ const ops = {
   allocate: op({
     fields: { sizeBytes: Int(), alignBytes: Int() },
     weight: 12,
-    arbitrary: (config) => fc.tuple(sizeArb(config.capacityBytes), alignArb).map(([sizeBytes, alignBytes]) => ({ sizeBytes, alignBytes })),
+    arbitrary: (config, op) => fc.tuple(sizeArb(config.capacityBytes), alignArb).map(([sizeBytes, alignBytes]) => ({ op, sizeBytes, alignBytes })),
     apply: (s, command) => allocate(s, command.sizeBytes, command.alignBytes),
   }),
   submit: op({
     fields: { index: Nat(), endBatch: Bool() },
     weight: 7,
     // Mostly the oldest reservation (index 0), often another one: submit order != reservation order.
-    arbitrary: () =>
+    arbitrary: (_config, op) =>
       fc
         .tuple(fc.oneof({ weight: 2, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: handle }), fc.boolean())
-        .map(([i, endBatch]) => ({ index: i, endBatch })),
+        .map(([i, endBatch]) => ({ op, index: i, endBatch })),
     apply: (s, command) => {
       const offsetBytes = pickLive(s.reserved, command.index);
       if (offsetBytes === undefined) return SKIPPED;
@@ -364,7 +364,7 @@ const ops = {
   cancel: op({
     fields: { index: Nat() },
     weight: 2,
-    arbitrary: () => handle.map((i) => ({ index: i })),
+    arbitrary: (_config, op) => handle.map((i) => ({ op, index: i })),
     apply: (s, command) => {
       const offsetBytes = pickLive(s.reserved, command.index);
       if (offsetBytes === undefined) return SKIPPED;
@@ -379,8 +379,8 @@ const ops = {
   gpuProgress: op({
     fields: { steps: Nat() },
     weight: 4,
-    arbitrary: () =>
-      fc.oneof({ weight: 5, arbitrary: fc.integer({ min: 1, max: 2 }) }, { weight: 1, arbitrary: fc.constantFrom(0, 5) }).map((steps) => ({ steps })),
+    arbitrary: (_config, op) =>
+      fc.oneof({ weight: 5, arbitrary: fc.integer({ min: 1, max: 2 }) }, { weight: 1, arbitrary: fc.constantFrom(0, 5) }).map((steps) => ({ op, steps })),
     apply: (s, command) => ({ completedValue: s.timeline.advance(command.steps) }),
   }),
   collect: op({
@@ -397,7 +397,7 @@ const ops = {
   misuse: op({
     fields: { kind: Nat(), index: Nat() },
     weight: 1,
-    arbitrary: () => fc.tuple(fc.nat({ max: RING_MISUSE_KINDS.length - 1 }), handle).map(([kind, i]) => ({ kind, index: i })),
+    arbitrary: (_config, op) => fc.tuple(fc.nat({ max: RING_MISUSE_KINDS.length - 1 }), handle).map(([kind, i]) => ({ op, kind, index: i })),
     apply: (s, command) => misuse(s, command.kind, command.index),
   }),
 };
