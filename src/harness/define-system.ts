@@ -15,7 +15,7 @@
  *     config: { schema: Config, arbitrary: () => fc.record({ capacityBytes: fc.integer({ min: 1, max: 64 }) }) },
  *     ops: {
  *       alloc: op({ fields: { sizeBytes: Int() }, weight: 10,
- *                   arbitrary: (config) => fc.record({ sizeBytes: fc.integer({ min: 1, max: config.capacityBytes }) }),
+ *                   arbitrary: (config, op) => fc.integer({ min: 1, max: config.capacityBytes }).map((sizeBytes) => ({ op, sizeBytes })),
  *                   apply: (side, command) => ({ offsetBytes: side.alloc(command.sizeBytes) }) }),
  *     },
  *     ...
