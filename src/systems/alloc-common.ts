@@ -517,19 +517,6 @@ export function checkLiveInBlocks(blocks: readonly BlockInfo[], sortedLive: read
 }
 
 /**
- * `bothSides` for a check that also reads the run's config: the implementation first, then the
- * model, naming the side that broke it. Built once per invariant; builds nothing per call.
- */
-function bothSidesWithConfig<S, C>(check: (s: S, config: C) => string | null): (model: S, impl: S, config: C) => string | null {
-  return (model, impl, config) => {
-    const fromImpl = check(impl, config);
-    if (fromImpl !== null) return `implementation: ${fromImpl}`;
-    const fromModel = check(model, config);
-    return fromModel === null ? null : `model: ${fromModel}`;
-  };
-}
-
-/**
  * The `block-structure` invariant: the blocks tile the capacity, the caller's live ranges lie
  * one per allocated block, nothing live means one free block of full size (the spec's "back to
  * its initial state"), the policy's own rule (which reads the typed config), and the
@@ -542,7 +529,7 @@ export function blockStructure<C>(
   return {
     name: 'block-structure',
     description,
-    check: bothSidesWithConfig((s: AllocSide<BlockAllocator>, config: C) => {
+    check: bothSides((s: AllocSide<BlockAllocator>, config: C) => {
       const blocks = inspectBlocks(s.allocator);
       const tiling = checkTiling(blocks, s.capacityBytes);
       if (tiling !== null) return tiling;

@@ -17,14 +17,15 @@ export function pickLive<T>(live: readonly T[], handle: number): T | undefined {
 }
 
 /**
- * Runs a single-side check on the implementation, then on the model, and names the side that
- * broke it. A model that breaks an invariant is a bug of the model, and reported as such.
+ * Runs a single-side check (which may read the run's config) on the implementation, then on the
+ * model, and names the side that broke it. A model that breaks an invariant is a bug of the
+ * model, and reported as such. Built once per invariant; builds nothing per call.
  */
-export function bothSides<S>(check: (s: S) => string | null): (model: S, impl: S) => string | null {
-  return (model, impl) => {
-    const fromImpl = check(impl);
+export function bothSides<S, C = unknown>(check: (s: S, config: C) => string | null): (model: S, impl: S, config: C) => string | null {
+  return (model, impl, config) => {
+    const fromImpl = check(impl, config);
     if (fromImpl !== null) return `implementation: ${fromImpl}`;
-    const fromModel = check(model);
+    const fromModel = check(model, config);
     return fromModel === null ? null : `model: ${fromModel}`;
   };
 }

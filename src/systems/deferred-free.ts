@@ -337,8 +337,8 @@ const invariants: Invariant<DeferredSide, DeferredConfig>[] = [
     name: 'accounting',
     description:
       'free + used + waste = capacity; allocated bytes = live + pending + pooled, split as in the model; all returned means the sub-allocator is pristine',
-    check: (model, impl) => {
-      const own = accountingOwnSides(model, impl);
+    check: (model, impl, config) => {
+      const own = accountingOwnSides(model, impl, config);
       if (own !== null) return own;
       // Both sides passed their own checks, which read these this step (nothing changed since).
       const a0 = model.readPendingBytes;
