@@ -1,26 +1,13 @@
 /**
- * Plain JSON values and the field schemas that validate them.
+ * Plain JSON values, the error that names a bad input, and JSON equality and diffs.
  *
  * Commands, configs and observations are plain data so that a sequence can be written to a
  * regression file, read back without fast-check, and replayed byte for byte. Every read of an
- * external file goes through `parseFields`, which names the file and the JSON path of the first
- * bad field.
+ * external file is checked by a schema (schema.ts), and an `InputError` names the file and the
+ * JSON path of the first bad field.
  */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
-
-/** Field kinds a command or config may use. */
-export type FieldType =
-  | 'int'
-  | 'nat'
-  | 'bool'
-  | 'string'
-  | 'int[]'
-  | 'nat[]'
-  | '(nat|null)[]'
-  | 'json';
-
-export type FieldSchema = Readonly<Record<string, FieldType>>;
 
 /** A malformed input: names the source (file or argument) and the JSON path. */
 export class InputError extends Error {
@@ -36,66 +23,6 @@ export class InputError extends Error {
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function checkField(source: string, at: string, type: FieldType, value: unknown): Json {
-  const fail = (what: string): never => {
-    throw new InputError(source, at, `expected ${what}, got ${JSON.stringify(value) ?? String(value)}`);
-  };
-  switch (type) {
-    case 'int':
-      if (!Number.isSafeInteger(value)) fail('an integer');
-      return value as number;
-    case 'nat':
-      if (!Number.isSafeInteger(value) || (value as number) < 0) fail('a non-negative integer');
-      return value as number;
-    case 'bool':
-      if (typeof value !== 'boolean') fail('true or false');
-      return value as boolean;
-    case 'string':
-      if (typeof value !== 'string') fail('a string');
-      return value as string;
-    case 'int[]':
-    case 'nat[]':
-    case '(nat|null)[]': {
-      if (!Array.isArray(value)) fail('an array');
-      const element: FieldType = type === 'int[]' ? 'int' : 'nat';
-      return (value as unknown[]).map((item, index) =>
-        type === '(nat|null)[]' && item === null ? null : checkField(source, `${at}[${index}]`, element, item),
-      );
-    }
-    case 'json':
-      return value as Json;
-  }
-}
-
-/**
- * Validates `value` as an object holding exactly the fields of `schema` (plus any names in
- * `extra`, which are returned untouched). Unknown fields are errors: a typo in a regression
- * file must not be silently ignored.
- */
-export function parseFields(
-  source: string,
-  at: string,
-  value: unknown,
-  schema: FieldSchema,
-  extra: readonly string[] = [],
-): JsonObject {
-  if (!isPlainObject(value)) {
-    throw new InputError(source, at, `expected an object, got ${JSON.stringify(value)}`);
-  }
-  const out: JsonObject = {};
-  for (const key of extra) if (Object.hasOwn(value, key)) out[key] = value[key] as Json;
-  for (const [key, type] of Object.entries(schema)) {
-    if (!Object.hasOwn(value, key)) throw new InputError(source, `${at}.${key}`, `missing field (${type})`);
-    out[key] = checkField(source, `${at}.${key}`, type, value[key]);
-  }
-  for (const key of Object.keys(value)) {
-    if (!Object.hasOwn(schema, key) && !extra.includes(key)) {
-      throw new InputError(source, `${at}.${key}`, `unknown field; expected one of: ${[...Object.keys(schema), ...extra].join(', ')}`);
-    }
-  }
-  return out;
 }
 
 /** Structural equality of two JSON values (key order ignored). */
