@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- alloc [--live 1000,10000] [--seconds 2] [--only name,name]`
+ * `npm run bench -- alloc [--workload default,small,mixed] [--live 1000,10000] [--seconds 2] [--only name,name]`
  *
  * Alloc+free pairs per second at a steady number of live allocations, for our sub-allocators,
  * their reference models, @thi.ng/malloc (a first-fit MemPool over an ArrayBuffer, O(n)) and
@@ -7,8 +7,13 @@
  * here). Everything runs in one process, one after the other, on the same request stream;
  * ratios are taken within this one run.
  *
- * Workload: sizes 256 B - 4 MiB, 256 * 2^(14 u^3) for uniform u (mean ~150 KiB: mostly small,
- * a long tail of large ones); alignments 16 (10%), 256 (50%), 4 KiB (25%), 64 KiB (15%). First
+ * Workloads (each its own table):
+ * - default: sizes 256 B - 4 MiB, 256 * 2^(14 u^3) for uniform u (mean ~150 KiB: mostly small,
+ *   a long tail of large ones); alignments 16 (10%), 256 (50%), 4 KiB (25%), 64 KiB (15%);
+ *   3 GiB at 10k live.
+ * - small: sizes log-uniform 256 B - 64 KiB (256 * 2^(8u)), alignment 16; 1 GiB at 10k live.
+ * - mixed: the small workload's sizes, alignments 16 (10%), 256 (60%), 4 KiB (30%); 1 GiB.
+ * First
  * the allocator is filled to `live` allocations (not timed); then each timed step frees a
  * random live allocation and allocates the next request of the stream. A request that finds no
  * room is counted (`null %`); while the live count is below the target, a null is followed by
@@ -17,8 +22,9 @@
  * the steps untimed for `seconds` (JIT warm-up, wasm tier-up), then `seconds` split into 5 timed
  * windows, and reports the best window (the machine is shared; noise only slows a window).
  *
- * Capacities: 3 GiB for best fit, first fit, @thi.ng/malloc and AS TLSF at 10k live (0.3 GiB
- * at 1k), the next power of two (4 GiB / 0.5 GiB) for the buddy, which needs one. TLSF grows
+ * Capacities: the workload's capacity (3 GiB or 1 GiB) for best fit, first fit, @thi.ng/malloc
+ * and AS TLSF at 10k live (a tenth at 1k), the next power of two (4 GiB / 0.5 GiB for the
+ * default workload) for the buddy, which needs one. TLSF grows
  * its wasm memory on demand; a block it places past the capacity is freed again and answered
  * null, so it manages the same bytes as the others (its headers included). Peers without
  * per-request alignment (@thi.ng/malloc aligns to 8, TLSF to 16) get size + align - their
@@ -28,7 +34,12 @@
  * TLSF writes headers scattered over the ~3 GiB heap (TLB and cache misses): its throughput
  * depends on its memory footprint. The row 'AS TLSF (wasm) sizes/64' runs the same stream
  * with every size divided by 64 (alignment extras unchanged) to show that dependence; it is not
- * the workload the other rows run.
+ * the workload the other rows run (default workload only).
+ *
+ * `metadata B/live` (ours and their models' rows left empty): the bytes of typed arrays the
+ * allocator object reaches (its node pools, indexes and maps, counted by walking its fields), at
+ * the end of the run, divided by the live allocations. It includes the per-capacity tables
+ * (a size-indexed root table, per-unit lookup arrays), so it falls as the live count grows.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -47,12 +58,21 @@ import { COMMANDS, orExit, parseOrExit, UsageError } from '../src/cli/args';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const GiB = 2 ** 30;
 
-// --- the request stream (deterministic) ---------------------------------------------------------
+// --- the request streams (deterministic) --------------------------------------------------------
 const STREAM_LENGTH = 1 << 20;
+const WORKLOADS = ['default', 'small', 'mixed'] as const;
+type Workload = (typeof WORKLOADS)[number];
+/** Capacity at 10k live (a multiple of 64 KiB; scaled down below 10k live). */
+const WORKLOAD_CAPACITY: Record<Workload, number> = { default: 3 * GiB, small: GiB, mixed: GiB };
+const WORKLOAD_TEXT: Record<Workload, string> = {
+  default: 'sizes 256 B - 4 MiB (256 * 2^(14 u^3)), alignments 16/256/4K/64K at 10/50/25/15 %',
+  small: 'sizes log-uniform 256 B - 64 KiB, alignment 16',
+  mixed: 'sizes log-uniform 256 B - 64 KiB, alignments 16/256/4K at 10/60/30 %',
+};
 const sizes = new Float64Array(STREAM_LENGTH);
 const aligns = new Float64Array(STREAM_LENGTH);
 const picks = new Float64Array(STREAM_LENGTH);
-{
+function fillStream(workload: Workload): void {
   let state = 0x2545f491;
   const next = () => {
     state ^= state << 13;
@@ -62,9 +82,14 @@ const picks = new Float64Array(STREAM_LENGTH);
   };
   for (let i = 0; i < STREAM_LENGTH; i++) {
     const u = next();
-    sizes[i] = Math.round(256 * 2 ** (14 * u * u * u));
     const a = next();
-    aligns[i] = a < 0.1 ? 16 : a < 0.6 ? 256 : a < 0.85 ? 4096 : 65536;
+    if (workload === 'default') {
+      sizes[i] = Math.round(256 * 2 ** (14 * u * u * u));
+      aligns[i] = a < 0.1 ? 16 : a < 0.6 ? 256 : a < 0.85 ? 4096 : 65536;
+    } else {
+      sizes[i] = Math.round(256 * 2 ** (8 * u));
+      aligns[i] = workload === 'small' ? 16 : a < 0.1 ? 16 : a < 0.7 ? 256 : 4096;
+    }
     picks[i] = next();
   }
 }
@@ -74,13 +99,40 @@ const picks = new Float64Array(STREAM_LENGTH);
 interface Subject {
   alloc(sizeBytes: number, alignBytes: number): number;
   free(handle: number): void;
+  /** Bytes of metadata the allocator holds now (ours only). */
+  metadataBytes?(): number;
 }
 
-function ours(allocator: Allocator): Subject {
+function ours(allocator: Allocator, countMetadata = true): Subject {
   return {
     alloc: (sizeBytes, alignBytes) => allocator.alloc(sizeBytes, alignBytes) ?? -1,
     free: (handle) => allocator.free(handle),
+    ...(countMetadata ? { metadataBytes: () => typedArrayBytes(allocator) } : {}),
   };
+}
+
+/**
+ * The bytes of the typed arrays reachable from `root` through its fields, arrays and nested
+ * objects (each buffer counted once): the allocators keep all their metadata in typed arrays.
+ */
+function typedArrayBytes(root: object): number {
+  const seen = new Set<object>();
+  let total = 0;
+  const visit = (value: unknown): void => {
+    if (typeof value !== 'object' || value === null || seen.has(value)) return;
+    seen.add(value);
+    if (ArrayBuffer.isView(value)) {
+      if (!seen.has(value.buffer)) {
+        seen.add(value.buffer);
+        total += value.buffer.byteLength;
+      }
+      return;
+    }
+    if (value instanceof Map || value instanceof Set) return; // none on our allocators' paths
+    for (const key of Object.keys(value)) visit((value as Record<string, unknown>)[key]);
+  };
+  visit(root);
+  return total;
 }
 
 function thingMalloc(capacityBytes: number): Subject {
@@ -151,49 +203,61 @@ interface Contestant {
   readonly modelOf?: string;
   /** Runs a different workload (smaller sizes): shown for its memory footprint, in no ratio. */
   readonly footprintOnly?: boolean;
-  make(live: number): Subject;
+  /** Only in these workloads (default: all). */
+  readonly workloads?: readonly Workload[];
+  make(capacityBytes: number): Subject;
 }
 
-/** 3 GiB at 10k live, proportionally less below (a multiple of 64 KiB). */
-function roundCapacity(live: number): number {
-  return Math.ceil((3 * GiB * Math.min(live, 10000)) / 10000 / 65536) * 65536;
+/** The workload's capacity at 10k live, proportionally less below (a multiple of 64 KiB). */
+function roundCapacity(workload: Workload, live: number): number {
+  return Math.ceil((WORKLOAD_CAPACITY[workload] * Math.min(live, 10000)) / 10000 / 65536) * 65536;
 }
 const pow2Above = (bytes: number) => 2 ** Math.ceil(Math.log2(bytes));
 
 const contestants: Contestant[] = [
-  { name: 'best-fit', make: (live) => ours(new BestFitAllocator({ capacityBytes: roundCapacity(live), poolAlignBytes: 256 })) },
-  { name: 'best-fit model', modelOf: 'best-fit', make: (live) => ours(new BestFitModel({ capacityBytes: roundCapacity(live), poolAlignBytes: 256 })) },
-  { name: 'buddy', make: (live) => ours(new BuddyAllocator({ capacityBytes: pow2Above(roundCapacity(live)), minBlockBytes: 256 })) },
-  { name: 'buddy model', modelOf: 'buddy', make: (live) => ours(new BuddyModel({ capacityBytes: pow2Above(roundCapacity(live)), minBlockBytes: 256 })) },
-  { name: 'first-fit', make: (live) => ours(new FirstFitAllocator({ capacityBytes: roundCapacity(live) })) },
-  { name: 'first-fit model', modelOf: 'first-fit', make: (live) => ours(new FirstFitModel({ capacityBytes: roundCapacity(live) })) },
-  { name: '@thi.ng/malloc', make: (live) => thingMalloc(roundCapacity(live)) },
-  { name: 'AS TLSF (wasm)', make: (live) => asTlsf(roundCapacity(live)) },
-  { name: 'AS TLSF (wasm) sizes/64', footprintOnly: true, make: (live) => asTlsf(roundCapacity(live), 64) },
+  { name: 'best-fit', make: (capacityBytes) => ours(new BestFitAllocator({ capacityBytes, poolAlignBytes: 256 })) },
+  { name: 'best-fit model', modelOf: 'best-fit', make: (capacityBytes) => ours(new BestFitModel({ capacityBytes, poolAlignBytes: 256 }), false) },
+  { name: 'buddy', make: (capacityBytes) => ours(new BuddyAllocator({ capacityBytes: pow2Above(capacityBytes), minBlockBytes: 256 })) },
+  { name: 'buddy model', modelOf: 'buddy', make: (capacityBytes) => ours(new BuddyModel({ capacityBytes: pow2Above(capacityBytes), minBlockBytes: 256 }), false) },
+  { name: 'first-fit', make: (capacityBytes) => ours(new FirstFitAllocator({ capacityBytes })) },
+  { name: 'first-fit model', modelOf: 'first-fit', make: (capacityBytes) => ours(new FirstFitModel({ capacityBytes }), false) },
+  { name: '@thi.ng/malloc', make: (capacityBytes) => thingMalloc(capacityBytes) },
+  { name: 'AS TLSF (wasm)', make: (capacityBytes) => asTlsf(capacityBytes) },
+  { name: 'AS TLSF (wasm) sizes/64', footprintOnly: true, workloads: ['default'], make: (capacityBytes) => asTlsf(capacityBytes, 64) },
 ];
 
 // --- arguments ---------------------------------------------------------------------------------
-const HELP = `usage: npm run bench -- alloc [--live 1000,10000] [--seconds 2] [--only NAME,NAME]
+const HELP = `usage: npm run bench -- alloc [--workload default,small,mixed] [--live 1000,10000] [--seconds 2] [--only NAME,NAME]
 
 Alloc+free pairs per second at a steady number of live allocations: our sub-allocators, their
 models, @thi.ng/malloc and AssemblyScript's TLSF (wasm), each case in its own child process.
 
+  --workload W,W  request streams (default all): default (256 B - 4 MiB, 3 GiB), small
+                  (256 B - 64 KiB log-uniform, align 16, 1 GiB), mixed (small's sizes,
+                  align 16/256/4K at 10/60/30 %, 1 GiB)
   --live N,N      live allocation counts to measure at (default 1000,10000)
   --seconds S     warm-up time, then timed time, per case (default 2)
   --only A,B      only these contestants (default all): CONTESTANTS
   --case NAME     internal: measure one contestant at the first --live count, print JSON
   -h, --help      this help`;
 const contestantNames = contestants.map((contestant) => contestant.name);
-const args = parseOrExit(COMMANDS['bench alloc'], () => HELP.replace('CONTESTANTS', contestantNames.join(', ')));
+/** The shared 'bench alloc' options plus --workload (this bench's own). */
+const SPEC = { ...COMMANDS['bench alloc'], options: { ...COMMANDS['bench alloc'].options, workload: { type: 'string' } } } as const;
+const args = parseOrExit(SPEC, () => HELP.replace('CONTESTANTS', contestantNames.join(', ')));
 const liveCounts = args.values.live ?? [1000, 10000];
 const secondsPerCase = args.values.seconds ?? 2;
 const only = args.values.only?.split(',').map((name) => name.trim());
-orExit(() => {
+const workloads = orExit(() => {
   const check = (option: string, name: string): void => {
     if (!contestantNames.includes(name)) throw new UsageError(`--${option}: unknown contestant '${name}'; known: ${contestantNames.join(', ')} (see npm run bench -- alloc --help)`);
   };
   for (const name of only ?? []) check('only', name);
   if (args.values.case !== undefined) check('case', args.values.case);
+  const names = args.values.workload?.split(',').map((name) => name.trim()) ?? [...WORKLOADS];
+  for (const name of names) {
+    if (!(WORKLOADS as readonly string[]).includes(name)) throw new UsageError(`--workload: unknown workload '${name}'; known: ${WORKLOADS.join(', ')} (see npm run bench -- alloc --help)`);
+  }
+  return names as Workload[];
 });
 
 interface Result {
@@ -203,12 +267,15 @@ interface Result {
   readonly live: number;
   /** Wasm memory at the end (TLSF only). */
   readonly memoryBytes?: number;
+  /** Metadata bytes at the end (ours only). */
+  readonly metadataBytes?: number;
 }
 
 const TIMED_WINDOWS = 5;
 
-function measure(contestant: Contestant, targetLive: number): Result {
-  const subject = contestant.make(targetLive);
+function measure(contestant: Contestant, workload: Workload, targetLive: number): Result {
+  fillStream(workload);
+  const subject = contestant.make(roundCapacity(workload, targetLive));
   const handles = new Float64Array(targetLive + 1);
   let liveCount = 0;
   let cursor = 0;
@@ -267,7 +334,14 @@ function measure(contestant: Contestant, targetLive: number): Result {
       nullPercent = (100 * nulls) / allocs;
     }
   }
-  return { name: contestant.name, pairsPerSecond: best, nullPercent, live: liveCount, ...(tlsfMemory === undefined ? {} : { memoryBytes: tlsfMemory.buffer.byteLength }) };
+  return {
+    name: contestant.name,
+    pairsPerSecond: best,
+    nullPercent,
+    live: liveCount,
+    ...(tlsfMemory === undefined ? {} : { memoryBytes: tlsfMemory.buffer.byteLength }),
+    ...(subject.metadataBytes === undefined ? {} : { metadataBytes: subject.metadataBytes() }),
+  };
 }
 
 function format(value: number): string {
@@ -276,51 +350,58 @@ function format(value: number): string {
   return value.toFixed(0);
 }
 
-// Each (contestant, live count) is measured in a fresh child process: its own JIT feedback
-// (no call site turns megamorphic because other contestants ran before) and its own memory.
+// Each (workload, contestant, live count) is measured in a fresh child process: its own JIT
+// feedback (no call site turns megamorphic because other contestants ran before) and its own memory.
 const caseName = args.values.case;
 if (caseName !== undefined) {
   const contestant = contestants.find((c) => c.name === caseName)!; // checked with the arguments
-  console.log(JSON.stringify(measure(contestant, liveCounts[0]!)));
+  console.log(JSON.stringify(measure(contestant, workloads[0]!, liveCounts[0]!)));
 } else {
-  console.log(`alloc bench: node ${process.version}, ${secondsPerCase}s per case, live ${liveCounts.join(', ')}, one child process per case`);
-  for (const targetLive of liveCounts) {
-    const results = new Map<string, Result>();
-    for (const contestant of contestants) {
-      if (only !== undefined && !only.includes(contestant.name)) continue;
-      const output = execFileSync(
-        process.execPath,
-        [...process.execArgv, fileURLToPath(import.meta.url), '--case', contestant.name, '--live', String(targetLive), '--seconds', String(secondsPerCase)],
-        { encoding: 'utf8', maxBuffer: 1 << 20 },
-      );
-      results.set(contestant.name, JSON.parse(output.trim().split('\n').pop()!) as Result);
-    }
-    const thing = results.get('@thi.ng/malloc');
-    const tlsf = results.get('AS TLSF (wasm)');
-    console.log(`\n${targetLive} live (best/first fit, @thi.ng/malloc, AS TLSF: ${(roundCapacity(targetLive) / GiB).toFixed(3)} GiB; buddy: ${(pow2Above(roundCapacity(targetLive)) / GiB).toFixed(3)} GiB)`);
-    console.log('| allocator | alloc+free pairs/s | null % | live at end | vs its model | vs @thi.ng/malloc | vs AS TLSF |');
-    console.log('|---|---:|---:|---:|---:|---:|---:|');
-    for (const contestant of contestants) {
-      const result = results.get(contestant.name);
-      if (result === undefined) continue;
-      const model = contestants.find((c) => c.modelOf === contestant.name);
-      const modelResult = model === undefined ? undefined : results.get(model.name);
-      const ratio = (other: Result | undefined) =>
-        other === undefined || other === result || contestant.footprintOnly ? '' : `${(result.pairsPerSecond / other.pairsPerSecond).toFixed(2)}x`;
+  console.log(`alloc bench: node ${process.version}, ${secondsPerCase}s per case, workloads ${workloads.join(', ')}, live ${liveCounts.join(', ')}, one child process per case`);
+  for (const workload of workloads) {
+    for (const targetLive of liveCounts) {
+      const results = new Map<string, Result>();
+      for (const contestant of contestants) {
+        if (only !== undefined && !only.includes(contestant.name)) continue;
+        if (contestant.workloads !== undefined && !contestant.workloads.includes(workload)) continue;
+        const output = execFileSync(
+          process.execPath,
+          [...process.execArgv, fileURLToPath(import.meta.url), '--case', contestant.name, '--workload', workload, '--live', String(targetLive), '--seconds', String(secondsPerCase)],
+          { encoding: 'utf8', maxBuffer: 1 << 20 },
+        );
+        results.set(contestant.name, JSON.parse(output.trim().split('\n').pop()!) as Result);
+      }
+      const thing = results.get('@thi.ng/malloc');
+      const tlsf = results.get('AS TLSF (wasm)');
+      const capacityBytes = roundCapacity(workload, targetLive);
       console.log(
-        `| ${result.name} | ${format(result.pairsPerSecond)} | ${result.nullPercent.toFixed(1)} | ${result.live} | ${ratio(modelResult)} | ${ratio(thing)} | ${ratio(tlsf)} |`,
+        `\nworkload ${workload} (${WORKLOAD_TEXT[workload]}), ${targetLive} live (best/first fit, @thi.ng/malloc, AS TLSF: ${(capacityBytes / GiB).toFixed(3)} GiB; buddy: ${(pow2Above(capacityBytes) / GiB).toFixed(3)} GiB)`,
       );
-    }
-    for (const contestant of contestants) {
-      const memoryBytes = results.get(contestant.name)?.memoryBytes;
-      if (memoryBytes !== undefined) console.log(`${contestant.name}: wasm memory ${(memoryBytes / GiB).toFixed(2)} GiB at the end`);
-    }
-    if (tlsf !== undefined) {
-      console.log(
-        'Note: AS TLSF writes its block headers into the heap it manages (here up to the capacity above), ' +
-          'so its throughput depends on that footprint (TLB and cache misses); the sizes/64 row shows how much. ' +
-          'Ours keep their metadata in typed arrays beside the pool.',
-      );
+      console.log('| allocator | alloc+free pairs/s | null % | live at end | metadata B/live | vs its model | vs @thi.ng/malloc | vs AS TLSF |');
+      console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+      for (const contestant of contestants) {
+        const result = results.get(contestant.name);
+        if (result === undefined) continue;
+        const model = contestants.find((c) => c.modelOf === contestant.name);
+        const modelResult = model === undefined ? undefined : results.get(model.name);
+        const ratio = (other: Result | undefined) =>
+          other === undefined || other === result || contestant.footprintOnly ? '' : `${(result.pairsPerSecond / other.pairsPerSecond).toFixed(2)}x`;
+        const metadata = result.metadataBytes === undefined || result.live === 0 ? '' : (result.metadataBytes / result.live).toFixed(0);
+        console.log(
+          `| ${result.name} | ${format(result.pairsPerSecond)} | ${result.nullPercent.toFixed(1)} | ${result.live} | ${metadata} | ${ratio(modelResult)} | ${ratio(thing)} | ${ratio(tlsf)} |`,
+        );
+      }
+      for (const contestant of contestants) {
+        const memoryBytes = results.get(contestant.name)?.memoryBytes;
+        if (memoryBytes !== undefined) console.log(`${contestant.name}: wasm memory ${(memoryBytes / GiB).toFixed(2)} GiB at the end`);
+      }
+      if (tlsf !== undefined && workload === 'default') {
+        console.log(
+          'Note: AS TLSF writes its block headers into the heap it manages (here up to the capacity above), ' +
+            'so its throughput depends on that footprint (TLB and cache misses); the sizes/64 row shows how much. ' +
+            'Ours keep their metadata in typed arrays beside the pool.',
+        );
+      }
     }
   }
 }
