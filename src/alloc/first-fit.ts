@@ -2,59 +2,100 @@
  * The first-fit allocator as an engine would ship it (spec/allocators.md "First-fit"; Unreal's
  * BigBlockAllocator shape, seed §5.1), with one-byte granularity like the model.
  *
- * - Free blocks live in a treap keyed by offset (typed-array nodes, priorities from a fixed
- *   xorshift sequence, so runs are deterministic). Each node also holds, for its subtree, the
- *   largest free size and, for each alignment 2^j > 1 requested so far, the largest usable size
- *   at that alignment: max(end - alignUp(start, 2^j)) (a slot per alignment, added on its first
- *   request by one O(n) pass; at most L = ceil(log2 capacity) slots, since an alignment above
- *   2^L behaves as 2^L: only a block at offset 0 can take it). First fit is a left-first descent
- *   that enters only subtrees whose usable size at the request's alignment holds the request,
- *   so it never backtracks: O(log n) expected for every alignment. A subtree maximum by size
- *   alone is not enough: blocks that are large enough but fail the alignment padding would be
- *   visited one by one (O(n) when many holes are just too small once aligned).
- *   The price is one value per slot and node, recomputed on the O(log n) nodes every change
- *   touches: O(k log n) per alloc and free for k distinct alignments in use (k <= L).
+ * - Free blocks are nodes (start and size in typed arrays, ids recycled) kept in offset order in
+ *   a flat two-level index: chunks of at most CHUNK node ids, sorted by start, and a directory
+ *   (`order`) listing the chunks in offset order. Each chunk keeps, for each alignment 2^j
+ *   requested so far (a slot per alignment, added on its first request by one O(n) pass; at most
+ *   L + 1 = ceil(log2 capacity) + 1 slots, since an alignment above 2^L behaves as 2^L: only a
+ *   block at offset 0 can take it), the largest usable size max(end - alignUp(start, 2^j)) of its
+ *   blocks; each GROUP consecutive chunks of the directory keep the maximum of theirs. First fit
+ *   scans the groups in order, enters the first whose value at the request's alignment holds the
+ *   request, then its first such chunk, then tests that chunk's blocks in order: O(n / (CHUNK *
+ *   GROUP) + GROUP + CHUNK) for every alignment, on a few contiguous typed arrays. A maximum by
+ *   size alone is not enough: blocks that are large enough but fail the alignment padding would
+ *   be visited one by one (O(n) when many holes are just too small once aligned).
+ * - A block that grows (or joins a chunk) raises its chunk's and group's values in O(slots); one
+ *   that shrinks or leaves marks its chunk dirty only when it held the chunk's maximum for some
+ *   slot; a dirty chunk's values (and its group's) are recomputed once, before the next search.
+ *   A full chunk splits in two; a chunk under a quarter full merges with a neighbour; the
+ *   directory shifts (O(n / CHUNK), rare) when a chunk comes or goes.
  * - Two hash maps (NumberMap: typed arrays, O(1) amortized even when the same offsets are freed
  *   and reallocated over and over, unlike V8's Map) find a free block by its start and by its
- *   end, so free() finds both neighbours in O(1) and coalesces with O(log n) treap updates; live
- *   allocations are a third one, offset -> size.
+ *   end, so free() finds both neighbours in O(1); live allocations are a third one, offset ->
+ *   size. A block carved from its low end keeps its node (its start moves, its order does not).
  *
  * Steps are protected methods so the bug catalog (mutants/) can re-create a pitfall by
  * overriding one of them; nothing in src/ depends on that catalog.
  */
 import { alignUp, badFree, copyBlocks, copyLive, setBlockEntry, setLiveEntry, validateRequest, type BlockAllocator, type BlockInfo, type LiveAllocation } from './allocator';
 import { checkSubAllocatorConfig, type SubAllocatorConfig } from './config';
-import { grownCopy, inOrderNodes, NumberMap, xorshift32 } from './typed-arrays';
+import { grownCopy, NumberMap } from './typed-arrays';
 
 const NIL = -1;
+/** Node ids per chunk (a chunk splits when an insert finds it full). */
+const CHUNK = 32;
+/** A chunk with fewer ids than this after a removal merges with a neighbour that has room. */
+const CHUNK_LOW = CHUNK / 4;
+/** Chunks per group of the directory (log2: GROUP_SHIFT). */
+const GROUP_SHIFT = 5;
+const GROUP = 1 << GROUP_SHIFT;
+
+/** end - alignUp(start, alignBytes) for the block [start, start + sizeBytes) (may be negative). */
+function usableAt(start: number, sizeBytes: number, alignBytes: number): number {
+  if (alignBytes <= 0x40000000) {
+    // start mod alignBytes from the low 32 bits (alignBytes divides 2^32): exact for any safe integer.
+    const mask = alignBytes - 1;
+    return sizeBytes - ((alignBytes - ((start >>> 0) & mask)) & mask);
+  }
+  return start + sizeBytes - Math.ceil(start / alignBytes) * alignBytes;
+}
 
 export class FirstFitAllocator implements BlockAllocator {
   readonly capacityBytes: number;
 
-  // Treap nodes: one per free block.
+  // Free-block nodes.
   protected key: Float64Array;
   protected size: Float64Array;
-  protected maxSize: Float64Array;
-  /** Alignment exponents 1..alignLevels get slots; 2^alignLevels >= capacityBytes. */
+  /** The chunk holding each free node. */
+  protected chunkOf: Int32Array;
+  protected spareNodes: Int32Array;
+  protected spareCount = 0;
+  protected nodeHighWater = 0;
+
+  /** Alignment exponents 0..alignLevels get slots; 2^alignLevels >= capacityBytes. */
   protected readonly alignLevels: number;
+  /** Slots per chunk and group record (alignLevels + 1). */
+  private readonly slotStride: number;
   /** slotOfExponent[j]: the slot of alignment 2^j, or -1 before its first request. */
   private readonly slotOfExponent: Int8Array;
   /** slotAlignBytes[slot]: the alignment a slot tracks; slotCount slots are in use. */
   private readonly slotAlignBytes: Float64Array;
   private slotCount = 0;
-  /** maxFit[node * alignLevels + slot]: the subtree's largest end - alignUp(start, slotAlignBytes[slot]). */
-  protected maxFit: Float64Array;
-  protected left: Int32Array;
-  protected right: Int32Array;
-  protected priority: Uint32Array;
-  protected spareNodes: Int32Array;
-  protected spareCount = 0;
-  protected nodeHighWater = 0;
-  protected root = NIL;
-  private seed = 0x9e3779b9;
-  /** The two roots the last split produced. */
-  private splitLow = NIL;
-  private splitHigh = NIL;
+
+  // Chunks: chunkNodes[c * CHUNK + i] for i < chunkCount[c], ascending by start.
+  protected chunkNodes: Int32Array;
+  protected chunkCount: Int32Array;
+  /** chunkFit[c * slotStride + slot]: the chunk's largest usable size at the slot's alignment. */
+  protected chunkFit: Float64Array;
+  /** The chunk's index in `order`. */
+  protected chunkPos: Int32Array;
+  /** 1 when chunkFit[c] (and its group's value) waits for a recomputation. */
+  private chunkDirty: Uint8Array;
+  private spareChunks: Int32Array;
+  private spareChunkCount = 0;
+  private chunkHighWater = 0;
+  /** The chunks in offset order: order[0..orderCount). */
+  protected order: Int32Array;
+  protected orderCount = 0;
+  /** groupFit[g * slotStride + slot]: the maximum of chunkFit over order[g * GROUP ..][0..GROUP). */
+  protected groupFit: Float64Array;
+  /** Chunks waiting for recomputation (a chunk may repeat; its dirty flag tells). */
+  private dirtyList = new Int32Array(16);
+  private dirtyCount = 0;
+  /** A chunk's values before its recomputation (flushDirty's scratch). */
+  private readonly oldFit: Float64Array;
+  /** Every group from this one on waits for recomputation (the directory shifted). */
+  private groupsStaleFrom = 0;
 
   /** Free blocks by start offset and by end offset (node ids). */
   protected readonly freeByStart = new NumberMap();
@@ -64,13 +105,12 @@ export class FirstFitAllocator implements BlockAllocator {
   protected usedBytesTotal = 0;
   protected freeBytesTotal = 0;
   /**
-   * Inspection results, dropped whenever alloc or free changes anything: the treap's nodes in
+   * Inspection results, dropped whenever alloc or free changes anything: the free nodes in
    * order (`freeOrder[0..freeOrderCount)`, -1 count when stale), the live offsets ascending
    * (`liveOrder[0..liveOrderCount)`, -1 when stale) and the blocks.
    */
   private freeOrder = new Int32Array(16);
   private freeOrderCount = -1;
-  private walkStack = new Int32Array(16);
   /** The records liveView() hands out, rewritten on every call. */
   private readonly livePool: { offsetBytes: number; sizeBytes: number }[] = [];
   private liveOrder = new Float64Array(16);
@@ -87,15 +127,22 @@ export class FirstFitAllocator implements BlockAllocator {
     const nodes = 16;
     this.key = new Float64Array(nodes);
     this.size = new Float64Array(nodes);
-    this.maxSize = new Float64Array(nodes);
-    this.alignLevels = Math.max(1, Math.ceil(Math.log2(this.capacityBytes)));
-    this.maxFit = new Float64Array(nodes * this.alignLevels);
-    this.slotOfExponent = new Int8Array(this.alignLevels + 1).fill(-1);
-    this.slotAlignBytes = new Float64Array(this.alignLevels);
-    this.left = new Int32Array(nodes);
-    this.right = new Int32Array(nodes);
-    this.priority = new Uint32Array(nodes);
+    this.chunkOf = new Int32Array(nodes);
     this.spareNodes = new Int32Array(nodes);
+    this.alignLevels = Math.max(1, Math.ceil(Math.log2(this.capacityBytes)));
+    this.slotStride = this.alignLevels + 1;
+    this.slotOfExponent = new Int8Array(this.alignLevels + 1).fill(-1);
+    this.slotAlignBytes = new Float64Array(this.slotStride);
+    this.oldFit = new Float64Array(this.slotStride);
+    const chunks = 4;
+    this.chunkNodes = new Int32Array(chunks * CHUNK);
+    this.chunkCount = new Int32Array(chunks);
+    this.chunkFit = new Float64Array(chunks * this.slotStride);
+    this.chunkPos = new Int32Array(chunks);
+    this.chunkDirty = new Uint8Array(chunks);
+    this.spareChunks = new Int32Array(chunks);
+    this.order = new Int32Array(chunks);
+    this.groupFit = new Float64Array(chunks * this.slotStride);
     this.addFree(0, this.capacityBytes);
   }
 
@@ -141,68 +188,91 @@ export class FirstFitAllocator implements BlockAllocator {
 
   /** The lowest-offset free block that fits, or NIL. */
   protected chooseFree(sizeBytes: number, alignBytes: number): number {
-    return this.search(this.root, sizeBytes, alignBytes, this.slotFor(alignBytes));
+    return this.search(sizeBytes, alignBytes, this.slotFor(alignBytes));
   }
 
   /**
-   * Left-first descent into subtrees whose largest usable size at the alignment holds the
-   * request. The subtree values are exact, so for the shipped fit rule every subtree entered
-   * holds an answer and the descent never backtracks.
+   * Groups in order, then the first chunks of a group whose largest usable size at the
+   * alignment holds the request, then that chunk's blocks in order. The values are exact, so
+   * for the shipped fit rule the first chunk entered holds the answer; a chunk that does not
+   * (a stricter fit rule) is passed and the scan goes on in offset order.
    */
-  private search(node: number, sizeBytes: number, alignBytes: number, slot: number): number {
-    if (node === NIL || this.usableMax(node, slot) < sizeBytes) return NIL;
-    const fromLeft = this.search(this.left[node]!, sizeBytes, alignBytes, slot);
-    if (fromLeft !== NIL) return fromLeft;
-    if (this.size[node]! >= sizeBytes && this.fits(this.key[node]!, this.key[node]! + this.size[node]!, sizeBytes, alignBytes)) return node;
-    return this.search(this.right[node]!, sizeBytes, alignBytes, slot);
-  }
-
-  /** The subtree's largest usable size in `slot` (-1: alignment 1, the largest size). */
-  private usableMax(node: number, slot: number): number {
-    return slot < 0 ? this.maxSize[node]! : this.maxFit[node * this.alignLevels + slot]!;
-  }
-
-  /** The slot tracking `alignBytes` (a power of two), added on first use; -1 for alignment 1. */
-  private slotFor(alignBytes: number): number {
-    if (alignBytes <= 1) return -1;
-    const exponent = Math.min(Math.round(Math.log2(alignBytes)), this.alignLevels);
-    let slot = this.slotOfExponent[exponent]!;
-    if (slot < 0) {
-      slot = this.slotCount++;
-      this.slotOfExponent[exponent] = slot;
-      this.slotAlignBytes[slot] = 2 ** exponent;
-      this.updateAll(this.root);
+  private search(sizeBytes: number, alignBytes: number, slot: number): number {
+    this.flushDirty();
+    const stride = this.slotStride;
+    const groupFit = this.groupFit;
+    const chunkFit = this.chunkFit;
+    const order = this.order;
+    const orderCount = this.orderCount;
+    const groupCount = (orderCount + GROUP - 1) >> GROUP_SHIFT;
+    for (let g = 0; g < groupCount; g++) {
+      if (groupFit[g * stride + slot]! < sizeBytes) continue;
+      const last = Math.min(orderCount, (g + 1) << GROUP_SHIFT);
+      for (let p = g << GROUP_SHIFT; p < last; p++) {
+        const chunk = order[p]!;
+        if (chunkFit[chunk * stride + slot]! < sizeBytes) continue;
+        const base = chunk * CHUNK;
+        const count = this.chunkCount[chunk]!;
+        for (let i = 0; i < count; i++) {
+          const node = this.chunkNodes[base + i]!;
+          const start = this.key[node]!;
+          const blockSize = this.size[node]!;
+          if (blockSize >= sizeBytes && this.fits(start, start + blockSize, sizeBytes, alignBytes)) return node;
+        }
+      }
     }
-    return slot;
+    return NIL;
   }
 
-  /** Recomputes every node's maxima bottom-up (a new slot). */
-  private updateAll(node: number): void {
-    if (node === NIL) return;
-    this.updateAll(this.left[node]!);
-    this.updateAll(this.right[node]!);
-    this.update(node);
+  /** The slot tracking `alignBytes` (a power of two), added on first use. */
+  private slotFor(alignBytes: number): number {
+    const exponent = alignBytes <= 1 ? 0 : Math.min(31 - Math.clz32(alignBytes), this.alignLevels);
+    // 31 - clz32 is log2 for 32-bit powers of two; larger ones take the general path.
+    const slot = this.slotOfExponent[alignBytes > 0x40000000 ? Math.min(Math.round(Math.log2(alignBytes)), this.alignLevels) : exponent]!;
+    return slot >= 0 ? slot : this.addSlot(alignBytes > 0x40000000 ? Math.min(Math.round(Math.log2(alignBytes)), this.alignLevels) : exponent);
+  }
+
+  /** A new slot for alignment 2^exponent: every chunk's and group's value computed (O(n)). */
+  private addSlot(exponent: number): number {
+    const slot = this.slotCount++;
+    this.slotOfExponent[exponent] = slot;
+    this.slotAlignBytes[slot] = 2 ** exponent;
+    for (let p = 0; p < this.orderCount; p++) this.markDirty(this.order[p]!);
+    this.groupsStaleFrom = 0;
+    return slot;
   }
 
   /**
    * Takes [allocStart, allocEnd) out of the free block `node` = [blockStart, blockEnd): the
-   * padding in front stays free (the node keeps its key), the tail becomes a new free block.
+   * padding in front stays free (the node keeps its start), the tail becomes a new free block
+   * (or, with no padding, the node itself with its start moved up: same place in the order).
    */
   protected carve(node: number, blockStart: number, blockEnd: number, allocStart: number, allocEnd: number): void {
-    if (allocStart > blockStart) this.resizeFree(node, allocStart - blockStart);
-    else this.removeFree(node);
-    if (allocEnd < blockEnd) this.addFree(allocEnd, blockEnd - allocEnd);
+    if (allocStart > blockStart) {
+      this.resizeFree(node, allocStart - blockStart);
+      if (allocEnd < blockEnd) this.insertFreeAfter(node, allocEnd, blockEnd - allocEnd);
+    } else if (allocEnd < blockEnd && this.key[node]! + this.size[node]! === blockEnd) {
+      this.moveStart(node, allocEnd);
+    } else {
+      this.removeFree(node);
+      if (allocEnd < blockEnd) this.addFree(allocEnd, blockEnd - allocEnd);
+    }
   }
 
   /** Returns [start, end) to the free blocks, merged with a free block ending at start and one starting at end. */
   protected coalesce(start: number, end: number): void {
     let mergedEnd = end;
     const after = this.freeByStart.get(end);
+    const before = this.freeByEnd.get(start);
     if (after !== undefined) {
       mergedEnd = end + this.size[after]!;
+      if (before === undefined) {
+        // The block after grows down over the freed range: same node, same place in the order.
+        this.moveStart(after, start);
+        return;
+      }
       this.removeFree(after);
     }
-    const before = this.freeByEnd.get(start);
     if (before !== undefined) this.resizeFree(before, mergedEnd - this.key[before]!);
     else this.addFree(start, mergedEnd - start);
   }
@@ -213,11 +283,11 @@ export class FirstFitAllocator implements BlockAllocator {
     return sizeBytes;
   }
 
-  // --- free-block bookkeeping: maps + treap ----------------------------------------------------
+  // --- free-block bookkeeping: maps + chunked index --------------------------------------------
 
   protected addFree(start: number, sizeBytes: number): void {
     const node = this.newNode(start, sizeBytes);
-    this.root = this.insert(this.root, node);
+    this.indexInsert(node);
     this.freeByStart.set(start, node);
     this.freeByEnd.set(start + sizeBytes, node);
     this.freeBytesTotal += sizeBytes;
@@ -228,7 +298,7 @@ export class FirstFitAllocator implements BlockAllocator {
     this.freeByStart.delete(start);
     this.freeByEnd.delete(start + this.size[node]!);
     this.freeBytesTotal -= this.size[node]!;
-    this.root = this.remove(this.root, start);
+    this.indexRemove(node);
     this.spareNodes[this.spareCount++] = node;
   }
 
@@ -237,7 +307,37 @@ export class FirstFitAllocator implements BlockAllocator {
     this.freeByEnd.delete(start + this.size[node]!);
     this.freeBytesTotal += sizeBytes - this.size[node]!;
     this.freeByEnd.set(start + sizeBytes, node);
-    this.setSize(this.root, start, sizeBytes);
+    const chunk = this.chunkOf[node]!;
+    if (sizeBytes < this.size[node]!) this.lowering(node, chunk);
+    this.size[node] = sizeBytes;
+    this.raised(node, chunk);
+  }
+
+  /**
+   * Moves the free block's start to `start`, keeping its end; the caller makes sure no other
+   * free block starts between the old and the new start (its place in the order stays).
+   */
+  private moveStart(node: number, start: number): void {
+    const oldStart = this.key[node]!;
+    const end = oldStart + this.size[node]!;
+    this.freeByStart.delete(oldStart);
+    this.freeByStart.set(start, node);
+    this.freeBytesTotal += oldStart - start;
+    const chunk = this.chunkOf[node]!;
+    if (start > oldStart) this.lowering(node, chunk);
+    this.key[node] = start;
+    this.size[node] = end - start;
+    this.raised(node, chunk);
+  }
+
+  /** Adds the free block [start, start + sizeBytes) right after free node `prior` in the order. */
+  private insertFreeAfter(prior: number, start: number, sizeBytes: number): void {
+    const node = this.newNode(start, sizeBytes);
+    const chunk = this.chunkOf[prior]!;
+    this.insertAt(chunk, this.indexInChunk(chunk, prior) + 1, node);
+    this.freeByStart.set(start, node);
+    this.freeByEnd.set(start + sizeBytes, node);
+    this.freeBytesTotal += sizeBytes;
   }
 
   private newNode(start: number, sizeBytes: number): number {
@@ -245,120 +345,271 @@ export class FirstFitAllocator implements BlockAllocator {
     if (this.spareCount > 0) {
       node = this.spareNodes[--this.spareCount]!;
     } else {
-      if (this.nodeHighWater === this.key.length) this.grow();
+      if (this.nodeHighWater === this.key.length) this.growNodes();
       node = this.nodeHighWater++;
     }
-    this.seed = xorshift32(this.seed);
     this.key[node] = start;
     this.size[node] = sizeBytes;
-    this.left[node] = NIL;
-    this.right[node] = NIL;
-    this.priority[node] = this.seed;
-    this.update(node);
+    this.chunkOf[node] = NIL;
     return node;
   }
 
-  private grow(): void {
+  private growNodes(): void {
     const length = this.key.length * 2;
     this.key = grownCopy(this.key, length);
     this.size = grownCopy(this.size, length);
-    this.maxSize = grownCopy(this.maxSize, length);
-    this.maxFit = grownCopy(this.maxFit, length * this.alignLevels);
-    this.left = grownCopy(this.left, length);
-    this.right = grownCopy(this.right, length);
-    this.priority = grownCopy(this.priority, length);
+    this.chunkOf = grownCopy(this.chunkOf, length);
     this.spareNodes = grownCopy(this.spareNodes, length);
   }
 
-  /** Recomputes the node's subtree maxima from its own block and its children's maxima. */
-  private update(node: number): void {
+  // --- the chunked index -----------------------------------------------------------------------
+
+  /** Puts `node` (not indexed) at its place by start. */
+  private indexInsert(node: number): void {
+    const start = this.key[node]!;
+    if (this.orderCount === 0) {
+      const chunk = this.newChunk();
+      this.directoryInsert(0, chunk);
+      this.insertAt(chunk, 0, node);
+      return;
+    }
+    // The last chunk whose first start is <= start (else the first chunk).
+    let low = 0;
+    let high = this.orderCount - 1;
+    while (low < high) {
+      const mid = (low + high + 1) >> 1;
+      if (this.key[this.chunkNodes[this.order[mid]! * CHUNK]!]! <= start) low = mid;
+      else high = mid - 1;
+    }
+    const chunk = this.order[low]!;
+    const base = chunk * CHUNK;
+    const count = this.chunkCount[chunk]!;
+    let at = 0;
+    while (at < count && this.key[this.chunkNodes[base + at]!]! < start) at++;
+    this.insertAt(chunk, at, node);
+  }
+
+  /** Inserts `node` at index `at` of `chunk`, splitting the chunk first when it is full. */
+  private insertAt(chunk: number, at: number, node: number): void {
+    let target = chunk;
+    let index = at;
+    if (this.chunkCount[chunk] === CHUNK) {
+      const half = CHUNK >> 1;
+      const upper = this.newChunk();
+      this.chunkNodes.copyWithin(upper * CHUNK, chunk * CHUNK + half, chunk * CHUNK + CHUNK);
+      for (let i = 0; i < CHUNK - half; i++) this.chunkOf[this.chunkNodes[upper * CHUNK + i]!] = upper;
+      this.chunkCount[upper] = CHUNK - half;
+      this.chunkCount[chunk] = half;
+      this.directoryInsert(this.chunkPos[chunk]! + 1, upper);
+      this.markDirty(chunk);
+      this.markDirty(upper);
+      if (at > half) {
+        target = upper;
+        index = at - half;
+      }
+    }
+    const base = target * CHUNK;
+    const count = this.chunkCount[target]!;
+    if (index < count) this.chunkNodes.copyWithin(base + index + 1, base + index, base + count);
+    this.chunkNodes[base + index] = node;
+    this.chunkCount[target] = count + 1;
+    this.chunkOf[node] = target;
+    if (count === 0) this.markDirty(target);
+    else this.raised(node, target);
+  }
+
+  /** Takes `node` out of its chunk; an emptied chunk leaves, a sparse one merges with a neighbour. */
+  private indexRemove(node: number): void {
+    const chunk = this.chunkOf[node]!;
+    const base = chunk * CHUNK;
+    const count = this.chunkCount[chunk]!;
+    const at = this.indexInChunk(chunk, node);
+    this.lowering(node, chunk);
+    this.chunkNodes.copyWithin(base + at, base + at + 1, base + count);
+    this.chunkCount[chunk] = count - 1;
+    this.chunkOf[node] = NIL;
+    if (count - 1 === 0) {
+      this.directoryRemove(this.chunkPos[chunk]!);
+      this.releaseChunk(chunk);
+      return;
+    }
+    if (count - 1 < CHUNK_LOW) {
+      const pos = this.chunkPos[chunk]!;
+      if (pos + 1 < this.orderCount && count - 1 + this.chunkCount[this.order[pos + 1]!]! <= (CHUNK * 3) >> 2) this.mergeInto(chunk, this.order[pos + 1]!);
+      else if (pos > 0 && count - 1 + this.chunkCount[this.order[pos - 1]!]! <= (CHUNK * 3) >> 2) this.mergeInto(this.order[pos - 1]!, chunk);
+    }
+  }
+
+  /** Appends the ids of `upper` (the next chunk in order) to `lower` and drops `upper`. */
+  private mergeInto(lower: number, upper: number): void {
+    const lowerCount = this.chunkCount[lower]!;
+    const upperCount = this.chunkCount[upper]!;
+    this.chunkNodes.copyWithin(lower * CHUNK + lowerCount, upper * CHUNK, upper * CHUNK + upperCount);
+    for (let i = 0; i < upperCount; i++) this.chunkOf[this.chunkNodes[lower * CHUNK + lowerCount + i]!] = lower;
+    this.chunkCount[lower] = lowerCount + upperCount;
+    this.directoryRemove(this.chunkPos[upper]!);
+    this.releaseChunk(upper);
+    this.markDirty(lower);
+  }
+
+  /** The index of `node` in `chunk` (it must be there). */
+  private indexInChunk(chunk: number, node: number): number {
+    const base = chunk * CHUNK;
+    let at = 0;
+    while (this.chunkNodes[base + at] !== node) at++;
+    return at;
+  }
+
+  private newChunk(): number {
+    let chunk: number;
+    if (this.spareChunkCount > 0) {
+      chunk = this.spareChunks[--this.spareChunkCount]!;
+    } else {
+      if (this.chunkHighWater === this.chunkCount.length) this.growChunks();
+      chunk = this.chunkHighWater++;
+    }
+    this.chunkCount[chunk] = 0;
+    this.chunkDirty[chunk] = 0;
+    return chunk;
+  }
+
+  private releaseChunk(chunk: number): void {
+    this.chunkCount[chunk] = 0;
+    this.chunkDirty[chunk] = 0;
+    this.chunkPos[chunk] = NIL;
+    this.spareChunks[this.spareChunkCount++] = chunk;
+  }
+
+  private growChunks(): void {
+    const length = this.chunkCount.length * 2;
+    this.chunkNodes = grownCopy(this.chunkNodes, length * CHUNK);
+    this.chunkCount = grownCopy(this.chunkCount, length);
+    this.chunkFit = grownCopy(this.chunkFit, length * this.slotStride);
+    this.chunkPos = grownCopy(this.chunkPos, length);
+    this.chunkDirty = grownCopy(this.chunkDirty, length);
+    this.spareChunks = grownCopy(this.spareChunks, length);
+    this.order = grownCopy(this.order, length);
+    this.groupFit = grownCopy(this.groupFit, length * this.slotStride);
+  }
+
+  private directoryInsert(pos: number, chunk: number): void {
+    this.order.copyWithin(pos + 1, pos, this.orderCount);
+    this.order[pos] = chunk;
+    this.orderCount++;
+    for (let p = pos; p < this.orderCount; p++) this.chunkPos[this.order[p]!] = p;
+    this.groupsStaleFrom = Math.min(this.groupsStaleFrom, pos >> GROUP_SHIFT);
+  }
+
+  private directoryRemove(pos: number): void {
+    this.order.copyWithin(pos, pos + 1, this.orderCount);
+    this.orderCount--;
+    for (let p = pos; p < this.orderCount; p++) this.chunkPos[this.order[p]!] = p;
+    this.groupsStaleFrom = Math.min(this.groupsStaleFrom, pos >> GROUP_SHIFT);
+  }
+
+  /**
+   * Before `node`'s usable sizes may fall (shrink, start moved up, removal): when one of them is
+   * its chunk's stored maximum, the chunk waits for recomputation; otherwise the maxima stand.
+   */
+  private lowering(node: number, chunk: number): void {
+    if (this.chunkDirty[chunk] === 1) return;
     const start = this.key[node]!;
     const sizeBytes = this.size[node]!;
-    const l = this.left[node]!;
-    const r = this.right[node]!;
-    let max = sizeBytes;
-    if (l !== NIL && this.maxSize[l]! > max) max = this.maxSize[l]!;
-    if (r !== NIL && this.maxSize[r]! > max) max = this.maxSize[r]!;
-    this.maxSize[node] = max;
-    const levels = this.alignLevels;
-    const fit = this.maxFit;
-    const base = node * levels;
-    const leftBase = l * levels;
-    const rightBase = r * levels;
-    const end = start + sizeBytes;
-    const slotCount = this.slotCount;
-    for (let j = 0; j < slotCount; j++) {
+    const at = chunk * this.slotStride;
+    for (let j = 0; j < this.slotCount; j++) {
+      if (usableAt(start, sizeBytes, this.slotAlignBytes[j]!) >= this.chunkFit[at + j]!) {
+        this.markDirty(chunk);
+        return;
+      }
+    }
+  }
+
+  /** After `node`'s usable sizes may have grown (or it joined `chunk`): raises its chunk's and group's maxima. */
+  private raised(node: number, chunk: number): void {
+    if (this.chunkDirty[chunk] === 1) return; // the flush recomputes the chunk and its group
+    const start = this.key[node]!;
+    const sizeBytes = this.size[node]!;
+    const stride = this.slotStride;
+    const at = chunk * stride;
+    const group = this.chunkPos[chunk]! >> GROUP_SHIFT;
+    const groupAt = group * stride;
+    for (let j = 0; j < this.slotCount; j++) {
+      const usable = usableAt(start, sizeBytes, this.slotAlignBytes[j]!);
+      if (usable > this.chunkFit[at + j]!) {
+        this.chunkFit[at + j] = usable;
+        if (usable > this.groupFit[groupAt + j]!) this.groupFit[groupAt + j] = usable;
+      }
+    }
+  }
+
+  private markDirty(chunk: number): void {
+    if (this.chunkDirty[chunk] === 1) return;
+    this.chunkDirty[chunk] = 1;
+    if (this.dirtyCount === this.dirtyList.length) this.dirtyList = grownCopy(this.dirtyList, this.dirtyList.length * 2);
+    this.dirtyList[this.dirtyCount++] = chunk;
+  }
+
+  /** Recomputes the dirty chunks' values, then their groups' (and every group from groupsStaleFrom). */
+  private flushDirty(): void {
+    const groupCount = (this.orderCount + GROUP - 1) >> GROUP_SHIFT;
+    const staleFrom = this.groupsStaleFrom;
+    const stride = this.slotStride;
+    const old = this.oldFit;
+    for (let i = 0; i < this.dirtyCount; i++) {
+      const chunk = this.dirtyList[i]!;
+      if (this.chunkDirty[chunk] === 0) continue;
+      this.chunkDirty[chunk] = 0;
+      const at = chunk * stride;
+      old.set(this.chunkFit.subarray(at, at + this.slotCount));
+      this.computeChunk(chunk, this.chunkFit, at);
+      const group = this.chunkPos[chunk]! >> GROUP_SHIFT;
+      if (group >= staleFrom) continue;
+      // The group's maximum rises with the chunk's; it is recomputed only when the chunk held it and fell.
+      const groupAt = group * stride;
+      for (let j = 0; j < this.slotCount; j++) {
+        const value = this.chunkFit[at + j]!;
+        const groupValue = this.groupFit[groupAt + j]!;
+        if (value > groupValue) this.groupFit[groupAt + j] = value;
+        else if (value < groupValue && old[j] === groupValue) {
+          this.computeGroup(group, this.groupFit, groupAt);
+          break;
+        }
+      }
+    }
+    this.dirtyCount = 0;
+    for (let g = staleFrom; g < groupCount; g++) this.computeGroup(g, this.groupFit, g * this.slotStride);
+    this.groupsStaleFrom = 2 ** 30;
+  }
+
+  /** Writes the chunk's largest usable size per slot into out[at..]. */
+  private computeChunk(chunk: number, out: Float64Array, at: number): void {
+    const base = chunk * CHUNK;
+    const count = this.chunkCount[chunk]!;
+    for (let j = 0; j < this.slotCount; j++) {
       const alignBytes = this.slotAlignBytes[j]!;
-      let usable = end - Math.ceil(start / alignBytes) * alignBytes;
-      if (l !== NIL && fit[leftBase + j]! > usable) usable = fit[leftBase + j]!;
-      if (r !== NIL && fit[rightBase + j]! > usable) usable = fit[rightBase + j]!;
-      fit[base + j] = usable;
+      let best = -Infinity;
+      for (let i = 0; i < count; i++) {
+        const node = this.chunkNodes[base + i]!;
+        const usable = usableAt(this.key[node]!, this.size[node]!, alignBytes);
+        if (usable > best) best = usable;
+      }
+      out[at + j] = best;
     }
   }
 
-  private insert(root: number, node: number): number {
-    if (root === NIL) return node;
-    if (this.priority[node]! > this.priority[root]!) {
-      this.split(root, this.key[node]!);
-      this.left[node] = this.splitLow;
-      this.right[node] = this.splitHigh;
-      this.update(node);
-      return node;
+  /** Writes the group's maximum of its chunks' values per slot into out[at..]. */
+  private computeGroup(group: number, out: Float64Array, at: number): void {
+    const first = group << GROUP_SHIFT;
+    const last = Math.min(this.orderCount, first + GROUP);
+    const stride = this.slotStride;
+    for (let j = 0; j < this.slotCount; j++) {
+      let best = -Infinity;
+      for (let p = first; p < last; p++) {
+        const value = this.chunkFit[this.order[p]! * stride + j]!;
+        if (value > best) best = value;
+      }
+      out[at + j] = best;
     }
-    if (this.key[node]! < this.key[root]!) this.left[root] = this.insert(this.left[root]!, node);
-    else this.right[root] = this.insert(this.right[root]!, node);
-    this.update(root);
-    return root;
-  }
-
-  /** Splits into (keys < key, keys >= key): the roots land in splitLow and splitHigh. */
-  private split(root: number, key: number): void {
-    if (root === NIL) {
-      this.splitLow = NIL;
-      this.splitHigh = NIL;
-      return;
-    }
-    if (this.key[root]! < key) {
-      this.split(this.right[root]!, key);
-      this.right[root] = this.splitLow;
-      this.update(root);
-      this.splitLow = root;
-      return;
-    }
-    this.split(this.left[root]!, key);
-    this.left[root] = this.splitHigh;
-    this.update(root);
-    this.splitHigh = root;
-  }
-
-  private join(low: number, high: number): number {
-    if (low === NIL) return high;
-    if (high === NIL) return low;
-    if (this.priority[low]! > this.priority[high]!) {
-      this.right[low] = this.join(this.right[low]!, high);
-      this.update(low);
-      return low;
-    }
-    this.left[high] = this.join(low, this.left[high]!);
-    this.update(high);
-    return high;
-  }
-
-  private remove(root: number, key: number): number {
-    if (root === NIL) return NIL;
-    if (this.key[root] === key) return this.join(this.left[root]!, this.right[root]!);
-    if (key < this.key[root]!) this.left[root] = this.remove(this.left[root]!, key);
-    else this.right[root] = this.remove(this.right[root]!, key);
-    this.update(root);
-    return root;
-  }
-
-  private setSize(root: number, key: number, sizeBytes: number): void {
-    if (root === NIL) return;
-    if (this.key[root] === key) this.size[root] = sizeBytes;
-    else if (key < this.key[root]!) this.setSize(this.left[root]!, key, sizeBytes);
-    else this.setSize(this.right[root]!, key, sizeBytes);
-    this.update(root);
   }
 
   // --- inspection ------------------------------------------------------------------------------
@@ -393,19 +644,23 @@ export class FirstFitAllocator implements BlockAllocator {
     return this.liveSizes.size === 0 && this.freeByStart.size === 1 && this.freeByStart.has(0) && this.size[this.freeByStart.get(0)!] === this.capacityBytes;
   }
 
-  /** Free blocks from the treap, in order: fills freeOrder, returns the count. */
+  /** Free blocks from the index, in order: fills freeOrder, returns the count. */
   private freeInOrder(): number {
     if (this.freeOrderCount < 0) this.freeOrderCount = this.walkFree();
     return this.freeOrderCount;
   }
 
+  /** The chunks' node ids in directory order (bounded by the node count even if corrupt). */
   private walkFree(): number {
     const bound = this.nodeHighWater + 1;
-    if (this.freeOrder.length < bound + 1) {
-      this.freeOrder = new Int32Array(bound + 1);
-      this.walkStack = new Int32Array(bound + 1);
+    if (this.freeOrder.length < bound + 1) this.freeOrder = new Int32Array(bound + 1);
+    let count = 0;
+    for (let p = 0; p < this.orderCount && count <= bound; p++) {
+      const chunk = this.order[p]!;
+      const n = Math.min(this.chunkCount[chunk]!, CHUNK);
+      for (let i = 0; i < n && count <= bound; i++) this.freeOrder[count++] = this.chunkNodes[chunk * CHUNK + i]!;
     }
-    return inOrderNodes(this.root, NIL, this.left, this.right, this.freeOrder, this.walkStack, bound);
+    return count;
   }
 
   /**
@@ -471,7 +726,7 @@ export class FirstFitAllocator implements BlockAllocator {
     for (let f = 1; f < freeCount && freeSorted; f++) freeSorted = this.key[this.freeOrder[f - 1]!]! <= this.key[this.freeOrder[f]!]!;
     let count = 0;
     if (!freeSorted) {
-      // A broken treap: the free blocks as walked, then the live ones, stably sorted by offset.
+      // A broken index: the free blocks as walked, then the live ones, stably sorted by offset.
       const blocks: BlockInfo[] = [];
       for (let f = 0; f < freeCount; f++) {
         const node = this.freeOrder[f]!;
@@ -505,38 +760,48 @@ export class FirstFitAllocator implements BlockAllocator {
     const count = this.freeInOrder();
     const inOrder = this.freeOrder;
     if (count !== this.freeByStart.size || count !== this.freeByEnd.size) {
-      return `the treap holds ${count} free blocks, the start/end maps ${this.freeByStart.size}/${this.freeByEnd.size}`;
+      return `the index holds ${count} free blocks, the start/end maps ${this.freeByStart.size}/${this.freeByEnd.size}`;
+    }
+    // The directory: non-empty chunks, each knowing its position, ids knowing their chunk.
+    for (let p = 0; p < this.orderCount; p++) {
+      const chunk = this.order[p]!;
+      const n = this.chunkCount[chunk]!;
+      if (n < 1 || n > CHUNK) return `chunk ${chunk} at directory position ${p} holds ${n} blocks (1..${CHUNK} allowed)`;
+      if (this.chunkPos[chunk] !== p) return `chunk ${chunk} is at directory position ${p} but records ${this.chunkPos[chunk]}`;
+      for (let i = 0; i < n; i++) {
+        const node = this.chunkNodes[chunk * CHUNK + i]!;
+        if (this.chunkOf[node] !== chunk) return `free block at ${this.key[node]} sits in chunk ${chunk} but records chunk ${this.chunkOf[node]}`;
+      }
     }
     for (let i = 0; i < count; i++) {
       const node = inOrder[i]!;
       const start = this.key[node]!;
       const sizeBytes = this.size[node]!;
-      if (i > 0 && this.key[inOrder[i - 1]!]! >= start) return `the treap is out of offset order at ${start}`;
+      if (i > 0 && this.key[inOrder[i - 1]!]! >= start) return `the index is out of offset order at ${start}`;
       if (this.freeByStart.get(start) !== node || this.freeByEnd.get(start + sizeBytes) !== node) return `free block [${start}+${sizeBytes}] is not found by its start and end`;
-      let max = sizeBytes;
-      const l = this.left[node]!;
-      const r = this.right[node]!;
-      if (l !== NIL) max = Math.max(max, this.maxSize[l]!);
-      if (r !== NIL) max = Math.max(max, this.maxSize[r]!);
-      if (this.maxSize[node] !== max) return `free block at ${start}: subtree maximum ${this.maxSize[node]} should be ${max}`;
-      // alignUp(start, alignBytes) with integer bit operations when both fit 31 bits (the same value).
-      const smallStart = start >= 0 && (start | 0) === start;
-      const fit = this.maxFit;
-      const slotAlignBytes = this.slotAlignBytes;
-      const levels = this.alignLevels;
-      const slotCount = this.slotCount;
-      const base = node * levels;
-      const leftBase = l * levels;
-      const rightBase = r * levels;
-      for (let j = 0; j < slotCount; j++) {
-        const alignBytes = slotAlignBytes[j]!;
-        const alignedStart =
-          smallStart && alignBytes <= 0x40000000 ? start + ((alignBytes - (start & (alignBytes - 1))) & (alignBytes - 1)) : Math.ceil(start / alignBytes) * alignBytes;
-        let usable = start + sizeBytes - alignedStart;
-        if (l !== NIL) usable = Math.max(usable, fit[leftBase + j]!);
-        if (r !== NIL) usable = Math.max(usable, fit[rightBase + j]!);
-        const stored = fit[base + j]!;
-        if (stored !== usable) return `free block at ${start}: subtree usable size at alignment ${alignBytes} is ${stored}, should be ${usable}`;
+    }
+    // Stored values: every chunk and group not waiting for recomputation holds exactly the
+    // largest usable size per alignment slot of its blocks.
+    const stride = this.slotStride;
+    const fresh = new Float64Array(stride);
+    for (let p = 0; p < this.orderCount; p++) {
+      const chunk = this.order[p]!;
+      if (this.chunkDirty[chunk] === 1) continue;
+      this.computeChunk(chunk, fresh, 0);
+      for (let j = 0; j < this.slotCount; j++) {
+        const stored = this.chunkFit[chunk * stride + j]!;
+        if (stored !== fresh[j]) return `chunk at directory position ${p}: largest usable size at alignment ${this.slotAlignBytes[j]} is ${stored}, should be ${fresh[j]}`;
+      }
+    }
+    const groupCount = (this.orderCount + GROUP - 1) >> GROUP_SHIFT;
+    for (let g = 0; g < Math.min(groupCount, this.groupsStaleFrom); g++) {
+      let pending = false;
+      for (let p = g << GROUP_SHIFT; p < Math.min(this.orderCount, (g + 1) << GROUP_SHIFT); p++) pending ||= this.chunkDirty[this.order[p]!] === 1;
+      if (pending) continue;
+      this.computeGroup(g, fresh, 0);
+      for (let j = 0; j < this.slotCount; j++) {
+        const stored = this.groupFit[g * stride + j]!;
+        if (stored !== fresh[j]) return `chunk group ${g}: largest usable size at alignment ${this.slotAlignBytes[j]} is ${stored}, should be ${fresh[j]}`;
       }
     }
     return null;
