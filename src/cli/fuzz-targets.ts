@@ -3,14 +3,15 @@
  * mutant of the catalog instead of the real implementation. Shared by the fuzz CLI and its
  * worker threads so both build exactly the same targets from the same plain-data spec.
  */
-import type { Registry } from '../harness/registry';
+import path from 'node:path';
 import type { ImplFactory } from '../harness/runner';
 import type { AnySystem } from '../harness/system';
 import type { TargetSpec } from '../harness/campaign';
 import { UsageError } from './args';
-import { loadUserAllocator, UserAllocatorError } from '../alloc/user-allocator';
-import { userAllocatorSystemFromModule } from '../systems/user-allocator';
-import { BUILTIN_REGISTRY } from '../systems/index';
+import { UserAllocatorError } from '../alloc/user-allocator';
+import { USER_ALLOCATOR_SYSTEM } from '../systems/user-allocator';
+import { projectRelative, userAllocatorForProject, type Project } from '../project';
+import { ModuleLoadError } from '../load-module';
 
 export type { TargetSpec };
 
@@ -22,15 +23,41 @@ export interface Target {
   readonly catches: readonly string[];
 }
 
-export async function resolveTargets(spec: TargetSpec, registry: Registry = BUILTIN_REGISTRY): Promise<Target[]> {
+/**
+ * The system name a regression file records for a target: campaign targets of several user
+ * allocators are named `user-allocator:<module>` to tell them apart; their files say
+ * `user-allocator` (the module is in the config).
+ */
+export function fileSystemName(name: string): string {
+  return name.startsWith(`${USER_ALLOCATOR_SYSTEM}:`) ? USER_ALLOCATOR_SYSTEM : name;
+}
+
+/** The user-allocator system of a module (relative to the project root), named `name`. */
+async function allocatorTarget(project: Project, modulePath: string, name: string): Promise<Target> {
+  try {
+    const system = await userAllocatorForProject(project.root, modulePath);
+    return { system: name === system.name ? system : { ...system, name }, catches: [] };
+  } catch (error) {
+    if (error instanceof UserAllocatorError || error instanceof ModuleLoadError) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
+/** Allocator targets for modules (relative to the root): `user-allocator` alone, else one name per module. */
+async function allocatorTargets(project: Project, modules: readonly string[]): Promise<Target[]> {
+  return Promise.all(modules.map((modulePath) => allocatorTarget(project, modulePath, modules.length === 1 ? USER_ALLOCATOR_SYSTEM : `${USER_ALLOCATOR_SYSTEM}:${modulePath}`)));
+}
+
+/** The spec's allocator as the project records it: relative to the project root. */
+export function allocatorSpecPath(project: Project, typed: string, cwd = process.cwd()): string {
+  return projectRelative(project.root, path.resolve(cwd, typed));
+}
+
+export async function resolveTargets(spec: TargetSpec, project: Project): Promise<Target[]> {
+  const registry = project.registry;
   if (spec.allocator !== undefined) {
     if (spec.mutant !== undefined || spec.systems !== 'all') throw new UsageError('--allocator runs only the user-allocator system; drop --system/--mutant');
-    try {
-      return [{ system: userAllocatorSystemFromModule(await loadUserAllocator(spec.allocator)), catches: [] }];
-    } catch (error) {
-      if (error instanceof UserAllocatorError) throw new UsageError(error.message);
-      throw error;
-    }
+    return allocatorTargets(project, [spec.allocator]);
   }
   if (spec.mutant !== undefined) {
     const mutant = await registry.findMutant(spec.mutant);
@@ -42,7 +69,7 @@ export async function resolveTargets(spec: TargetSpec, registry: Registry = BUIL
     if (system === undefined) throw new UsageError(`mutant ${mutant.name} belongs to system ${mutant.system}, which is built from a file's config: replay its files instead`);
     return [{ system, implFactory: mutant.createImpl, catches: [mutant.name] }];
   }
-  if (spec.systems === 'all') return registry.systems.map((system) => ({ system, catches: [] }));
+  if (spec.systems === 'all') return [...registry.systems.map((system) => ({ system, catches: [] })), ...(await allocatorTargets(project, project.allocators))];
   const names = spec.systems.split(',').map((name) => name.trim()).filter((name) => name.length > 0);
   if (names.length === 0) throw new UsageError('--system needs a name, a comma-separated list, or all');
   return names.map((name) => {

@@ -1,20 +1,52 @@
-/** A campaign worker thread: executes batches of runs and posts their results back. */
+/**
+ * A campaign worker thread: executes batches of runs (and single cases, when the main thread
+ * shrinks a hang) and posts their results back. It publishes its progress in shared memory
+ * (src/cli/watchdog.ts), so the main thread can tell a run that never returns and terminate it.
+ */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { RunResult } from '../harness/campaign';
+import type { JsonObject } from '../harness/json';
+import { runSequence, setRunMonitor, type Failure } from '../harness/runner';
+import type { Command } from '../harness/system';
+import { loadProject } from '../project';
 import { resolveTargets, type TargetSpec } from './fuzz-targets';
 import { timedRun } from './fuzz-run';
+import { CELL_BATCH_POSITION, CELL_BUSY, CELL_TASK } from './watchdog';
 
 export interface WorkerInit {
   readonly campaignSeed: string;
   readonly targets: TargetSpec;
+  /** The project's config file (null: the built-in systems, root = cwd). */
+  readonly configFile: string | null;
+  readonly cwd: string;
+  /** Int32 cells the watchdog reads (see watchdog.ts). */
+  readonly monitor: SharedArrayBuffer;
 }
-export interface WorkerTask {
-  readonly batch: readonly { readonly system: string; readonly runIndex: number }[];
-}
-export type WorkerReply = { readonly results: RunResult[] } | { readonly error: string };
+export type WorkerTask =
+  | { readonly kind: 'batch'; readonly id: number; readonly batch: readonly { readonly system: string; readonly runIndex: number }[] }
+  | { readonly kind: 'case'; readonly id: number; readonly system: string; readonly config: JsonObject; readonly commands: readonly Command[] };
+export type WorkerReply =
+  | { readonly kind: 'ready' }
+  | { readonly kind: 'batch'; readonly id: number; readonly results: RunResult[] }
+  | { readonly kind: 'case'; readonly id: number; readonly failure: Failure | null }
+  | { readonly kind: 'error'; readonly error: string };
 
 const init = workerData as WorkerInit;
-const targets = new Map((await resolveTargets(init.targets)).map((target) => [target.system.name, target]));
+const cells = new Int32Array(init.monitor);
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? (error.stack ?? error.message) : String(error);
+}
+
+let targets: Map<string, Awaited<ReturnType<typeof resolveTargets>>[number]>;
+try {
+  const project = await loadProject({ cwd: init.cwd, ...(init.configFile === null ? {} : { configFile: init.configFile }) });
+  targets = new Map((await resolveTargets(init.targets, project)).map((target) => [target.system.name, target]));
+} catch (error) {
+  parentPort!.postMessage({ kind: 'error', error: errorText(error) } satisfies WorkerReply);
+  await new Promise(() => {}); // the main thread terminates this worker
+}
+setRunMonitor(cells);
 
 /**
  * Tasks are queued by the message handler and run by a loop that yields between batches, as the
@@ -31,17 +63,31 @@ parentPort!.on('message', (task: WorkerTask) => {
   resume?.();
 });
 
-function runBatch(task: WorkerTask): WorkerReply {
+function run(task: WorkerTask): WorkerReply {
+  Atomics.store(cells, CELL_TASK, task.id);
+  Atomics.store(cells, CELL_BUSY, 1);
   try {
-    return { results: task.batch.map(({ system, runIndex }) => timedRun(targets.get(system)!, init.campaignSeed, runIndex)) };
+    if (task.kind === 'case') {
+      const target = targets.get(task.system)!;
+      const outcome = runSequence(target.system, task.config, task.commands, target.implFactory === undefined ? {} : { implFactory: target.implFactory });
+      return { kind: 'case', id: task.id, failure: outcome.ok ? null : outcome.failure };
+    }
+    const results: RunResult[] = [];
+    task.batch.forEach(({ system, runIndex }, position) => {
+      Atomics.store(cells, CELL_BATCH_POSITION, position);
+      results.push(timedRun(targets.get(system)!, init.campaignSeed, runIndex));
+    });
+    return { kind: 'batch', id: task.id, results };
   } catch (error) {
-    return { error: error instanceof Error ? (error.stack ?? error.message) : String(error) };
+    return { kind: 'error', error: errorText(error) };
+  } finally {
+    Atomics.store(cells, CELL_BUSY, 0);
   }
 }
 
-parentPort!.postMessage({ results: [] } satisfies WorkerReply);
+parentPort!.postMessage({ kind: 'ready' } satisfies WorkerReply);
 for (;;) {
   if (queue.length === 0) await new Promise<void>((resolve) => (wake = resolve));
-  parentPort!.postMessage(runBatch(queue.shift()!));
+  parentPort!.postMessage(run(queue.shift()!));
   await new Promise((resolve) => setImmediate(resolve));
 }

@@ -11,7 +11,6 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { cpus } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Worker } from 'node:worker_threads';
 import {
   addFinding,
   computeRates,
@@ -20,6 +19,8 @@ import {
   mergeSummaries,
   parseSummary,
   recordRun,
+  planRun,
+  runCase,
   runIndexOf,
   shardLabel,
   type CampaignSummary,
@@ -30,12 +31,16 @@ import {
 import { originDate, regressionPath, schemaReference, serializeRegression, shortHash, REGRESSION_FORMAT, SUMMARY_SCHEMA_FILE } from '../harness/regression';
 import { DEFAULT_SEED } from '../harness/seed';
 import type { SystemDef } from '../harness/system';
-import { BUILTIN_REGISTRY, PROJECT_ROOT } from '../systems/index';
+import { findingSignature, type RunFinding } from '../harness/campaign';
 import { writeFileAtomic } from '../harness/files';
+import { formatReport } from '../harness/report';
+import { runSequence } from '../harness/runner';
+import { loadProject, type Project } from '../project';
 import { COMMANDS, parseCommand, runMain, UsageError, type ParsedArgs } from './args';
-import { resolveTargets, type Target, type TargetSpec } from './fuzz-targets';
-import { timedRun } from './fuzz-run';
-import type { WorkerInit, WorkerReply, WorkerTask } from './fuzz-worker';
+import { allocatorSpecPath, fileSystemName, resolveTargets, type Target, type TargetSpec } from './fuzz-targets';
+import type { WorkerReply, WorkerTask } from './fuzz-worker';
+import { DEFAULT_TIMEOUT_MS, WatchedWorker, WATCHDOG_CHECKS, type Death, type WorkerInitFields } from './watchdog';
+import { CaseEvaluator, shrinkDeath } from './hang-shrink';
 
 const DEFAULT_RUNS = 3000;
 /**
@@ -51,15 +56,16 @@ const TTY_PROGRESS_MS = 250;
 
 const HELP = `usage:
   npm run fuzz -- [--system all|NAME[,NAME...] | --mutant NAME | --allocator MODULE] [--seed S]
-                  [--runs N | --budget 30s|45m|8h]
-                  [--workers N] [--shard k/K] [--json FILE] [--out DIR] [--resume FILE]
+                  [--runs N | --budget 30s|45m|8h] [--timeout 10s] [--stop-on-first]
+                  [--workers N] [--shard k/K] [--json FILE] [--out DIR] [--resume FILE] [--config FILE]
   npm run fuzz -- merge SUMMARY.json SUMMARY.json ... [--json FILE]   (see merge --help)
 
 Runs a fuzz campaign: run i of each system gets a seed derived from (campaign seed, system, i),
 draws its enabled ops and weights (swarm testing) and its fault sites from it, and runs one
 generated sequence side by side (model vs implementation) with every invariant checked.
 
-  --system    systems to fuzz (default all): ${BUILTIN_REGISTRY.systemNames().join(', ')}
+  --system    systems to fuzz (default all: every system of the project, and the allocator
+              modules its config lists)
   --mutant    fuzz a mutant of the bug catalog instead of the real implementation (its
               findings record the mutant in "catches")
   --allocator fuzz your own allocator: a .js/.mjs/.ts module exporting createAllocator(capacityBytes)
@@ -67,25 +73,35 @@ generated sequence side by side (model vs implementation) with every invariant c
               and optionally policy = 'first-fit' | 'best-fit' | 'buddy' | 'any' (default 'any':
               bounds, alignment, no overlap, frees accepted; a named policy adds offset-for-offset
               conformance with our model). Findings replay against the module (examples/README.md)
-  --seed      campaign seed, a string or number (default ${DEFAULT_SEED})
+  --seed      campaign seed, a string or number (default: the config's seed, else ${DEFAULT_SEED})
   --runs N    runs 0..N-1 of each system (default ${DEFAULT_RUNS} unless --budget is given)
   --budget    run until this much time has passed (runs in flight finish)
-  --workers   runners (default: the number of cores): this thread and N-1 worker threads
+  --timeout   time limit of one run (default ${DEFAULT_TIMEOUT_MS / 1000}s; 0 = none): a run past it is stopped
+              with its worker thread and becomes a 'hang' finding, shrunk under the same limit
+              in a fresh worker; a run that exhausts the worker's memory or kills it becomes an
+              'out-of-memory' or 'worker-crash' finding. The campaign goes on with a fresh worker.
+  --stop-on-first  end the campaign at its first finding (interactive use)
+  --workers   worker threads running the runs (default: the number of cores)
   --shard k/K take only runs i with i mod K = k; the K shards together are the whole campaign
   --json      summary file, rewritten after every batch of runs (default .fuzz/last-campaign.json)
-  --out       where findings are written (default regressions/), as <system>/fuzz-<check>-<op>.json
+  --out       where findings are written (default: the config's findings folder, .fuzz/findings),
+              as <system>/fuzz-<check>-<op>-<hash>.json; 'regress save --finding FILE' stores
+              one in the regressions folder
   --resume    continue the campaign a summary file describes (same seed, targets, shard and runs;
               a budgeted campaign needs a new --budget)
   --checkpoint rewrite the summary at most this often (default: after every batch of runs); a
               SIGKILL loses the runs finished since, which a resume runs again
+  --config    the project's config file (default: gpumv.config.{ts,mts,js,mjs} found walking up
+              from the working directory); its folder is the root paths in files are relative to
+  --max-false-oom-share P  fail when a policy-'any' allocator's share of false out-of-memory
+              answers exceeds P (0..1)
   -h, --help  this help
 
 Exit codes: 0 no finding, 1 findings (each written as a regression file), 2 bad arguments,
 3 interrupted without findings. Ctrl-C or SIGTERM finishes the runs in flight, writes the summary
-and exits (this thread takes signals between its own batches: within about 50 ms, longer while it
-shrinks a finding; a second Ctrl-C then exits at once); the summary is rewritten after every batch
-of runs, so even a SIGKILL loses only the runs in flight. Findings are never overwritten: each
-file name carries a hash of its case.
+and exits (a second Ctrl-C exits at once); the summary is rewritten after every batch of runs,
+so even a SIGKILL loses only the runs in flight. Findings are never overwritten: each file name
+carries a hash of its case.
 merge combines the summaries of one campaign's shards into one (same seed, runs and targets, each
 shard once); it exits 1 on findings and 3 if shards are missing or were interrupted.`;
 
@@ -98,6 +114,7 @@ into one and prints it; exits 1 on findings and 3 if shards are missing or were 
   -h, --help   this help`;
 
 interface CampaignOptions {
+  readonly project: Project;
   readonly seed: string;
   readonly targetSpec: TargetSpec;
   readonly targets: Target[];
@@ -110,12 +127,14 @@ interface CampaignOptions {
   readonly outDir: string;
   readonly resumed: CampaignSummary | null;
   readonly checkpointMs: number;
+  readonly timeoutMs: number;
+  readonly stopOnFirst: boolean;
 }
 
-/** A path as users should type it: relative inside the project, absolute outside. */
-function displayPath(file: string): string {
-  const relative = path.relative(PROJECT_ROOT, file);
-  return relative.startsWith('..') || path.isAbsolute(relative) ? path.resolve(file) : relative;
+/** A path as written into files and shown: relative to the project root inside it, absolute outside. */
+function rootRelative(root: string, file: string): string {
+  const relative = path.relative(root, path.resolve(file));
+  return relative.startsWith('..') || path.isAbsolute(relative) ? path.resolve(file) : relative.split(path.sep).join('/');
 }
 
 /** Writes a whole file or nothing (see writeFileAtomic), creating its folder. */
@@ -166,9 +185,10 @@ function ensureWritableDir(dir: string, what: string): void {
 type CampaignArgs = ParsedArgs<(typeof COMMANDS)['fuzz']['options']>;
 
 async function parseCampaign(args: CampaignArgs): Promise<CampaignOptions> {
+  const project = await loadProject(args.values.config === undefined ? {} : { configFile: args.values.config });
   const resumeFile = args.values.resume;
   const resumed = resumeFile === undefined ? null : readSummary(resumeFile);
-  let seed = args.values.seed ?? resumed?.seed ?? String(DEFAULT_SEED);
+  let seed = args.values.seed ?? resumed?.seed ?? project.seed;
   if (seed.trim() === '') throw new UsageError('--seed must not be empty');
   seed = seed.trim();
   let shard = parseShard(args.values.shard);
@@ -189,9 +209,9 @@ async function parseCampaign(args: CampaignArgs): Promise<CampaignOptions> {
   const targetSpec: TargetSpec = resumedSpec ?? {
     systems: args.values.system ?? 'all',
     ...(mutant === undefined ? {} : { mutant }),
-    ...(allocator === undefined ? {} : { allocator }),
+    ...(allocator === undefined ? {} : { allocator: allocatorSpecPath(project, allocator) }),
   };
-  const targets = await resolveTargets(targetSpec);
+  const targets = await resolveTargets(targetSpec, project);
   const systems = targets.map((target) => target.system);
   const budgetMs = args.values.budget ?? null;
   let runs = args.values.runs ?? null;
@@ -210,11 +230,12 @@ async function parseCampaign(args: CampaignArgs): Promise<CampaignOptions> {
   }
   if (runs === null && budgetMs === null) runs = DEFAULT_RUNS;
   const workers = args.values.workers ?? Math.max(1, cpus().length);
-  const jsonFile = args.values.json ?? resumeFile ?? path.join(PROJECT_ROOT, '.fuzz', 'last-campaign.json');
-  const outDir = args.values.out ?? path.join(PROJECT_ROOT, 'regressions');
+  const jsonFile = args.values.json ?? resumeFile ?? path.join(project.root, '.fuzz', 'last-campaign.json');
+  const outDir = path.resolve(args.values.out ?? project.findingsDir);
   ensureWritableDir(path.dirname(path.resolve(jsonFile)), 'the summary folder');
   ensureWritableDir(outDir, 'the findings folder');
   return {
+    project,
     seed,
     targetSpec,
     targets,
@@ -227,6 +248,8 @@ async function parseCampaign(args: CampaignArgs): Promise<CampaignOptions> {
     outDir,
     resumed,
     checkpointMs: args.values.checkpoint ?? 0,
+    timeoutMs: args.values.timeout ?? DEFAULT_TIMEOUT_MS,
+    stopOnFirst: args.values['stop-on-first'],
   };
 }
 
@@ -234,11 +257,18 @@ async function parseCampaign(args: CampaignArgs): Promise<CampaignOptions> {
 class RunQueue {
   private ordinal = 0;
   private systemIndex = 0;
+  /** Runs handed out to a worker that died before reporting them: they run again, first. */
+  private readonly retry: { system: string; runIndex: number }[] = [];
   constructor(
     private readonly options: CampaignOptions,
     private readonly summary: CampaignSummary,
   ) {}
+  giveBack(runs: readonly { system: string; runIndex: number }[]): void {
+    this.retry.push(...runs);
+  }
   next(): { system: string; runIndex: number } | null {
+    const again = this.retry.shift();
+    if (again !== undefined) return again;
     const { systems, shard, runs } = this.options;
     for (let guard = 0; guard < 1_000_000; guard++) {
       if (this.systemIndex === systems.length) {
@@ -255,18 +285,23 @@ class RunQueue {
   }
 }
 
+type BatchTask = Extract<WorkerTask, { kind: 'batch' }>;
+
 class Campaign {
   readonly summary: CampaignSummary;
   private readonly started = performance.now();
   private readonly previousElapsedMs: number;
   private lastCheckpoint = 0;
   private lastProgress = 0;
-  private stopping: 'budget' | 'interrupted' | null = null;
-  private readonly queue: RunQueue;
+  private stopping: 'budget' | 'interrupted' | 'first-finding' | null = null;
+  readonly queue: RunQueue;
   private readonly tty = process.stderr.isTTY === true;
   private runsThisSession = 0;
   private commandsThisSession = 0;
   private busyMsThisSession = 0;
+  private nextTaskId = 1;
+  /** Shrinks of runs that hung or died, one at a time (each may cost a time limit per step); the campaign waits for them. */
+  deaths: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: CampaignOptions) {
     this.summary = options.resumed ? structuredClone(options.resumed) : emptySummary(options.seed, options.shard, options.systems, options.runs, { ...options.targetSpec }, options.budgetMs);
@@ -280,7 +315,7 @@ class Campaign {
     this.queue = new RunQueue(options, this.summary);
   }
 
-  stop(reason: 'budget' | 'interrupted'): void {
+  stop(reason: 'budget' | 'interrupted' | 'first-finding'): void {
     this.stopping ??= reason;
   }
 
@@ -291,7 +326,7 @@ class Campaign {
     return this.stopping !== null;
   }
 
-  nextBatch(): WorkerTask | null {
+  nextBatch(): BatchTask | null {
     if (this.stopped) return null;
     const batch: { system: string; runIndex: number }[] = [];
     const msPerRun = this.runsThisSession === 0 ? TARGET_BATCH_MS / MIN_BATCH_RUNS : this.busyMsThisSession / this.runsThisSession;
@@ -301,12 +336,12 @@ class Campaign {
       if (next === null) break;
       batch.push(next);
     }
-    return batch.length === 0 ? null : { batch };
+    return batch.length === 0 ? null : { kind: 'batch', id: this.nextTaskId++, batch };
   }
 
   /** Records a finished batch, then checkpoints: a SIGKILL loses only the batches in flight. */
-  record(results: readonly RunResult[], onWorkerThread = false): void {
-    if (onWorkerThread) this.summary.timing.threadRuns += results.length;
+  record(results: readonly RunResult[]): void {
+    this.summary.timing.threadRuns += results.length;
     for (const result of results) {
       const system = this.summary.systems[result.system]!;
       recordRun(system, result, this.options.shard);
@@ -319,34 +354,90 @@ class Campaign {
     this.tick(false);
   }
 
+  /**
+   * A run that hung or killed its worker: rebuilt from its seed, shrunk in fresh workers under
+   * the same limit, then recorded as a finding like any other (asynchronously: the campaign
+   * goes on meanwhile).
+   */
+  recordDeath(run: { system: string; runIndex: number }, death: Death, worker: { url: URL; init: WorkerInitFields }): void {
+    const target = this.options.targets.find((candidate) => candidate.system.name === run.system)!;
+    const plan = planRun(this.options.seed, target.system, run.runIndex);
+    const { config, commands } = runCase(target.system, plan);
+    const stuckOp = death.step < 0 ? '(setup)' : (commands[death.step]?.op ?? '(setup)');
+    const known = this.summary.findings.find((entry) => entry.signature === findingSignature(run.system, death.check, stuckOp));
+    this.clearLine();
+    if (known !== undefined && known.runIndex < run.runIndex) {
+      // The same death (check and op) from an earlier run is already shrunk: count the run, skip the shrink.
+      console.log(`${death.check}: ${run.system} run ${run.runIndex} at step ${death.step} (op ${stuckOp}): the same as ${known.file}`);
+      this.record([{ system: run.system, runIndex: run.runIndex, commands: Math.max(death.step, 0) + 1, probes: {}, weights: plan.weights, faults: plan.faults, smallConfigs: plan.smallConfigs, finding: null, busyMs: this.options.timeoutMs }]);
+      return;
+    }
+    console.log(`${death.check}: ${run.system} run ${run.runIndex} at step ${death.step} (op ${stuckOp}): ${death.detail}; shrinking it in a fresh worker`);
+    this.deaths = this.deaths.then(async () => {
+      const evaluator = new CaseEvaluator(worker.url, worker.init, this.options.timeoutMs);
+      let shrunk;
+      try {
+        shrunk = await shrinkDeath(evaluator, run.system, config, commands, death.check, death.step);
+      } finally {
+        await evaluator.close();
+      }
+      const failing = shrunk.commands[shrunk.step] ?? shrunk.commands[shrunk.commands.length - 1];
+      const op = shrunk.step < 0 || failing === undefined ? '(setup)' : failing.op;
+      const message =
+        `${death.detail} (at step ${shrunk.step}, op ${op}` + (shrunk.reproduced ? ')' : '; it did not reproduce in a fresh worker, so the case is reported unshrunk)');
+      const finding: RunFinding = {
+        signature: findingSignature(run.system, death.check, op),
+        system: run.system,
+        check: death.check,
+        checks: [death.check],
+        op,
+        runIndex: run.runIndex,
+        seed: plan.seed,
+        path: '',
+        config,
+        commands: shrunk.commands,
+        message,
+        weights: plan.weights,
+        faults: plan.faults,
+        smallConfigs: plan.smallConfigs,
+        originalLength: commands.length,
+      };
+      this.record([{ system: run.system, runIndex: run.runIndex, commands: Math.max(death.step, 0) + 1, probes: {}, weights: plan.weights, faults: plan.faults, smallConfigs: plan.smallConfigs, finding, busyMs: this.options.timeoutMs }]);
+    });
+  }
+
   private recordFinding(result: RunResult): void {
     const finding = result.finding!;
+    const root = this.options.project.root;
     // The name carries a hash of the case: a later campaign never overwrites another file.
     const hash = shortHash(JSON.stringify([finding.config, finding.commands]));
     const slug = `fuzz-${finding.check}-${finding.op}-${hash}`.toLowerCase().replace(/[^a-z0-9._-]+/g, '-');
-    const file = regressionPath(this.options.outDir, finding.system, slug);
+    const fileSystem = fileSystemName(finding.system);
+    const file = regressionPath(this.options.outDir, fileSystem, slug);
     const entry: FindingEntry = {
       signature: finding.signature,
       system: finding.system,
       check: finding.check,
+      ...(finding.checks.length > 1 ? { checks: [...finding.checks] } : {}),
       op: finding.op,
       runIndex: finding.runIndex,
       commands: finding.commands.length,
-      file: displayPath(file),
-      replay: `npm run regress -- replay ${displayPath(file)}`,
+      file: rootRelative(root, file),
+      replay: `npm run regress -- replay ${rootRelative(root, file)}`,
       weights: finding.weights,
       faults: [...finding.faults],
       smallConfigs: finding.smallConfigs,
     };
     const verdict = addFinding(this.summary.findings, entry);
     if (verdict.kind === 'duplicate') return;
-    const catches = [...(this.options.targets.find((target) => target.system.name === finding.system)?.catches ?? [])];
+    const target = this.options.targets.find((candidate) => candidate.system.name === finding.system)!;
+    const catches = [...target.catches];
     if (!existsSync(file)) {
       writeAtomically(
         file,
         serializeRegression({
           format: REGRESSION_FORMAT,
-          system: finding.system,
+          system: fileSystem,
           description: `fuzz campaign ${this.options.seed}, ${finding.system} run ${finding.runIndex}: ${finding.check} fails on op ${finding.op}`,
           config: finding.config,
           commands: finding.commands,
@@ -364,13 +455,12 @@ class Campaign {
       );
     }
     // The finding of a later run with the same signature was written first: remove it.
-    if (verdict.kind === 'replaced' && verdict.previous.file !== entry.file) rmSync(path.resolve(PROJECT_ROOT, verdict.previous.file), { force: true });
+    if (verdict.kind === 'replaced' && verdict.previous.file !== entry.file) rmSync(path.resolve(root, verdict.previous.file), { force: true });
     this.clearLine();
     const replaced = verdict.kind === 'replaced' ? ', replacing a later run with the same signature' : '';
-    console.log(`finding: ${finding.signature} (run ${finding.runIndex}, ${finding.originalLength} -> ${finding.commands.length} commands${replaced})`);
-    console.log(`  ${finding.message.split('\n')[0]}`);
-    console.log(`  written to ${entry.file}; replay: ${entry.replay}`);
+    console.log(findingReport(target, finding, entry, replaced));
     this.checkpoint(true);
+    if (this.options.stopOnFirst) this.stop('first-finding');
   }
 
   private elapsedMs(): number {
@@ -423,66 +513,99 @@ class Campaign {
   }
 }
 
-async function runInThread(campaign: Campaign, options: CampaignOptions): Promise<void> {
-  const targets = new Map(options.targets.map((target) => [target.system.name, target]));
-  for (;;) {
-    const task = campaign.nextBatch();
-    if (task === null) return;
-    campaign.record(task.batch.map(({ system, runIndex }) => timedRun(targets.get(system)!, options.seed, runIndex)));
-    // Let signals and timers in between batches.
-    await new Promise((resolve) => setImmediate(resolve));
+/** The console report of a new finding: the readable report, then where it is and how to keep it. */
+function findingReport(target: Target, finding: RunFinding, entry: FindingEntry, replaced: string): string {
+  const notes = [
+    `run ${finding.runIndex} of the campaign, shrunk from ${finding.originalLength} to ${finding.commands.length} commands${replaced}`,
+    `written to ${entry.file}`,
+    `replay:  ${entry.replay}`,
+    `keep it: npm run regress -- save --finding ${entry.file}`,
+  ];
+  if (WATCHDOG_CHECKS.includes(finding.check)) {
+    // Replaying a run that never returns here would hang this thread: its sequence is listed as is.
+    return [
+      `FINDING ${finding.system}: ${finding.check}: ${finding.message}`,
+      ...notes.map((note) => `  ${note}`),
+      `  config:  ${JSON.stringify(finding.config)}`,
+      `  sequence (${finding.commands.length} commands; the last one never returned):`,
+      ...finding.commands.map((command, index) => `    ${String(index).padStart(3)}  ${JSON.stringify(command)}`),
+    ].join('\n');
   }
+  const runOptions = target.implFactory === undefined ? {} : { implFactory: target.implFactory };
+  const outcome = runSequence(target.system, finding.config, finding.commands, runOptions);
+  if (outcome.ok) return `FINDING ${finding.signature}: ${finding.message}\n  ${notes.join('\n  ')}`;
+  return formatReport({ system: target.system, failure: outcome.failure, commands: finding.commands, runOptions, notes });
 }
 
 /** Batches queued per worker: one running, one waiting, so a worker never idles on the main thread. */
 const BATCHES_IN_FLIGHT_PER_WORKER = 2;
 
-async function runInWorkers(campaign: Campaign, options: CampaignOptions, threads: number, onFirstReady: () => void): Promise<void> {
-  const init: WorkerInit = { campaignSeed: options.seed, targets: options.targetSpec };
-  const boot = new URL('./fuzz-worker-boot.mjs', import.meta.url);
-  await Promise.all(
-    Array.from({ length: threads }, () => {
-      return new Promise<void>((resolve, reject) => {
-        const worker = new Worker(boot, { workerData: init });
-        let finished = false;
-        let inFlight = 0;
-        let ready = false;
-        const refill = (): void => {
-          while (inFlight < BATCHES_IN_FLIGHT_PER_WORKER) {
-            const task = campaign.nextBatch();
-            if (task === null) break;
-            worker.postMessage(task);
-            inFlight++;
-          }
-          if (inFlight === 0 && !finished) {
-            finished = true;
-            void worker.terminate().then(() => resolve());
-          }
-        };
-        worker.on('message', (reply: WorkerReply) => {
-          if ('error' in reply) {
-            finished = true;
-            void worker.terminate();
-            reject(new Error(`worker failed: ${reply.error}`));
-            return;
-          }
-          if (!ready) {
-            ready = true; // the worker's first message says it has loaded
-            onFirstReady();
-          } else {
-            inFlight--;
-          }
-          // Queue the next batch before recording this one: the worker keeps running meanwhile.
-          refill();
-          if (reply.results.length > 0) campaign.record(reply.results, true);
+/** The worker entry: the compiled JavaScript next to this file, or (sources) a boot file that registers tsx. */
+function workerUrl(): URL {
+  return import.meta.url.endsWith('.js') ? new URL('./fuzz-worker.js', import.meta.url) : new URL('./fuzz-worker-boot.mjs', import.meta.url);
+}
+
+/**
+ * Runs the campaign on `count` watched worker threads. A worker that hangs or dies is replaced
+ * by a fresh one; the run it was stuck in becomes a finding and the other runs it held run again.
+ */
+async function runInWorkers(campaign: Campaign, options: CampaignOptions, count: number): Promise<void> {
+  const url = workerUrl();
+  const init: WorkerInitFields = { campaignSeed: options.seed, targets: options.targetSpec, configFile: options.project.configFile, cwd: options.project.root };
+  const slot = (): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      const inFlight: BatchTask[] = [];
+      let finished = false;
+      const start = (): void => {
+        const worker: WatchedWorker = new WatchedWorker(url, init, options.timeoutMs, {
+          message: (reply: WorkerReply) => {
+            if (reply.kind === 'error') {
+              finished = true;
+              void worker.terminate();
+              reject(new Error(`worker failed: ${reply.error}`));
+              return;
+            }
+            if (reply.kind === 'batch') inFlight.shift();
+            // Queue the next batch before recording this one: the worker keeps running meanwhile.
+            refill(worker);
+            if (reply.kind === 'batch' && reply.results.length > 0) campaign.record(reply.results);
+          },
+          death: (death: Death) => {
+            const current = inFlight.find((task) => task.id === death.taskId);
+            const lost = inFlight.splice(0, inFlight.length);
+            if (current !== undefined && death.position >= 0 && death.position < current.batch.length) {
+              campaign.recordDeath(current.batch[death.position]!, death, { url, init });
+              campaign.queue.giveBack(lost.flatMap((task) => task.batch.filter((_, index) => task !== current || index !== death.position)));
+            } else {
+              if (lost.length === 0 && !finished) {
+                finished = true;
+                reject(new Error(`a worker died before running anything: ${death.detail}`));
+                return;
+              }
+              campaign.queue.giveBack(lost.flatMap((task) => task.batch));
+            }
+            if (!finished) start();
+          },
         });
-        worker.on('error', reject);
-        worker.on('exit', (code) => {
-          if (!finished) reject(new Error(`a worker exited unexpectedly (code ${code})`));
-        });
-      });
-    }),
-  );
+        refill(worker);
+      };
+      const refill = (worker: WatchedWorker): void => {
+        while (inFlight.length < BATCHES_IN_FLIGHT_PER_WORKER) {
+          const task = campaign.nextBatch();
+          if (task === null) break;
+          worker.post(task);
+          inFlight.push(task);
+        }
+        if (inFlight.length === 0 && !finished) {
+          finished = true;
+          void worker.terminate().then(() => resolve());
+        }
+      };
+      start();
+    });
+  await Promise.all(Array.from({ length: count }, slot));
+  // Shrinks of hung runs record their findings when they end.
+  await campaign.deaths;
 }
 
 function printSummary(summary: CampaignSummary): void {
@@ -525,28 +648,18 @@ async function campaignMain(args: CampaignArgs): Promise<number> {
   console.log(
     `fuzz: seed ${options.seed}, systems ${options.systems.map((system) => system.name).join(',')}, ` +
       `${options.runs !== null ? `runs 0..${options.runs - 1}` : `budget ${options.budgetMs! / 1000}s`}, shard ${shardLabel(options.shard)}, ` +
-      `${options.workers} worker${options.workers === 1 ? '' : 's'}${options.resumed ? ', resumed' : ''}`,
+      `${options.workers} worker${options.workers === 1 ? '' : 's'}, run time limit ${options.timeoutMs === 0 ? 'none' : `${options.timeoutMs / 1000}s`}${options.resumed ? ', resumed' : ''}`,
   );
-  if (options.workers === 1) {
-    await runInThread(campaign, options);
-  } else {
-    // N workers: N - 1 worker threads, and this thread runs batches too between its bookkeeping
-    // (measured with 2 workers: about 10 % more than two worker threads and an idle main thread).
-    // It starts once a worker has loaded (about 0.4 s), so the workers take the first batches
-    // and a short campaign still exercises them.
-    let firstReady = (): void => {};
-    const workerLoaded = new Promise<void>((resolve) => (firstReady = resolve));
-    const threads = runInWorkers(campaign, options, options.workers - 1, () => firstReady()).catch((error: unknown) => {
-      campaign.stop('interrupted'); // ends this thread's loop too; the error is the outcome
-      throw error;
-    });
-    await Promise.all([threads, workerLoaded.then(() => runInThread(campaign, options))]);
-  }
+  await runInWorkers(campaign, options, options.workers).catch((error: unknown) => {
+    campaign.stop('interrupted');
+    campaign.finish();
+    throw error;
+  });
   const summary = campaign.finish();
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
   printSummary(summary);
-  console.log(`summary: ${displayPath(options.jsonFile)}`);
+  console.log(`summary: ${rootRelative(options.project.root, options.jsonFile)}`);
   if (summary.findings.length > 0) return 1;
   return summary.stopped === 'interrupted' ? 3 : 0;
 }

@@ -4,7 +4,7 @@
  * seedrandom), how to execute it, and how per-run results fold into a summary that shards can
  * merge. The CLI (src/cli/fuzz.ts) adds workers, time budgets, progress and files.
  */
-import { checkSystem } from './property';
+import { checkSystem, firstCase } from './property';
 import { RunContext, runSequence, type ImplFactory } from './runner';
 import { jsonEqual, type Json, type JsonObject } from './json';
 import type { AnySystem, Command, GenerationPlan } from './system';
@@ -73,6 +73,8 @@ export interface RunFinding {
   readonly signature: string;
   readonly system: string;
   readonly check: string;
+  /** Every check the failing step trips, the first one first. */
+  readonly checks: readonly string[];
   readonly op: string;
   readonly runIndex: number;
   readonly seed: number;
@@ -126,6 +128,7 @@ export function executeRun(system: AnySystem, plan: RunPlan, implFactory?: ImplF
       signature: findingSignature(system.name, failure.check, failure.command.op),
       system: system.name,
       check: failure.check,
+      checks: failure.checks,
       op: failure.command.op,
       runIndex: plan.runIndex,
       seed: plan.seed,
@@ -170,6 +173,7 @@ export const FindingEntrySchema = Strict({
   signature: Str({ description: 'system/check/op: findings with the same signature are one bug' }),
   system: Str(),
   check: Str(),
+  checks: Type.Optional(Type.Array(Str(), { description: 'every check the failing step trips (one root cause, reported once)' })),
   op: Str(),
   runIndex: Count(),
   commands: Count(),
@@ -235,7 +239,7 @@ export const CampaignSummarySchema = Strict(
     systems: Type.Record(Type.String(), SystemSummarySchema),
     findings: Type.Array(FindingEntrySchema),
     timing: CampaignTimingSchema,
-    stopped: OneOf(['complete', 'budget', 'interrupted', 'running', 'incomplete'], { description: "'incomplete': a merge that lacks some of the campaign's shards" }),
+    stopped: OneOf(['complete', 'budget', 'interrupted', 'running', 'incomplete', 'first-finding'], { description: "'incomplete': a merge that lacks some of the campaign's shards; 'first-finding': --stop-on-first ended it" }),
   },
   { title: 'gpu-memory-verifier campaign summary' },
 );
@@ -401,7 +405,9 @@ export function mergeSummaries(summaries: readonly CampaignSummary[]): CampaignS
         ? 'incomplete'
         : statuses.includes('interrupted') || statuses.includes('running')
           ? 'interrupted'
-          : statuses.every((status) => status === 'complete')
+          : statuses.includes('first-finding')
+            ? 'first-finding'
+            : statuses.every((status) => status === 'complete')
             ? 'complete'
             : 'budget',
   };
@@ -440,4 +446,9 @@ export function mergeSummaries(summaries: readonly CampaignSummary[]): CampaignS
 /** Validates a parsed summary file; an InputError names the file and the JSON path. */
 export function parseSummary(value: unknown, source: string): CampaignSummary {
   return parseWith(CampaignSummarySchema, value, source);
+}
+
+/** The (config, commands) run i executes first, rebuilt without running it (see firstCase). */
+export function runCase(system: AnySystem, plan: RunPlan): { config: JsonObject; commands: Command[] } {
+  return firstCase(system, { seed: plan.seed, plan: generationPlan(plan), unbiased: true });
 }

@@ -105,6 +105,8 @@ export interface SystemSpec<C extends JsonObject, S, Ops extends AnyOps<C, S>> {
   readonly invariants: readonly Invariant<S, C>[];
   readonly probes: readonly string[];
   readonly faultOps?: Readonly<Record<string, readonly string[]>>;
+  /** Reports only: what a side's last step did beyond its observation (see SystemDef.trace). */
+  trace?(side: S): Json;
 }
 
 /** The system built from a spec: what the harness runs, with the spec's types. */
@@ -218,5 +220,6 @@ export function defineSystem<C extends JsonObject, S, Ops extends AnyOps<C, S>>(
     invariants: spec.invariants,
     probes: spec.probes,
     ...(spec.faultOps === undefined ? {} : { faultOps: spec.faultOps }),
+    ...(spec.trace === undefined ? {} : { trace: spec.trace }),
   };
 }

@@ -145,3 +145,24 @@ export function checkSystem<C extends JsonObject, Cmd extends OpNamed, S>(
 export function saveCommandLine(system: string, seed: number, path: string, mutant?: string): string {
   return `npm run regress -- save --system ${system} --seed ${seed} --path ${path}` + (mutant ? ` --mutant ${mutant}` : '');
 }
+
+/**
+ * The case a property check with these options would run first (run 0), without running it:
+ * the same arbitrary and seed, a predicate that only records. Used where running the case is
+ * the danger (a run that never returns is rebuilt from its seed for its report).
+ */
+export function firstCase<C extends JsonObject, Cmd extends OpNamed, S>(
+  system: SystemDef<C, Cmd, S>,
+  options: Pick<CheckOptions<C, S>, 'seed' | 'plan' | 'maxLength' | 'unbiased'>,
+): Case<C, Cmd> {
+  let captured: Case<C, Cmd> | undefined;
+  fc.check(
+    fc.property(caseArb(system, options.plan, options.maxLength, options.unbiased), (testCase) => {
+      captured ??= testCase;
+      return true;
+    }),
+    { seed: options.seed, numRuns: 1 },
+  );
+  if (captured === undefined) throw new Error(`${system.name}: no case generated for seed ${options.seed}`);
+  return captured;
+}

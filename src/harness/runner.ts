@@ -45,6 +45,20 @@ export class RunContext implements RunEnv {
   }
 }
 
+/**
+ * Progress cells a watchdog in another thread reads (hang detection, see src/cli/watchdog.ts):
+ * [0] sequences started in this thread, [1] the step the current sequence is at. Set only in
+ * campaign worker threads; the per-step cost is one Atomics.store when set, one test when not.
+ */
+let monitor: Int32Array | null = null;
+export const MONITOR_SEQUENCES = 0;
+export const MONITOR_STEP = 1;
+
+/** Lets another thread watch this thread's sequences (null: stop). */
+export function setRunMonitor(cells: Int32Array | null): void {
+  monitor = cells;
+}
+
 /** The implementation's env: its probes are not counted (each event counts once, from the model). */
 const SILENT_ENV: RunEnv = { probe() {} };
 
@@ -105,6 +119,11 @@ export function runSequence<C extends JsonObject, Cmd extends OpNamed, S>(
   const context = options.context ?? new RunContext();
   let model: S;
   let impl: S;
+  const watched = monitor;
+  if (watched !== null) {
+    Atomics.store(watched, MONITOR_STEP, -1); // building the sides
+    Atomics.add(watched, MONITOR_SEQUENCES, 1);
+  }
   try {
     model = system.createModel(config, context);
     impl = (options.implFactory ?? system.createImpl)(config, SILENT_ENV);
@@ -120,6 +139,7 @@ export function runSequence<C extends JsonObject, Cmd extends OpNamed, S>(
   const invariantCount = invariants.length;
   for (let step = 0; step < commands.length; step++) {
     const command = commands[step]!;
+    if (watched !== null) Atomics.store(watched, MONITOR_STEP, step);
     const fromModel = applySafely(system, model, command);
     const fromImpl = applySafely(system, impl, command);
     let ok = !(fromModel instanceof Crash) && !(fromImpl instanceof Crash);
@@ -211,6 +231,57 @@ export function formatFailure(failure: Failure, commands?: readonly Command[]): 
     });
   }
   return lines.join('\n');
+}
+
+/** One step of a traced sequence: the command and what each side answered. */
+export interface TracedStep {
+  readonly command: Command;
+  readonly model: Json;
+  readonly impl: Json;
+  /** SystemDef.trace of each side after the step, when the system has one. */
+  readonly modelTrace?: Json;
+  readonly implTrace?: Json;
+}
+
+/**
+ * Replays a sequence and records every step's observations on both sides (for reports; the
+ * checks are runSequence's). Stops after `lastStep` (default: the whole sequence) or when a
+ * side cannot be built.
+ */
+export function traceSequence<C extends JsonObject, Cmd extends OpNamed, S>(
+  system: SystemDef<C, Cmd, S>,
+  config: C,
+  commands: readonly Cmd[],
+  options: RunOptions<C, S> = {},
+  lastStep = commands.length - 1,
+): TracedStep[] {
+  let model: S;
+  let impl: S;
+  try {
+    model = system.createModel(config, new RunContext());
+    impl = (options.implFactory ?? system.createImpl)(config, SILENT_ENV);
+  } catch {
+    return [];
+  }
+  const steps: TracedStep[] = [];
+  const trace = system.trace;
+  for (let step = 0; step <= lastStep && step < commands.length; step++) {
+    const command = commands[step]!;
+    const fromModel = observationOf(applySafely(system, model, command));
+    const fromImpl = observationOf(applySafely(system, impl, command));
+    const traced: TracedStep = { command: command as unknown as Command, model: fromModel, impl: fromImpl };
+    if (trace === undefined) steps.push(traced);
+    else steps.push({ ...traced, modelTrace: safeTrace(trace, model), implTrace: safeTrace(trace, impl) });
+  }
+  return steps;
+}
+
+function safeTrace<S>(trace: (side: S) => Json, side: S): Json {
+  try {
+    return trace(side);
+  } catch (error) {
+    return { traceFailed: crashText(error) };
+  }
 }
 
 /** Bounds of the greedy config shrink in `minimizeCase`. */

@@ -96,6 +96,11 @@ export interface SystemDef<C extends JsonObject = JsonObject, Cmd extends OpName
    * from its file alone; a campaign switches sites on per run, and fault-free runs get none.
    */
   readonly faultOps?: Readonly<Record<string, readonly string[]>>;
+  /**
+   * What a side's last step did beyond its observation, for reports only (e.g. the offset a
+   * user's allocator returned when the observation carries no opinion); never compared.
+   */
+  trace?(side: S): Json;
 }
 
 /**

@@ -1,0 +1,124 @@
+/**
+ * Shrinking a run that hung (or killed its worker): the case is rebuilt from its seed, cut after
+ * the step it was stuck at, and commands are removed in chunks (halves, quarters, ... single
+ * commands) as long as the candidate still hangs the same way. Every candidate runs in a worker
+ * under the same time limit as the campaign; a candidate that hangs costs the limit, one that
+ * returns costs what it runs, so the shrink takes about (accepted removals x limit).
+ */
+import type { Failure } from '../harness/runner';
+import type { JsonObject } from '../harness/json';
+import type { Command } from '../harness/system';
+import { WatchedWorker, type Death, type WorkerInitFields } from './watchdog';
+
+export type CaseOutcome =
+  | { readonly kind: 'died'; readonly check: string; readonly step: number; readonly detail: string }
+  | { readonly kind: 'failed'; readonly failure: Failure }
+  | { readonly kind: 'passed' };
+
+/** Runs single cases in a watched worker, starting a fresh one after each death. */
+export class CaseEvaluator {
+  private worker: WatchedWorker | null = null;
+  private nextId = 1;
+  private pending: ((outcome: CaseOutcome) => void) | null = null;
+  private ready: Promise<void> | null = null;
+
+  constructor(
+    private readonly url: URL,
+    private readonly init: WorkerInitFields,
+    private readonly timeoutMs: number,
+  ) {}
+
+  /** Starts a fresh worker; resolves when it has loaded (a worker that cannot load answers every case with its death). */
+  private start(): Promise<void> {
+    this.ready = new Promise<void>((markReady) => {
+      this.worker = new WatchedWorker(this.url, this.init, this.timeoutMs, {
+        message: (reply) => {
+          if (reply.kind === 'ready') markReady();
+          else if (reply.kind === 'error') {
+            void this.worker?.terminate();
+            this.worker = null;
+            markReady();
+            this.resolve({ kind: 'died', check: 'worker-crash', step: -1, detail: reply.error });
+          } else if (reply.kind === 'case') this.resolve(reply.failure === null ? { kind: 'passed' } : { kind: 'failed', failure: reply.failure });
+        },
+        death: (death: Death) => {
+          this.worker = null;
+          markReady();
+          this.resolve({ kind: 'died', check: death.check, step: death.step, detail: death.detail });
+        },
+      });
+    });
+    return this.ready;
+  }
+
+  private resolve(outcome: CaseOutcome): void {
+    const pending = this.pending;
+    this.pending = null;
+    pending?.(outcome);
+  }
+
+  async evaluate(system: string, config: JsonObject, commands: readonly Command[]): Promise<CaseOutcome> {
+    if (this.worker === null || this.ready === null) await this.start();
+    else await this.ready;
+    if (this.worker === null) return { kind: 'died', check: 'worker-crash', step: -1, detail: 'the worker could not load' };
+    const worker = this.worker;
+    return new Promise<CaseOutcome>((resolve) => {
+      this.pending = resolve;
+      worker.post({ kind: 'case', id: this.nextId++, system, config, commands });
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.worker?.terminate();
+    this.worker = null;
+  }
+}
+
+export interface ShrunkDeath {
+  readonly commands: Command[];
+  /** The step the shrunk sequence is stuck at. */
+  readonly step: number;
+  /** Whether the death reproduced in a fresh worker (else the case is reported unshrunk). */
+  readonly reproduced: boolean;
+}
+
+/** Shrinks a case that died with `check` at `step`, keeping that death. */
+export async function shrinkDeath(
+  evaluator: CaseEvaluator,
+  system: string,
+  config: JsonObject,
+  commands: readonly Command[],
+  check: string,
+  step: number,
+): Promise<ShrunkDeath> {
+  const stillDies = async (candidate: readonly Command[]): Promise<number | null> => {
+    const outcome = await evaluator.evaluate(system, config, candidate);
+    return outcome.kind === 'died' && outcome.check === check ? outcome.step : null;
+  };
+  let current = step >= 0 ? commands.slice(0, step + 1) : [...commands];
+  let at = await stillDies(current);
+  if (at === null && current.length < commands.length) {
+    current = [...commands];
+    at = await stillDies(current);
+  }
+  if (at === null) return { commands: [...commands], step, reproduced: false };
+  current = current.slice(0, Math.max(at, 0) + 1);
+  for (let chunk = Math.max(1, 2 ** Math.floor(Math.log2(current.length))); chunk >= 1; chunk = chunk === 1 ? 0 : Math.floor(chunk / 2)) {
+    let changed = true;
+    while (changed) {
+      changed = false;
+      for (let start = 0; start < current.length; ) {
+        const candidate = [...current.slice(0, start), ...current.slice(start + chunk)];
+        const candidateAt = candidate.length === 0 ? null : await stillDies(candidate);
+        if (candidateAt !== null) {
+          current = candidate.slice(0, Math.max(candidateAt, 0) + 1);
+          at = candidateAt;
+          changed = chunk === 1;
+        } else {
+          start += chunk;
+        }
+      }
+    }
+  }
+  return { commands: current, step: Math.max(at, 0), reproduced: true };
+}
