@@ -1,0 +1,667 @@
+/**
+ * The engine layer (implementation side): resources routed as the seed's ladder routes them,
+ * command lists from a pool with one residency set each, the recording paths that register what
+ * they touch, the deferred residency set of reserved resources and the two mutually exclusive
+ * Close paths, payloads with an update-reserved-resources phase, batches cut by commands per
+ * batch, the frame fence with deferred deletion, pool defrag and lifetime-aliased transients.
+ *
+ * It composes the shipped pieces through their public APIs: the residency manager (through a
+ * `ResidencyPort`), one fence-delayed free layer over a best-fit sub-allocator per pool heap, and
+ * the simulated GPU. Steps the bug catalog (mutants/engine-frame.ts) overrides are protected
+ * methods. docs/engine-frame.md has the frame loop and its diagram.
+ */
+import { ContractError } from '../contract';
+import { createSubAllocator } from '../alloc/index';
+import { DeferredFreeAllocatorImpl } from '../alloc/deferred-free';
+import type { DeferredFreeAllocator, FrameFence } from '../alloc/deferred-free-types';
+import {
+  CreateFlags,
+  EngineErrors,
+  objectLayout,
+  type CreatedResource,
+  type DefragMove,
+  type EndFrameResult,
+  type EngineEvents,
+  type EngineFrame,
+  type EngineFrameConfig,
+  type FlushResult,
+  type ObjectLayout,
+  type RecordPath,
+  type ResidencyPort,
+  type ResourceKind,
+} from './engine-frame-types';
+import type { HResult } from '../residency/residency-set-types';
+
+/** The one queue the engine submits to (the direct queue). */
+export const QUEUE = 0;
+
+export interface EngineResource {
+  readonly id: number;
+  readonly kind: ResourceKind;
+  /** Committed slot, pool heap, transient heap or untracked object; -1 for reserved. */
+  readonly object: number;
+  /** Pool heap index of a placed resource, else -1. */
+  readonly heap: number;
+  offsetBytes: number;
+  readonly sizeBytes: number;
+  locked: boolean;
+  released: boolean;
+  /** Reserved: the backing heaps now mapped, in commit order. */
+  readonly backing: number[];
+  readonly firstPass: number;
+  readonly lastPass: number;
+}
+
+const enum ListState {
+  Free = 0,
+  Recording = 1,
+  Closed = 2,
+  Submitted = 3,
+}
+
+export interface EngineList {
+  readonly id: number;
+  set: number;
+  state: ListState;
+  /** Resources the recorded commands touch (the D3D command list's true references). */
+  readonly touched: number[];
+  /** DeferredResidencyUpdateSet: reserved resources registered at submission time. */
+  readonly deferred: number[];
+  commands: number;
+  hasQueries: boolean;
+}
+
+/** A payload entry: a list to execute, or a reserved commit (id, tiles). */
+interface PayloadEntry {
+  readonly list: number;
+  readonly commitId: number;
+  readonly tiles: number;
+}
+
+export class EngineFrameImpl implements EngineFrame {
+  readonly layout: ObjectLayout;
+  protected readonly resources: EngineResource[] = [];
+  protected readonly lists: EngineList[] = [];
+  protected readonly pools: DeferredFreeAllocator[] = [];
+  /** Committed slot -> resource id holding it, or -1 (free), -2 (pending deletion). */
+  protected readonly slotOwner: Int32Array;
+  /** Backing heap -> 1 when mapped or pending deletion. */
+  protected readonly backingTaken: Uint8Array;
+  /** Pageables waiting for their frame's fence before they end tracking: object, stamp pairs. */
+  protected readonly pendingDeletes: number[] = [];
+  protected payload: PayloadEntry[] = [];
+  /** Queue fence value of each ended frame. */
+  protected readonly frameValues: number[] = [];
+  protected framesDone = 0;
+  protected readonly liveTransients: number[] = [];
+  protected commitSet = -1;
+  protected lastExecutedList = -1;
+  /** The frame fence as the pool heaps see it (FD3D12ManualFence). */
+  protected readonly poolFence: FrameFence;
+
+  constructor(
+    readonly config: EngineFrameConfig,
+    protected readonly port: ResidencyPort,
+    protected readonly events: EngineEvents = () => {},
+  ) {
+    this.layout = objectLayout(config);
+    const engine = this;
+    this.poolFence = {
+      get nextValueToSignal() {
+        return engine.frameValues.length + 1;
+      },
+      get completedValue() {
+        return engine.poolCompletedFrames();
+      },
+    };
+    for (let h = 0; h < config.poolHeapCount; h++) {
+      const inner = createSubAllocator('best-fit', {
+        capacityBytes: config.poolHeapBytes,
+        poolAlignBytes: config.poolAlignBytes,
+        maxAllocationBytes: config.poolMaxAllocBytes,
+      });
+      this.pools.push(new DeferredFreeAllocatorImpl(inner, this.poolFence, { objectSizesBytes: [config.poolAlignBytes], objectAlignBytes: config.poolAlignBytes }));
+      port.beginTracking(this.layout.poolHeapBase + h);
+    }
+    this.slotOwner = new Int32Array(config.committedSlotBytes.length).fill(-1);
+    this.backingTaken = new Uint8Array(config.backingHeapCount);
+    const L = this.layout;
+    port.beginTracking(L.transientHeap);
+    port.beginTracking(L.queryHeap);
+    port.beginTracking(L.queryResult);
+    // Resources 0 and 1: the query heap and its result buffer (internal, committed, never released).
+    this.addResource('committed', L.queryHeap, -1, 0, 1);
+    this.addResource('committed', L.queryResult, -1, 0, 1);
+    for (let i = 0; i < config.backBufferCount; i++) {
+      this.createUntracked(L.backBufferBase + i);
+      this.addResource('backbuffer', L.backBufferBase + i, -1, 0, config.untrackedBytes);
+    }
+    for (let i = 0; i < config.externalCount; i++) {
+      this.createUntracked(L.externalBase + i);
+      this.addResource('external', L.externalBase + i, -1, 0, config.untrackedBytes);
+    }
+    for (let i = 0; i < config.listCount; i++) {
+      this.lists.push({ id: i, set: -1, state: ListState.Free, touched: [], deferred: [], commands: 0, hasQueries: false });
+    }
+  }
+
+  protected addResource(kind: ResourceKind, object: number, heap: number, offsetBytes: number, sizeBytes: number, firstPass = 0, lastPass = 0): EngineResource {
+    const resource: EngineResource = {
+      id: this.resources.length,
+      kind,
+      object,
+      heap,
+      offsetBytes,
+      sizeBytes,
+      locked: false,
+      released: false,
+      backing: [],
+      firstPass,
+      lastPass,
+    };
+    this.resources.push(resource);
+    return resource;
+  }
+
+  protected view(r: EngineResource): CreatedResource {
+    return { id: r.id, kind: r.kind, object: r.object, offsetBytes: r.offsetBytes, sizeBytes: r.sizeBytes };
+  }
+
+  protected resource(id: number): EngineResource {
+    const r = this.resources[id];
+    if (r === undefined || r.released) throw new ContractError(EngineErrors.BAD_RESOURCE, `resource ${id} is not live`);
+    return r;
+  }
+
+  protected list(id: number, state: ListState): EngineList {
+    const l = this.lists[id];
+    if (l === undefined || l.state !== state) throw new ContractError(EngineErrors.BAD_LIST, `list ${id} is not ${['free', 'recording', 'closed', 'submitted'][state]}`);
+    return l;
+  }
+
+  // ---- frame fence ------------------------------------------------------------------------------
+
+  /** Frames whose fence value the GPU has completed. */
+  completedFrames(): number {
+    const done = this.port.gpu.fenceCompleted(QUEUE);
+    while (this.framesDone < this.frameValues.length && this.frameValues[this.framesDone]! <= done) this.framesDone++;
+    return this.framesDone;
+  }
+
+  /** The completed value the pool heaps' fence-delayed frees read. */
+  protected poolCompletedFrames(): number {
+    return this.completedFrames();
+  }
+
+  /** Ends tracking of the pageables whose frame completed (~FD3D12Resource / ~FD3D12Heap). */
+  protected processDeletions(): void {
+    const done = this.completedFrames();
+    const pending = this.pendingDeletes;
+    let kept = 0;
+    for (let i = 0; i < pending.length; i += 2) {
+      const object = pending[i]!;
+      const stamp = pending[i + 1]!;
+      if (stamp <= done) {
+        this.port.endTracking(object);
+        const L = this.layout;
+        if (object >= L.backingBase && object < L.backingBase + this.config.backingHeapCount) this.backingTaken[object - L.backingBase] = 0;
+        else this.slotOwner[object - L.committedBase] = -1;
+        this.events('deferred-delete');
+      } else {
+        pending[kept++] = object;
+        pending[kept++] = stamp;
+      }
+    }
+    pending.length = kept;
+  }
+
+  // ---- creation ---------------------------------------------------------------------------------
+
+  /** Back buffers and external resources: created resident by the device, never tracked. */
+  protected createUntracked(object: number): void {
+    this.port.gpu.createObject(object, true);
+  }
+
+  /** The seed's ladder: reserved, then committed for RT/DS, shared, high alignment or above the pool limit, else placed. */
+  create(sizeBytes: number, flags: number): CreatedResource | null {
+    if (!(sizeBytes >= 1)) throw new ContractError(EngineErrors.BAD_RESOURCE, `size ${sizeBytes} must be positive`);
+    if ((flags & CreateFlags.RESERVED) !== 0) {
+      this.events('route-reserved');
+      return this.view(this.addResource('reserved', -1, -1, 0, sizeBytes));
+    }
+    const committed =
+      (flags & (CreateFlags.RENDER_TARGET | CreateFlags.SHARED | CreateFlags.HIGH_ALIGN)) !== 0 || sizeBytes > this.config.poolMaxAllocBytes;
+    if (!committed) {
+      for (let h = 0; h < this.pools.length; h++) {
+        const offset = this.pools[h]!.alloc(sizeBytes, this.config.poolAlignBytes);
+        if (offset !== null) {
+          const r = this.addResource('placed', this.layout.poolHeapBase + h, h, offset, sizeBytes);
+          r.locked = (flags & CreateFlags.INITIAL_DATA) !== 0;
+          this.events('route-placed');
+          return this.view(r);
+        }
+      }
+      this.events('pool-full');
+    }
+    return this.createCommitted(sizeBytes);
+  }
+
+  protected createCommitted(sizeBytes: number): CreatedResource | null {
+    this.processDeletions();
+    const slots = this.config.committedSlotBytes;
+    for (let s = 0; s < slots.length; s++) {
+      if (this.slotOwner[s] === -1 && slots[s]! >= sizeBytes) {
+        const object = this.layout.committedBase + s;
+        this.port.beginTracking(object);
+        const r = this.addResource('committed', object, -1, 0, sizeBytes);
+        this.slotOwner[s] = r.id;
+        this.events('route-committed');
+        return this.view(r);
+      }
+    }
+    this.events('committed-exhausted');
+    return null;
+  }
+
+  unlock(id: number): void {
+    this.resource(id).locked = false;
+  }
+
+  release(id: number): void {
+    const r = this.resource(id);
+    if (id < 2 || r.kind === 'backbuffer' || r.kind === 'external' || r.kind === 'transient') {
+      throw new ContractError(EngineErrors.BAD_RESOURCE, `resource ${id} (${r.kind}) is not released by the application`);
+    }
+    r.released = true;
+    const stamp = this.frameValues.length + 1;
+    if (r.kind === 'placed') this.pools[r.heap]!.release(r.offsetBytes);
+    else if (r.kind === 'committed') {
+      this.slotOwner[r.object - this.layout.committedBase] = -2;
+      this.pendingDeletes.push(r.object, stamp);
+    } else {
+      for (const heap of r.backing) this.pendingDeletes.push(heap, stamp);
+      r.backing.length = 0;
+    }
+  }
+
+  /** Do two transient lifetimes (inclusive pass ranges) overlap? */
+  protected lifetimesOverlap(firstA: number, lastA: number, firstB: number, lastB: number): boolean {
+    return firstA <= lastB && firstB <= lastA;
+  }
+
+  /** First fit in the transient heap among the live transients whose lifetimes overlap. */
+  createTransient(sizeBytes: number, firstPass: number, lastPass: number): CreatedResource | null {
+    if (!(sizeBytes >= 1) || lastPass < firstPass) throw new ContractError(EngineErrors.BAD_RESOURCE, `bad transient ${sizeBytes} [${firstPass}, ${lastPass}]`);
+    const align = this.config.poolAlignBytes;
+    const capacity = this.config.transientHeapBytes;
+    let offset = 0;
+    let aliased = false;
+    // Candidate offsets ascend; each pass moves past the first conflict found, so the loop ends.
+    for (;;) {
+      if (offset + sizeBytes > capacity) {
+        this.events('transient-full');
+        return null;
+      }
+      let conflictEnd = -1;
+      for (const id of this.liveTransients) {
+        const t = this.resources[id]!;
+        const bytesOverlap = t.offsetBytes < offset + sizeBytes && offset < t.offsetBytes + t.sizeBytes;
+        if (!bytesOverlap) continue;
+        if (this.lifetimesOverlap(firstPass, lastPass, t.firstPass, t.lastPass)) {
+          conflictEnd = Math.max(conflictEnd, t.offsetBytes + t.sizeBytes);
+        }
+      }
+      if (conflictEnd < 0) break;
+      offset = Math.ceil(conflictEnd / align) * align;
+    }
+    for (const id of this.liveTransients) {
+      const t = this.resources[id]!;
+      if (t.offsetBytes < offset + sizeBytes && offset < t.offsetBytes + t.sizeBytes) aliased = true;
+    }
+    if (aliased) this.events('transient-aliased');
+    const r = this.addResource('transient', this.layout.transientHeap, -1, offset, sizeBytes, firstPass, lastPass);
+    this.liveTransients.push(r.id);
+    return this.view(r);
+  }
+
+  // ---- command lists ----------------------------------------------------------------------------
+
+  /** ObtainCommandList: the first free list of the pool; a new one creates its set, a pooled one is Reset. */
+  protected obtainList(): EngineList | null {
+    for (const l of this.lists) {
+      if (l.state !== ListState.Free) continue;
+      if (l.set < 0) l.set = this.port.sets.createSet();
+      else this.events('list-reset');
+      this.port.sets.open(l.set);
+      l.state = ListState.Recording;
+      l.touched.length = 0;
+      l.deferred.length = 0;
+      l.commands = 0;
+      l.hasQueries = false;
+      return l;
+    }
+    this.events('list-pool-empty');
+    return null;
+  }
+
+  openList(): number | null {
+    return this.obtainList()?.id ?? null;
+  }
+
+  /** The pageables a registration inserts (GetResidencyHandles); reserved ones go through the deferred set instead. */
+  protected residencyHandles(r: EngineResource): readonly number[] {
+    switch (r.kind) {
+      case 'committed':
+      case 'placed':
+      case 'transient':
+        return [r.object];
+      case 'reserved':
+        return r.backing;
+      default:
+        return []; // back buffers and external resources are never tracked
+    }
+  }
+
+  /** The pageables the GPU touches for a resource right now. */
+  protected pageablesNow(r: EngineResource): readonly number[] {
+    return r.kind === 'reserved' ? r.backing : [r.object];
+  }
+
+  /** AddToResidencySet. */
+  protected addToResidencySet(l: EngineList, handles: readonly number[]): void {
+    for (let i = 0; i < handles.length; i++) this.port.sets.insert(l.set, handles[i]!);
+  }
+
+  /** UpdateResidency: reserved resources wait in the deferred set, everything else is inserted now. */
+  protected updateResidency(l: EngineList, r: EngineResource): void {
+    if (r.kind === 'reserved') {
+      if (!l.deferred.includes(r.id)) l.deferred.push(r.id);
+    } else {
+      this.addToResidencySet(l, this.residencyHandles(r));
+    }
+  }
+
+  protected touch(l: EngineList, r: EngineResource): void {
+    if (!l.touched.includes(r.id)) l.touched.push(r.id);
+  }
+
+  /** The indirect-args buffer is read by the GPU without a descriptor: registered by hand. */
+  protected registerIndirectArgs(l: EngineList, args: EngineResource): void {
+    this.updateResidency(l, args);
+  }
+  protected registerUavCounter(l: EngineList, counter: EngineResource): void {
+    this.updateResidency(l, counter);
+  }
+  protected registerShaderTable(l: EngineList, table: EngineResource): void {
+    this.updateResidency(l, table);
+  }
+
+  record(listId: number, path: RecordPath, resId: number, res2Id: number): void {
+    const l = this.list(listId, ListState.Recording);
+    l.commands++;
+    if (path === 'query') {
+      const heap = this.resources[0]!;
+      this.touch(l, heap);
+      this.updateResidency(l, heap);
+      l.hasQueries = true;
+      return;
+    }
+    const r = this.resource(resId);
+    const r2 = this.resource(res2Id);
+    this.touch(l, r);
+    switch (path) {
+      case 'barrier':
+      case 'descriptorTable':
+      case 'renderTarget':
+      case 'clear':
+        this.updateResidency(l, r);
+        return;
+      case 'copy':
+        this.touch(l, r2);
+        this.updateResidency(l, r);
+        this.updateResidency(l, r2);
+        return;
+      case 'indirectArgs':
+        this.touch(l, r2);
+        this.updateResidency(l, r2);
+        this.registerIndirectArgs(l, r);
+        return;
+      case 'uavCounter':
+        this.touch(l, r2);
+        this.updateResidency(l, r);
+        this.registerUavCounter(l, r2);
+        return;
+      case 'rayTrace':
+        this.touch(l, r2);
+        this.updateResidency(l, r);
+        this.registerShaderTable(l, r2);
+        return;
+    }
+  }
+
+  /** Path A: Close() on the recording thread closes the set only when nothing is deferred. */
+  protected closePathA(l: EngineList): void {
+    if (l.deferred.length === 0) {
+      this.port.sets.close(l.set);
+      this.events('close-path-a');
+    }
+  }
+
+  /** Path B: CloseResidencySet() on the submission thread inserts the deferred resources' heaps now, then closes. */
+  protected closePathB(l: EngineList): void {
+    for (const id of l.deferred) this.addToResidencySet(l, this.residencyHandles(this.resources[id]!));
+    if (l.deferred.length > 0) {
+      this.port.sets.close(l.set);
+      this.events('close-path-b');
+    }
+  }
+
+  closeList(listId: number): void {
+    const l = this.list(listId, ListState.Recording);
+    this.closePathA(l);
+    l.state = ListState.Closed;
+  }
+
+  submit(listId: number): void {
+    const l = this.list(listId, ListState.Closed);
+    l.state = ListState.Submitted;
+    this.payload.push({ list: l.id, commitId: -1, tiles: 0 });
+  }
+
+  commitReserved(id: number, tiles: number): void {
+    const r = this.resource(id);
+    if (r.kind !== 'reserved') throw new ContractError(EngineErrors.BAD_RESOURCE, `resource ${id} (${r.kind}) is not reserved`);
+    this.payload.push({ list: -1, commitId: id, tiles });
+  }
+
+  // ---- submission -------------------------------------------------------------------------------
+
+  flush(): FlushResult {
+    const result: FlushResult = { batches: [], hrs: [], commits: [], resolved: false };
+    const entries = this.payload;
+    this.payload = [];
+    let pending: EngineList[] = [];
+    for (const entry of entries) {
+      if (entry.list >= 0) {
+        pending.push(this.lists[entry.list]!);
+        continue;
+      }
+      // An update-reserved-resources phase: earlier lists run (and snapshot their heaps) first.
+      if (pending.length > 0) {
+        this.events('commit-flushes-earlier');
+        this.executeLists(pending, result);
+        pending = [];
+      }
+      const r = this.resources[entry.commitId]!;
+      if (r.released) continue;
+      this.updateReservedResource(r, entry.tiles);
+      result.commits.push(r.id);
+    }
+    if (pending.length > 0) this.executeLists(pending, result);
+    return result;
+  }
+
+  /** Flush(): CloseResidencySet for every list, then batches cut by commands, each one ExecuteCommandLists. */
+  protected executeLists(lists: readonly EngineList[], result: { batches: number[][]; hrs: HResult[]; resolved: boolean }): void {
+    for (const l of lists) this.closePathB(l);
+    let start = 0;
+    let hasQueries = false;
+    while (start < lists.length) {
+      let end = start + 1;
+      let commands = lists[start]!.commands;
+      while (end < lists.length && commands + lists[end]!.commands <= this.config.maxCommandsPerBatch) commands += lists[end++]!.commands;
+      if (start > 0) this.events('batch-split');
+      const batch = lists.slice(start, end);
+      result.hrs.push(this.executeBatch(batch));
+      result.batches.push(batch.map((l) => l.id));
+      for (const l of batch) if (l.hasQueries) hasQueries = true;
+      start = end;
+    }
+    for (const l of lists) {
+      l.state = ListState.Free;
+      this.lastExecutedList = l.id;
+    }
+    if (hasQueries) {
+      this.resolveQueries();
+      result.resolved = true;
+    }
+  }
+
+  protected executeBatch(batch: readonly EngineList[]): HResult {
+    const refs: number[][] = [];
+    const sets: number[] = [];
+    for (const l of batch) {
+      const objects: number[] = [];
+      for (const id of l.touched) {
+        const now = this.pageablesNow(this.resources[id]!);
+        for (let i = 0; i < now.length; i++) if (!objects.includes(now[i]!)) objects.push(now[i]!);
+      }
+      refs.push(objects);
+      sets.push(l.set);
+    }
+    return this.port.executeCommandLists(QUEUE, refs, sets);
+  }
+
+  /** The list the query resolve records on: a fresh list from the pool (its set is open). */
+  protected resolveList(): EngineList | null {
+    return this.obtainList();
+  }
+
+  /** Query results are read back on the submission thread: a fresh list registers the query heap and the result buffer. */
+  protected registerQueryResolve(l: EngineList): void {
+    this.addToResidencySet(l, [this.layout.queryHeap, this.layout.queryResult]);
+  }
+
+  protected resolveQueries(): void {
+    const l = this.resolveList();
+    if (l === null) return;
+    this.events('query-resolve');
+    this.registerQueryResolve(l);
+    this.touch(l, this.resources[0]!);
+    this.touch(l, this.resources[1]!);
+    l.commands++;
+    if (l.state === ListState.Recording) this.closePathA(l);
+    l.state = ListState.Free;
+    this.executeBatch([l]);
+  }
+
+  /**
+   * UpdateReservedResources: maps `tiles` backing heaps. New heaps start tracking and are made
+   * resident for the queue through a set of their own (UpdateTileMappings touches them), then the
+   * queue signals; unmapped heaps end tracking once the frame's fence completes.
+   */
+  protected updateReservedResource(r: EngineResource, tiles: number): void {
+    if (tiles < r.backing.length) {
+      const stamp = this.frameValues.length + 1;
+      for (const heap of r.backing.splice(tiles)) this.pendingDeletes.push(heap, stamp);
+      this.events('reserved-shrink');
+      return;
+    }
+    if (tiles === r.backing.length) return;
+    this.processDeletions();
+    const added: number[] = [];
+    for (let b = 0; b < this.config.backingHeapCount && r.backing.length < tiles; b++) {
+      if (this.backingTaken[b] !== 0) continue;
+      this.backingTaken[b] = 1;
+      const heap = this.layout.backingBase + b;
+      this.port.beginTracking(heap);
+      r.backing.push(heap);
+      added.push(heap);
+    }
+    if (added.length === 0) {
+      this.events('backing-exhausted');
+      return;
+    }
+    this.events('reserved-grow');
+    if (this.commitSet < 0) this.commitSet = this.port.sets.createSet();
+    this.port.sets.open(this.commitSet);
+    for (const heap of added) this.port.sets.insert(this.commitSet, heap);
+    this.port.sets.close(this.commitSet);
+    if (this.port.makeResidentForQueue(QUEUE, this.commitSet) === 'S_OK') {
+      this.port.gpu.executeCommandLists(QUEUE, [added]);
+      this.port.signalFence(QUEUE);
+    }
+  }
+
+  // ---- defrag and frames ------------------------------------------------------------------------
+
+  /** Only unlocked blocks move (a locked one is still being written by its initial upload). */
+  protected isMovable(r: EngineResource): boolean {
+    return !r.locked;
+  }
+
+  defrag(heap: number): DefragMove | null {
+    const h = heap % this.pools.length;
+    const candidates = this.resources.filter((r) => r.kind === 'placed' && !r.released && r.heap === h).sort((a, b) => b.offsetBytes - a.offsetBytes);
+    for (const r of candidates) {
+      if (!this.isMovable(r)) {
+        this.events('defrag-skip-locked');
+        continue;
+      }
+      const pool = this.pools[h]!;
+      const to = pool.alloc(r.sizeBytes, this.config.poolAlignBytes);
+      if (to === null) return null;
+      if (to >= r.offsetBytes) {
+        pool.release(to);
+        return null;
+      }
+      const l = this.obtainList();
+      if (l === null) {
+        pool.release(to);
+        return null;
+      }
+      const from = r.offsetBytes;
+      pool.release(from);
+      r.offsetBytes = to;
+      // The GPU copy: old and new bytes are both in the heap.
+      this.touch(l, r);
+      this.updateResidency(l, r);
+      l.commands++;
+      this.closePathA(l);
+      l.state = ListState.Free;
+      this.executeBatch([l]);
+      this.events('defrag-move');
+      return { id: r.id, fromBytes: from, toBytes: to };
+    }
+    return null;
+  }
+
+  endFrame(): EndFrameResult {
+    for (const l of this.lists) {
+      if (l.state === ListState.Recording) this.closeList(l.id);
+      if (l.state === ListState.Closed) this.submit(l.id);
+    }
+    const flush = this.flush();
+    for (const id of this.liveTransients) this.resources[id]!.released = true;
+    this.liveTransients.length = 0;
+    const value = this.port.signalFence(QUEUE);
+    this.frameValues.push(value);
+    this.processDeletions();
+    for (const pool of this.pools) pool.endFrame();
+    return { value, flush };
+  }
+
+  backingOf(id: number): readonly number[] {
+    return this.resources[id]?.backing ?? [];
+  }
+}

@@ -1,0 +1,657 @@
+/**
+ * System `engine-frame`: the engine layer that composes the residency manager, the pool heaps'
+ * sub-allocators behind fence-delayed frees, and the simulated GPU into one frame loop
+ * (seeds ue5-dx12-residency-set.zh.txt sections 3, 4, 7, 9; d3d12-memory-allocation.zh.txt
+ * §2-§4, §6-§9; docs/engine-frame.md). The model side is models/engine-frame.ts over the
+ * reference models, the implementation side src/engine/engine-frame.ts over the shipped pieces.
+ *
+ * Judges owned by the side, not by the engine:
+ * - the simulated GPU runs each list's true references (the resources its commands touch,
+ *   indirect ones included, mapped to pageables at execution time) and reports any it touches
+ *   while not resident;
+ * - a watch on the set pool and on ExecuteCommandLists (the port the engine is given) logs an
+ *   insert into a closed set, a second close, and a set that reaches ExecuteCommandLists open;
+ * - the side's own record of what each executed list read (from the commands) and of the frame
+ *   fence values flags a pool block handed out (created or defrag destination) over bytes a
+ *   list whose frame has not completed on the GPU reads, and a defrag move of a block whose
+ *   initial upload the commands never finished (`unlock`).
+ *
+ * Budgets are generated low, the way D3D12.ResidencyDebugBudgetMB forces paging, so missing
+ * registrations surface as touches of evicted pageables.
+ */
+import fc from 'fast-check';
+import type { Json } from '../harness/json';
+import type { Invariant, RunEnv } from '../harness/system';
+import { defineSystem, opsFor } from '../harness/define-system';
+import { Bool, Int, Nat, Strict, Type, type Static } from '../harness/schema';
+import { ResidencyManagerModel } from '../../models/residency-manager';
+import { ResidencyManagerImpl } from '../residency/residency-manager';
+import type { ResidencyManager } from '../residency/residency-manager-types';
+import { EngineFrameModel } from '../../models/engine-frame';
+import { EngineFrameImpl } from '../engine/engine-frame';
+import {
+  CREATE_FLAG_MASK,
+  objectLayout,
+  RECORD_PATHS,
+  type CreatedResource,
+  type EngineEvents,
+  type EngineFrame,
+  type EngineFrameConfig,
+  type FlushResult,
+  type ResidencyPort,
+} from '../engine/engine-frame-types';
+import { bothSides, pickLive, SKIPPED } from './common';
+
+export const EngineFrameConfigSchema = Strict({
+  poolHeapCount: Nat({ description: 'pool heaps for placed resources, at least 1' }),
+  poolHeapBytes: Nat({ description: 'bytes of each pool heap, a multiple of poolAlignBytes' }),
+  poolAlignBytes: Nat({ description: 'placement granularity in pool and transient heaps, a power of two' }),
+  poolMaxAllocBytes: Nat({ description: "the pool's single-allocation limit (larger requests are committed)" }),
+  committedSlotBytes: Type.Array(Nat(), { description: 'device objects for committed resources, one per entry, of that size' }),
+  transientHeapBytes: Nat({ description: 'bytes of the transient heap of the frame graph' }),
+  backingHeapCount: Nat({ description: 'one-tile backing heaps reserved resources commit into' }),
+  tileBytes: Nat({ description: 'bytes of a backing heap (a tile)' }),
+  backBufferCount: Nat({ description: 'swap-chain back buffers (never tracked)' }),
+  externalCount: Nat({ description: 'external/shared resources (never tracked)' }),
+  untrackedBytes: Nat({ description: 'bytes of each back buffer and external resource' }),
+  listCount: Nat({ description: 'command-list objects in the pool, at least 1' }),
+  maxCommandsPerBatch: Nat({ description: 'recorded commands per ExecuteCommandLists batch (at least one list each), at least 1' }),
+  startEvicted: Bool({ description: 'tracked objects are created EVICTED (Unreal: CREATE_NOT_RESIDENT)' }),
+  maxLatency: Nat({ description: "the manager's MaxLatency, at least 1" }),
+  ticksPerSecond: Nat({ description: 'simulated clock ticks per second, at least 1' }),
+  localBudgetBytes: Nat({ description: 'local budget the device reports' }),
+  debugBudgetBytes: Int({ description: 'D3D12.ResidencyDebugBudgetMB in bytes; -1 is off' }),
+});
+export type EngineSystemConfig = Static<typeof EngineFrameConfigSchema>;
+
+/** What the side knows of a resource, from the engine's answers and the commands. */
+interface ResourceInfo {
+  readonly kind: CreatedResource['kind'];
+  readonly object: number;
+  offsetBytes: number;
+  readonly sizeBytes: number;
+  locked: boolean;
+  /** Transients: the pass lifetime the command asked for. */
+  readonly firstPass: number;
+  readonly lastPass: number;
+}
+
+export interface EngineSide {
+  readonly engine: EngineFrame;
+  readonly manager: ResidencyManager;
+  readonly config: EngineSystemConfig;
+  readonly env: RunEnv;
+  /** Resources the commands may reference: untracked ones, then the application's, in creation order. */
+  readonly live: number[];
+  /** The application's releasable resources (committed, placed, reserved). */
+  readonly owned: number[];
+  /** This frame's transients. */
+  readonly transients: number[];
+  readonly info: (ResourceInfo | undefined)[];
+  readonly recording: number[];
+  readonly closed: number[];
+  /** Per list id: resources its commands touch since it was opened. */
+  readonly touchedBy: number[][];
+  /** Pool bytes executed lists read: heap object, offset, size, frame stamp (4 numbers each). */
+  readonly reads: number[];
+  /** Queue fence value of each ended frame. */
+  readonly frameValues: number[];
+  /** Set-pool watch: closes of closed sets and sets submitted open. */
+  readonly closeLog: string[];
+  /** Set-pool watch: inserts into closed sets. */
+  readonly insertLog: string[];
+  readonly handoutLog: string[];
+  readonly defragLog: string[];
+  /** Objects evicted at least once (for the re-residency probe). */
+  readonly everEvicted: Uint8Array;
+}
+
+export function engineConfigOf(c: EngineSystemConfig): EngineFrameConfig {
+  return c;
+}
+
+function managerConfig(c: EngineSystemConfig) {
+  return {
+    objectSizesBytes: objectLayout(c).objectSizesBytes,
+    queueCount: 1,
+    mode: 'inline' as const,
+    startEvicted: c.startEvicted,
+    maxLatency: c.maxLatency,
+    ticksPerSecond: c.ticksPerSecond,
+    localBudgetBytes: c.localBudgetBytes,
+    nonLocalBudgetBytes: 0,
+    unrealBudgetCap: true,
+    debugBudgetBytes: c.debugBudgetBytes,
+    slotCount: c.listCount + 3,
+    initialCapacity: 4,
+  };
+}
+
+/** The residency port over a manager, with the set-pool watch of the side. */
+function watchedPort(manager: ResidencyManager, side: { closeLog: string[]; insertLog: string[] }): ResidencyPort {
+  const sets = manager.sets;
+  return {
+    gpu: manager.gpu,
+    sets: {
+      createSet: () => sets.createSet(),
+      open: (set) => sets.open(set),
+      insert: (set, object) => {
+        if (!sets.isOpen(set)) {
+          // The original writes through slot 0xFFFFFFFF here; the watch records it instead.
+          side.insertLog.push(`object ${object} inserted into set ${set}, which is closed`);
+          return false;
+        }
+        return sets.insert(set, object);
+      },
+      close: (set) => {
+        if (!sets.isOpen(set)) side.closeLog.push(`set ${set} closed a second time`);
+        return sets.close(set);
+      },
+    },
+    beginTracking: (object) => manager.beginTracking(object),
+    endTracking: (object) => manager.endTracking(object),
+    executeCommandLists: (queue, lists, setIds) => {
+      for (const set of setIds) if (set !== null && sets.isOpen(set)) side.closeLog.push(`set ${set} reached ExecuteCommandLists still open (closed on neither path)`);
+      return manager.executeCommandLists(queue, lists, setIds);
+    },
+    makeResidentForQueue: (queue, set) => {
+      if (sets.isOpen(set)) side.closeLog.push(`set ${set} reached MakeResident still open`);
+      return manager.makeResidentForQueue(queue, set);
+    },
+    signalFence: (queue) => manager.signalFence(queue),
+  };
+}
+
+export function engineSide(
+  config: EngineSystemConfig,
+  env: RunEnv,
+  manager: ResidencyManager,
+  makeEngine: (config: EngineFrameConfig, port: ResidencyPort, events: EngineEvents) => EngineFrame,
+): EngineSide {
+  const logs = { closeLog: [] as string[], insertLog: [] as string[] };
+  const engine = makeEngine(engineConfigOf(config), watchedPort(manager, logs), (event) => env.probe(event));
+  const side: EngineSide = {
+    engine,
+    manager,
+    config,
+    env,
+    live: [],
+    owned: [],
+    transients: [],
+    info: [],
+    recording: [],
+    closed: [],
+    touchedBy: Array.from({ length: config.listCount }, () => []),
+    reads: [],
+    frameValues: [],
+    closeLog: logs.closeLog,
+    insertLog: logs.insertLog,
+    handoutLog: [],
+    defragLog: [],
+    everEvicted: new Uint8Array(engine.layout.objectSizesBytes.length),
+  };
+  const L = engine.layout;
+  for (let i = 0; i < config.backBufferCount + config.externalCount; i++) {
+    const id = 2 + i;
+    side.live.push(id);
+    side.info[id] = { kind: i < config.backBufferCount ? 'backbuffer' : 'external', object: L.backBufferBase + i, offsetBytes: 0, sizeBytes: config.untrackedBytes, locked: false, firstPass: 0, lastPass: 0 };
+  }
+  manager.drainEvents();
+  manager.gpu.drainCalls();
+  return side;
+}
+
+export function createEngineModel(config: EngineSystemConfig, env: RunEnv): EngineSide {
+  return engineSide(config, env, new ResidencyManagerModel(managerConfig(config)), (c, port, events) => new EngineFrameModel(c, port, events));
+}
+
+export function createEngineImpl(config: EngineSystemConfig, env: RunEnv): EngineSide {
+  return engineSide(config, env, new ResidencyManagerImpl(managerConfig(config)), (c, port, events) => new EngineFrameImpl(c, port, events));
+}
+
+// ---- the side's judges ---------------------------------------------------------------------------
+
+/** Frames the GPU completed, from the fence values the frames signalled. */
+function completedFrames(s: EngineSide): number {
+  const done = s.manager.gpu.fenceCompleted(0);
+  let n = 0;
+  while (n < s.frameValues.length && s.frameValues[n]! <= done) n++;
+  return n;
+}
+
+/** A pool block handed out: no list whose frame is incomplete may read those bytes. */
+function judgeHandOut(s: EngineSide, what: string, object: number, offsetBytes: number, sizeBytes: number): void {
+  const reads = s.reads;
+  if (reads.length === 0) return;
+  const done = completedFrames(s);
+  for (let i = 0; i < reads.length; i += 4) {
+    if (reads[i] !== object || reads[i + 3]! <= done) continue;
+    const start = reads[i + 1]!;
+    const end = start + reads[i + 2]!;
+    if (start < offsetBytes + sizeBytes && offsetBytes < end) {
+      s.handoutLog.push(
+        `${what} hands out [${offsetBytes}, ${offsetBytes + sizeBytes}) of pool heap ${object}, which a list of frame ${reads[i + 3]} still reads at [${start}, ${end}) (frames completed: ${done})`,
+      );
+      return;
+    }
+  }
+}
+
+/** What executed lists read of the pool heaps, stamped with the current frame. */
+function noteRead(s: EngineSide, id: number): void {
+  const info = s.info[id];
+  if (info === undefined || info.kind !== 'placed') return;
+  s.reads.push(info.object, info.offsetBytes, info.sizeBytes, s.frameValues.length + 1);
+}
+
+function noteExecuted(s: EngineSide, flush: FlushResult): void {
+  for (const batch of flush.batches) {
+    for (const list of batch) {
+      const touched = s.touchedBy[list]!;
+      for (let i = 0; i < touched.length; i++) noteRead(s, touched[i]!);
+      touched.length = 0;
+    }
+  }
+}
+
+function forgetList(s: EngineSide, list: number): void {
+  const at = s.recording.indexOf(list);
+  if (at >= 0) s.recording.splice(at, 1);
+  const closedAt = s.closed.indexOf(list);
+  if (closedAt >= 0) s.closed.splice(closedAt, 1);
+}
+
+function created(s: EngineSide, r: CreatedResource | null, owned: boolean, firstPass = 0, lastPass = 0): Json {
+  if (r === null) return null;
+  s.info[r.id] = { kind: r.kind, object: r.object, offsetBytes: r.offsetBytes, sizeBytes: r.sizeBytes, locked: false, firstPass, lastPass };
+  s.live.push(r.id);
+  if (owned) s.owned.push(r.id);
+  else s.transients.push(r.id);
+  if (r.kind === 'placed') judgeHandOut(s, `create of resource ${r.id}`, r.object, r.offsetBytes, r.sizeBytes);
+  return { id: r.id, kind: r.kind, object: r.object, offsetBytes: r.offsetBytes };
+}
+
+function flushJson(flush: FlushResult): Json {
+  return { batches: flush.batches, hrs: flush.hrs, commits: flush.commits, resolved: flush.resolved };
+}
+
+function removeLive(s: EngineSide, id: number): void {
+  s.live.splice(s.live.indexOf(id), 1);
+}
+
+const op = opsFor<EngineSystemConfig, EngineSide>();
+const handle = fc.nat({ max: 31 });
+
+const ops = {
+  create: op({
+    fields: { sizeBytes: Nat(), flags: Nat() },
+    weight: 6,
+    arbitrary: (config, op) =>
+      fc
+        .tuple(
+          fc.oneof(fc.integer({ min: 1, max: config.poolMaxAllocBytes }), fc.integer({ min: 1, max: config.poolHeapBytes })),
+          fc.oneof({ weight: 4, arbitrary: fc.constantFrom(0, 8) }, { weight: 3, arbitrary: fc.nat({ max: CREATE_FLAG_MASK }) }, { weight: 2, arbitrary: fc.constant(4) }),
+        )
+        .map(([sizeBytes, flags]) => ({ op, sizeBytes, flags })),
+    apply: (s, command) => {
+      const r = s.engine.create(command.sizeBytes, command.flags & CREATE_FLAG_MASK);
+      const observed = created(s, r, true);
+      if (r !== null && (command.flags & 8) !== 0 && r.kind === 'placed') s.info[r.id]!.locked = true;
+      return observed;
+    },
+  }),
+  transient: op({
+    fields: { sizeBytes: Nat(), firstPass: Nat(), passes: Nat() },
+    weight: 3,
+    arbitrary: (config, op) =>
+      fc
+        .tuple(fc.integer({ min: 1, max: Math.max(1, config.transientHeapBytes >> 1) }), fc.nat({ max: 5 }), fc.nat({ max: 3 }))
+        .map(([sizeBytes, firstPass, passes]) => ({ op, sizeBytes, firstPass, passes })),
+    apply: (s, command) => {
+      const lastPass = command.firstPass + command.passes;
+      return created(s, s.engine.createTransient(command.sizeBytes, command.firstPass, lastPass), false, command.firstPass, lastPass);
+    },
+  }),
+  release: op({
+    fields: { res: Nat() },
+    weight: 3,
+    arbitrary: (_config, op) => handle.map((res) => ({ op, res })),
+    apply: (s, command) => {
+      const id = pickLive(s.owned, command.res);
+      if (id === undefined) return SKIPPED;
+      s.engine.release(id);
+      s.owned.splice(s.owned.indexOf(id), 1);
+      removeLive(s, id);
+      return {};
+    },
+  }),
+  unlock: op({
+    fields: { res: Nat() },
+    weight: 2,
+    arbitrary: (_config, op) => handle.map((res) => ({ op, res })),
+    apply: (s, command) => {
+      const id = pickLive(s.owned, command.res);
+      if (id === undefined) return SKIPPED;
+      s.engine.unlock(id);
+      s.info[id]!.locked = false;
+      return {};
+    },
+  }),
+  open: op({
+    fields: {},
+    weight: 4,
+    apply: (s) => {
+      const list = s.engine.openList();
+      if (list !== null) {
+        s.recording.push(list);
+        s.touchedBy[list]!.length = 0;
+      }
+      return { list };
+    },
+  }),
+  record: op({
+    fields: { list: Nat(), path: Nat(), res: Nat(), res2: Nat() },
+    weight: 16,
+    arbitrary: (_config, op) =>
+      fc.tuple(handle, fc.nat({ max: RECORD_PATHS.length - 1 }), handle, handle).map(([list, path, res, res2]) => ({ op, list, path, res, res2 })),
+    apply: (s, command) => {
+      const list = pickLive(s.recording, command.list);
+      const res = pickLive(s.live, command.res);
+      const res2 = pickLive(s.live, command.res2);
+      if (list === undefined || res === undefined || res2 === undefined) return SKIPPED;
+      const path = RECORD_PATHS[command.path % RECORD_PATHS.length]!;
+      s.engine.record(list, path, res, res2);
+      const touched = s.touchedBy[list]!;
+      if (path !== 'query') {
+        touched.push(res);
+        if (path !== 'barrier' && path !== 'descriptorTable' && path !== 'renderTarget' && path !== 'clear') touched.push(res2);
+      }
+      return {};
+    },
+  }),
+  close: op({
+    fields: { list: Nat() },
+    weight: 4,
+    arbitrary: (_config, op) => handle.map((list) => ({ op, list })),
+    apply: (s, command) => {
+      const list = pickLive(s.recording, command.list);
+      if (list === undefined) return SKIPPED;
+      s.engine.closeList(list);
+      forgetList(s, list);
+      s.closed.push(list);
+      return {};
+    },
+  }),
+  submit: op({
+    fields: { list: Nat() },
+    weight: 4,
+    arbitrary: (_config, op) => handle.map((list) => ({ op, list })),
+    apply: (s, command) => {
+      const list = pickLive(s.closed, command.list);
+      if (list === undefined) return SKIPPED;
+      s.engine.submit(list);
+      forgetList(s, list);
+      return {};
+    },
+  }),
+  commit: op({
+    fields: { res: Nat(), tiles: Nat() },
+    weight: 3,
+    arbitrary: (config, op) => fc.tuple(handle, fc.nat({ max: Math.min(3, config.backingHeapCount) })).map(([res, tiles]) => ({ op, res, tiles })),
+    apply: (s, command) => {
+      const reserved = s.owned.filter((id) => s.info[id]!.kind === 'reserved');
+      const id = pickLive(reserved, command.res);
+      if (id === undefined) return SKIPPED;
+      s.engine.commitReserved(id, command.tiles);
+      return {};
+    },
+  }),
+  flush: op({
+    fields: {},
+    weight: 3,
+    apply: (s) => {
+      const result = s.engine.flush();
+      noteExecuted(s, result);
+      return flushJson(result);
+    },
+  }),
+  defrag: op({
+    fields: { heap: Nat() },
+    weight: 2,
+    arbitrary: (config, op) => fc.nat({ max: config.poolHeapCount - 1 }).map((heap) => ({ op, heap })),
+    apply: (s, command) => {
+      const move = s.engine.defrag(command.heap);
+      if (move === null) return { move: null };
+      const info = s.info[move.id];
+      const observed = { id: move.id, fromBytes: move.fromBytes, toBytes: move.toBytes };
+      if (info === undefined) return { move: observed };
+      if (info.locked) s.defragLog.push(`defrag moved resource ${move.id} from ${move.fromBytes} to ${move.toBytes} while its initial upload is still running (locked)`);
+      judgeHandOut(s, `defrag of resource ${move.id}`, info.object, move.toBytes, info.sizeBytes);
+      // The copy reads the old bytes in this frame.
+      s.reads.push(info.object, move.fromBytes, info.sizeBytes, s.frameValues.length + 1);
+      info.offsetBytes = move.toBytes;
+      return { move: observed };
+    },
+  }),
+  endFrame: op({
+    fields: {},
+    weight: 3,
+    apply: (s) => {
+      const { value, flush } = s.engine.endFrame();
+      noteExecuted(s, flush);
+      s.frameValues.push(value);
+      s.recording.length = 0;
+      s.closed.length = 0;
+      for (const id of s.transients) removeLive(s, id);
+      s.transients.length = 0;
+      // Reads of completed frames are over.
+      const done = completedFrames(s);
+      let kept = 0;
+      for (let i = 0; i < s.reads.length; i += 4) {
+        if (s.reads[i + 3]! <= done) continue;
+        for (let k = 0; k < 4; k++) s.reads[kept + k] = s.reads[i + k]!;
+        kept += 4;
+      }
+      s.reads.length = kept;
+      return { value, flush: flushJson(flush) };
+    },
+  }),
+  gpuProgress: op({
+    fields: { steps: Nat() },
+    weight: 6,
+    arbitrary: (_config, op) => fc.integer({ min: 1, max: 8 }).map((steps) => ({ op, steps })),
+    apply: (s, command) => {
+      const gpu = s.manager.gpu;
+      return { paged: gpu.pagingProgress(command.steps), ran: gpu.progress(0, command.steps) };
+    },
+  }),
+  tick: op({
+    fields: { ticks: Nat() },
+    weight: 1,
+    arbitrary: (config, op) => fc.integer({ min: 0, max: 3 * config.ticksPerSecond }).map((ticks) => ({ op, ticks })),
+    apply: (s, command) => {
+      s.manager.gpu.advanceClock(command.ticks);
+      return {};
+    },
+  }),
+};
+
+export const ENGINE_PROBES = [
+  'pressure-trim',
+  'eviction',
+  're-residency',
+  'route-placed',
+  'route-committed',
+  'route-reserved',
+  'close-path-a',
+  'close-path-b',
+  'reserved-grow',
+  'reserved-shrink',
+  'commit-flushes-earlier',
+  'batch-split',
+  'query-resolve',
+  'list-reset',
+  'deferred-delete',
+  'transient-aliased',
+  'defrag-move',
+  'defrag-skip-locked',
+] as const;
+
+function touchViolation(s: EngineSide): string | null {
+  const violations = s.manager.gpu.violations;
+  for (let i = 0; i < violations.length; i++) {
+    const v = violations[i]!;
+    if (v.kind === 'touch-not-resident' || v.kind === 'touch-before-paging' || v.kind === 'deadlock') {
+      return `${v.message}\n    history of object ${v.object}:\n      ${s.manager.gpu.objectHistory(v.object).join('\n      ')}`;
+    }
+  }
+  return null;
+}
+
+function transientsDisjoint(s: EngineSide): string | null {
+  const t = s.transients;
+  for (let i = 0; i < t.length; i++) {
+    const a = s.info[t[i]!]!;
+    for (let j = i + 1; j < t.length; j++) {
+      const b = s.info[t[j]!]!;
+      if (!(a.offsetBytes < b.offsetBytes + b.sizeBytes && b.offsetBytes < a.offsetBytes + a.sizeBytes)) continue;
+      if (a.firstPass <= b.lastPass && b.firstPass <= a.lastPass) {
+        return `transients ${t[i]} [${a.offsetBytes}, ${a.offsetBytes + a.sizeBytes}) passes ${a.firstPass}..${a.lastPass} and ${t[j]} [${b.offsetBytes}, ${b.offsetBytes + b.sizeBytes}) passes ${b.firstPass}..${b.lastPass} share bytes while both alive`;
+      }
+    }
+  }
+  return null;
+}
+
+const invariants: Invariant<EngineSide, EngineSystemConfig>[] = [
+  {
+    name: 'gpu-touches-resident',
+    description: "every pageable a list's commands touch (indirect ones included, mapped at execution time) is resident and paged in when the GPU runs the list",
+    check: bothSides(touchViolation),
+  },
+  {
+    name: 'untracked-never-tracked',
+    description: 'back buffers and external resources never enter residency tracking',
+    check: bothSides((s) => {
+      const L = s.engine.layout;
+      for (let object = L.backBufferBase; object < L.queryHeap; object++) {
+        if (s.manager.status(object) !== 'untracked') return `object ${object} (a back buffer or external resource) is tracked (${s.manager.status(object)})`;
+      }
+      return null;
+    }),
+  },
+  {
+    name: 'sets-closed-exactly-once',
+    description: 'every residency set is closed exactly once between its open and its submission (path A or path B, never both, never neither)',
+    check: bothSides((s) => s.closeLog[0] ?? null),
+  },
+  {
+    name: 'no-insert-into-closed-set',
+    description: 'no registration inserts into a closed residency set (the submission thread registers on a freshly opened list)',
+    check: bothSides((s) => s.insertLog[0] ?? null),
+  },
+  {
+    name: 'transient-no-overlap',
+    description: 'transients whose pass lifetimes overlap never share bytes of the transient heap',
+    check: bothSides(transientsDisjoint),
+  },
+  {
+    name: 'no-reuse-while-gpu-reads',
+    description: 'a pool block is handed out (created or defrag destination) only when no list of an incomplete frame reads its bytes',
+    check: bothSides((s) => s.handoutLog[0] ?? null),
+  },
+  {
+    name: 'defrag-only-unlocked',
+    description: 'defrag moves only blocks whose initial upload is done (unlocked)',
+    check: bothSides((s) => s.defragLog[0] ?? null),
+  },
+];
+
+export const engineFrameSystem = defineSystem({
+  name: 'engine-frame',
+  summary: 'the engine frame loop: resources, recording paths, residency sets, reserved commits, aliasing, deferred deletion and defrag over the residency manager',
+  config: {
+    schema: EngineFrameConfigSchema,
+    check: (c) => {
+      const pow2 = (n: number) => n > 0 && (n & (n - 1)) === 0;
+      if (c.poolHeapCount < 1) return 'poolHeapCount must be >= 1';
+      if (!pow2(c.poolAlignBytes)) return `poolAlignBytes must be a power of two, got ${c.poolAlignBytes}`;
+      if (c.poolHeapBytes < c.poolAlignBytes || c.poolHeapBytes % c.poolAlignBytes !== 0) return 'poolHeapBytes must be a positive multiple of poolAlignBytes';
+      if (c.poolMaxAllocBytes < 1) return 'poolMaxAllocBytes must be >= 1';
+      if (c.transientHeapBytes < 1 || c.tileBytes < 1 || c.untrackedBytes < 1) return 'heap, tile and untracked sizes must be >= 1';
+      if (c.committedSlotBytes.some((b) => b < 1)) return 'committed slot sizes must be >= 1';
+      if (c.listCount < 1) return 'listCount must be >= 1';
+      if (c.maxCommandsPerBatch < 1) return 'maxCommandsPerBatch must be >= 1';
+      if (c.maxLatency < 1) return 'maxLatency must be >= 1';
+      if (c.ticksPerSecond < 1) return 'ticksPerSecond must be >= 1';
+      if (c.listCount + 3 > 4096) return 'listCount must leave the set pool at most 4096 slots';
+      return null;
+    },
+    arbitrary: (): fc.Arbitrary<EngineSystemConfig> =>
+      fc
+        .record({
+          poolHeapCount: fc.integer({ min: 1, max: 2 }),
+          poolHeapBytes: fc.constantFrom(32, 64),
+          committedSlotBytes: fc.array(fc.integer({ min: 8, max: 48 }), { minLength: 1, maxLength: 3 }),
+          transientHeapBytes: fc.constantFrom(16, 32),
+          backingHeapCount: fc.integer({ min: 1, max: 4 }),
+          tileBytes: fc.integer({ min: 4, max: 16 }),
+          listCount: fc.integer({ min: 2, max: 3 }),
+          maxCommandsPerBatch: fc.integer({ min: 1, max: 6 }),
+          startEvicted: fc.boolean(),
+          maxLatency: fc.integer({ min: 1, max: 6 }),
+          ticksPerSecond: fc.integer({ min: 1, max: 10 }),
+          budgetPercent: fc.integer({ min: 20, max: 120 }),
+          debugPercent: fc.oneof({ weight: 1, arbitrary: fc.constant(-1) }, { weight: 3, arbitrary: fc.integer({ min: 0, max: 60 }) }),
+        })
+        .map(({ budgetPercent, debugPercent, ...rest }): EngineSystemConfig => {
+          const base: EngineSystemConfig = {
+            ...rest,
+            poolAlignBytes: 4,
+            poolMaxAllocBytes: rest.poolHeapBytes / 2,
+            backBufferCount: 1,
+            externalCount: 1,
+            untrackedBytes: 4,
+            localBudgetBytes: 0,
+            debugBudgetBytes: -1,
+          };
+          const total = objectLayout(base).objectSizesBytes.reduce((a, b) => a + b, 0);
+          return {
+            ...base,
+            localBudgetBytes: Math.floor((total * budgetPercent) / 100),
+            debugBudgetBytes: debugPercent < 0 ? -1 : Math.floor((total * debugPercent) / 100),
+          };
+        }),
+  },
+  ops,
+  // Every command: drain the manager's events and the GPU's call log (probes on the model side:
+  // pressure, eviction, re-residency), even when the command threw.
+  around: (s, command, dispatch) => {
+    let result: Json = null;
+    let failure: unknown = undefined;
+    try {
+      result = dispatch(s, command);
+    } catch (error) {
+      failure = error;
+    }
+    for (const event of s.manager.drainEvents()) s.env.probe(event);
+    const calls = s.manager.gpu.drainCalls();
+    for (const call of calls) {
+      const objects = call[0] === 'evict' ? call[1] : call[0] === 'makeResident' || call[0] === 'enqueueMakeResident' ? call[2] : undefined;
+      if (!Array.isArray(objects)) continue;
+      if (call[0] === 'evict') {
+        s.env.probe('eviction');
+        for (const object of objects) s.everEvicted[object] = 1;
+      } else if (objects.some((object) => s.everEvicted[object] === 1)) {
+        s.env.probe('re-residency');
+      }
+    }
+    if (failure !== undefined) throw failure;
+    return result;
+  },
+  sequence: { minLength: 1, maxLength: 120 },
+  createModel: createEngineModel,
+  createImpl: createEngineImpl,
+  invariants,
+  probes: ENGINE_PROBES,
+});
