@@ -52,6 +52,11 @@ function oneAllocation(): CorruptibleBuddy {
 }
 
 describe('buddy checkIndexes: every condition reported when (and only when) it is broken', () => {
+  it('the corruption helpers shadow no method of the allocator', () => {
+    const own = Object.getOwnPropertyNames(CorruptibleBuddy.prototype).filter((name) => name !== 'constructor');
+    expect(own.filter((name) => name in BuddyAllocator.prototype)).toEqual([]);
+  });
+
   it('a sound heap passes: pristine, split, merged back', () => {
     const heap = new CorruptibleBuddy();
     expect(heap.checkIndexes()).toBeNull();
