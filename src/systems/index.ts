@@ -14,6 +14,8 @@ import { allocBestFitSystem } from './alloc-best-fit';
 import { allocFirstFitSystem } from './alloc-first-fit';
 import { ringUploadSystem } from './ring-upload';
 import { deferredFreeSystem } from './deferred-free';
+import { fastAllocatorSystem } from './fast-allocator';
+import { fastConstantAllocatorSystem } from './fast-constant-allocator';
 import { USER_ALLOCATOR_SYSTEM, userAllocatorSystemForConfig } from './user-allocator';
 
 export const BUILTIN_SYSTEMS: readonly AnySystem[] = [
@@ -24,6 +26,8 @@ export const BUILTIN_SYSTEMS: readonly AnySystem[] = [
   allocFirstFitSystem,
   ringUploadSystem,
   deferredFreeSystem,
+  fastAllocatorSystem,
+  fastConstantAllocatorSystem,
 ];
 
 /** The project's root (where mutants/ and regressions/ live). */

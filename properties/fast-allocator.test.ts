@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { fastAllocatorSystem, UploadHeapJudge } from '../src/systems/fast-allocator';
+import { FastAllocatorImpl } from '../src/alloc/upload-pages';
+import { FastAllocatorModel } from '../models/fast-allocator';
+import { FAST_ALLOCATOR_PAGE_BYTES, DEFAULT_MIN_PAGES_TO_RETAIN, type FastAllocator } from '../src/alloc/upload-pages-types';
+import { AllocErrors } from '../src/alloc/allocator';
+import { QueueTimeline } from '../src/gpu/queue-timeline';
+import { runSequence } from '../src/harness/runner';
+import type { Command } from '../src/harness/system';
+import { FAST_ALLOCATOR_MUTANTS } from '../mutants/fast-allocator';
+import { describeSystem } from './support';
+
+describeSystem(fastAllocatorSystem, { numRuns: 300, mutantRuns: 300 });
+
+const MiB = 1024 * 1024;
+
+describe('fast-allocator: the seed\'s values', () => {
+  for (const [name, make] of [
+    ['model', (heap: UploadHeapJudge, fence: QueueTimeline) => new FastAllocatorModel(heap, fence)],
+    ['implementation', (heap: UploadHeapJudge, fence: QueueTimeline) => new FastAllocatorImpl(heap, fence)],
+  ] as const) {
+    it(`${name}: 4 MiB pages by default; above 4 MiB a dedicated buffer; a page recycled only once its frame completed`, () => {
+      const timeline = new QueueTimeline();
+      const heap = new UploadHeapJudge(timeline);
+      const fast: FastAllocator = make(heap, timeline);
+      expect([fast.pageSizeBytes, fast.minPagesToRetain]).toEqual([FAST_ALLOCATOR_PAGE_BYTES, DEFAULT_MIN_PAGES_TO_RETAIN]);
+      expect(fast.allocate(3 * MiB, 256)).toEqual({ bufferId: 1, offsetBytes: 0 });
+      expect(fast.allocate(1 * MiB, 256)).toEqual({ bufferId: 1, offsetBytes: 3 * MiB }); // exactly fills the page
+      // Forwarded: a 4 MiB + 1 request gets its own buffer and leaves the page alone.
+      expect(fast.allocate(4 * MiB + 1, 16)).toEqual({ bufferId: 2, offsetBytes: 0 });
+      expect(heap.buffers.get(2)).toMatchObject({ sizeBytes: 4 * MiB + 1, kind: 'forwarded' });
+      // Exactly 4 MiB is not above the page size: the full page retires, a new page takes it.
+      expect(fast.allocate(4 * MiB, 1)).toEqual({ bufferId: 3, offsetBytes: 0 });
+      expect(fast.pooledPages()).toEqual([{ bufferId: 1, fenceValue: 1 }]);
+      timeline.signal();
+      expect(fast.allocate(16, 1)).toEqual({ bufferId: 4, offsetBytes: 0 }); // page 1 waits for value 1
+      timeline.advance(1);
+      fast.cleanup(); // the forwarded buffer goes; one pool page stays (minimum 5)
+      expect([...heap.buffers.keys()]).toEqual([1, 3, 4]);
+      expect(fast.allocate(4 * MiB, 1)).toEqual({ bufferId: 1, offsetBytes: 0 }); // recycled
+      expect(() => fast.allocate(0, 1)).toThrow(AllocErrors.BAD_SIZE);
+      expect(() => fast.allocate(8, 3)).toThrow(AllocErrors.BAD_ALIGN);
+      expect(heap.violations).toEqual([]);
+    });
+  }
+});
+
+describe('fast-allocator: the judges', () => {
+  const mutant = (name: string) => FAST_ALLOCATOR_MUTANTS.find((m) => m.name === name)!;
+  // Pages of 256 bytes: page 1 is filled, read and retired in frame 1; in frame 2 page 2 retires
+  // while the GPU has not finished frame 1, so a new page comes; once it has, page 1 is recycled.
+  const program: Command[] = [
+    { op: 'allocate', sizeBytes: 256, alignBytes: 1 },
+    { op: 'use', index: 0 },
+    { op: 'allocate', sizeBytes: 256, alignBytes: 1 },
+    { op: 'signal' },
+    { op: 'allocate', sizeBytes: 256, alignBytes: 1 },
+    { op: 'gpuProgress', steps: 1 },
+    { op: 'allocate', sizeBytes: 256, alignBytes: 1 },
+  ];
+  const config = { pageSizeBytes: 256, minPagesToRetain: 0 };
+
+  it('a page is recycled after its frame completed, not before', () => {
+    expect(runSequence(fastAllocatorSystem, config, program)).toEqual({ ok: true, steps: program.length });
+  });
+
+  it('a page stamped with the completed value is recycled in the frame that wrote it, and caught at that hand-out', () => {
+    const outcome = runSequence(fastAllocatorSystem, config, program, { implFactory: mutant('fast-page-stamped-with-completed').createImpl });
+    expect(outcome.ok ? null : [outcome.failure.step, outcome.failure.check]).toEqual([2, 'page-reuse-after-fence']);
+    if (!outcome.ok) expect(outcome.failure.implObservation).toMatchObject({ bufferId: 1, offsetBytes: 0 });
+  });
+});
