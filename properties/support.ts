@@ -5,10 +5,8 @@
  */
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { checkSystem, saveCommandLine } from '../src/harness/property';
-import { formatFailure, RunContext } from '../src/harness/runner';
 import type { AnySystem } from '../src/harness/system';
+import { describeSystem as describeSystemWith } from '../src/vitest';
 import { MUTANTS } from '../mutants/index';
 import { DEFAULT_SEED } from '../src/harness/seed';
 
@@ -22,44 +20,9 @@ export interface SuiteOptions {
   readonly mutantRuns?: number;
 }
 
+/** The repo's suites use the package's own vitest helper (src/vitest.ts), with the catalog's mutants. */
 export function describeSystem(system: AnySystem, options: SuiteOptions): void {
-  const mutants = MUTANTS.filter((mutant) => mutant.system === system.name);
-
-  describe(`${system.name}: model and implementation`, () => {
-    it(`agree step for step over ${options.numRuns} generated sequences (seed ${TEST_SEED})`, () => {
-      const context = new RunContext();
-      const result = checkSystem(system, { seed: TEST_SEED, numRuns: options.numRuns, context });
-      if (result.failed) {
-        throw new Error(
-          `${formatFailure(result.failure, result.commands)}\n\nSave it as a regression:\n  ${saveCommandLine(system.name, result.seed, result.path)}`,
-        );
-      }
-      const missed = system.probes.filter((probe) => (context.probeCounts.get(probe) ?? 0) === 0);
-      expect(missed, 'probes the generator never reached').toEqual([]);
-    });
-  });
-
-  describe(`${system.name}: mutants`, () => {
-    it('the catalog has mutants for this system', () => {
-      expect(mutants.length).toBeGreaterThan(0);
-    });
-    it('every invariant catches at least one mutant first', () => {
-      const expected = new Set(mutants.map((mutant) => mutant.expectedCheck));
-      const uncovered = system.invariants.map((invariant) => invariant.name).filter((name) => !expected.has(name));
-      expect(uncovered, 'invariants no mutant is expected to trip').toEqual([]);
-    });
-    for (const mutant of mutants) {
-      it(`catches ${mutant.name} with ${mutant.expectedCheck}`, () => {
-        const result = checkSystem(system, {
-          seed: TEST_SEED,
-          numRuns: options.mutantRuns ?? options.numRuns,
-          implFactory: mutant.createImpl,
-        });
-        expect(result.failed, `${mutant.name} survived ${options.mutantRuns ?? options.numRuns} runs`).toBe(true);
-        if (result.failed) expect(result.failure.check, formatFailure(result.failure, result.commands)).toBe(mutant.expectedCheck);
-      });
-    }
-  });
+  describeSystemWith(system, { seed: TEST_SEED, numRuns: options.numRuns, mutants: MUTANTS, ...(options.mutantRuns === undefined ? {} : { mutantRuns: options.mutantRuns }) });
 }
 
 /** Every .json file under `dir`, in sorted order (regression files, fixtures). */

@@ -7,7 +7,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { checkSystem, saveCommandLine } from '../harness/property';
-import { BUILTIN_REGISTRY } from '../systems/index';
+import { loadProject } from '../project';
 import { DEFAULT_SEED } from '../harness/seed';
 import { writeFileAtomic } from '../harness/files';
 import { COMMANDS, parseCommand, runMain, UsageError } from './args';
@@ -27,6 +27,8 @@ reported (npm test holds every mutant to its named check under the default seed)
   --runs N       runs per mutant before it counts as SURVIVED (default 1000)
   --json FILE    also write the report as JSON (replaced whole, at the end of the run)
   --commands     print the regress command that stores each counterexample
+  --config FILE  the project's config file (default: gpumv.config.* found walking up); its
+                 mutants run with the built-in ones (unless it sets builtins: false)
   -h, --help     this help`;
 
 export interface MutantReport {
@@ -47,10 +49,11 @@ await runMain(async () => {
   const args = parseCommand(COMMANDS.mutants, process.argv.slice(2), HELP);
   const seed = args.values.seed ?? DEFAULT_SEED;
   const numRuns = args.values.runs ?? 1000;
-  let mutants = await BUILTIN_REGISTRY.mutants();
+  const registry = (await loadProject(args.values.config === undefined ? {} : { configFile: args.values.config })).registry;
+  let mutants = await registry.mutants();
   const systemFilter = args.values.system;
   if (systemFilter !== undefined) {
-    if (BUILTIN_REGISTRY.findSystem(systemFilter) === undefined) throw new UsageError(`unknown system '${systemFilter}'`);
+    if (registry.findSystem(systemFilter) === undefined) throw new UsageError(`unknown system '${systemFilter}'`);
     mutants = mutants.filter((mutant) => mutant.system === systemFilter);
   }
   const mutantFilter = args.values.mutant;
@@ -74,7 +77,7 @@ await runMain(async () => {
   const reports: MutantReport[] = [];
   let bad = 0;
   for (const mutant of mutants) {
-    const system = BUILTIN_REGISTRY.findSystem(mutant.system);
+    const system = registry.findSystem(mutant.system);
     if (system === undefined) throw new Error(`mutant ${mutant.name} names unknown system ${mutant.system}`);
     const started = performance.now();
     let msToDetection: number | null = null;

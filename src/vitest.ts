@@ -1,0 +1,193 @@
+/**
+ * vitest helpers (`import { testSystem, replayRegressions } from 'gpu-memory-verifier/vitest'`),
+ * in the conventions of @fast-check/vitest: the run parameters are fast-check's (`seed`,
+ * `numRuns`, `path`), their defaults come from fast-check's global configuration
+ * (`fc.configureGlobal`, shared through @fast-check/vitest's `fc`), and a failure names the seed
+ * and path that replay it. What the harness adds: its shrinking, which keeps the failed check,
+ * then a 1-minimal sequence, and its readable report (every step's answers, the failing step,
+ * the diff), with the command that stores the case as a regression.
+ *
+ *   // verify/my-allocator.test.ts
+ *   import { describeSystem, replayRegressions } from 'gpu-memory-verifier/vitest';
+ *   import { mySystem } from './my-system';
+ *   describeSystem(mySystem, { numRuns: 200 });   // agreement, mutants, probes
+ *   replayRegressions();                          // every file in the config's regressions folder
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fc } from '@fast-check/vitest';
+import { describe, expect, it } from 'vitest';
+import { checkSystem, saveCommandLine, type CheckResult } from './harness/property';
+import { formatReport } from './harness/report';
+import { RunContext, type ImplFactory } from './harness/runner';
+import type { AnyMutant, AnySystem } from './harness/system';
+import { loadRegression, replayProblems, replayRegression } from './harness/regression';
+import { DEFAULT_SEED } from './harness/seed';
+import { loadProject, type Project } from './project';
+import { USER_ALLOCATOR_SYSTEM } from './systems/user-allocator';
+import { fileSystemName } from './cli/fuzz-targets';
+import { WATCHDOG_CHECKS } from './cli/watchdog';
+
+export interface SystemTestParameters {
+  /** fast-check seed (default: fast-check's global seed, else the project's fixed seed). */
+  readonly seed?: number;
+  /** Generated sequences (default: fast-check's global numRuns, else 100). */
+  readonly numRuns?: number;
+  /** Replays one counterexample (the path a failure printed); numRuns is then ignored. */
+  readonly path?: string;
+  /** Longest generated sequence (default: the system's). */
+  readonly maxLength?: number;
+  /** Runs against this implementation instead of the system's (a mutant, a user's module). */
+  readonly implFactory?: ImplFactory;
+  /** Fail when a probe of the system was never hit over the runs (default true). */
+  readonly requireProbes?: boolean;
+}
+
+export interface DescribeSystemParameters extends SystemTestParameters {
+  /** The mutants of this system to hold to their checks (default: none). */
+  readonly mutants?: readonly AnyMutant[];
+  /** Runs each mutant gets to be caught (default: numRuns). */
+  readonly mutantRuns?: number;
+}
+
+function resolveSeed(seed: number | undefined): number {
+  return seed ?? fc.readConfigureGlobal().seed ?? DEFAULT_SEED;
+}
+
+function resolveRuns(numRuns: number | undefined): number {
+  return numRuns ?? fc.readConfigureGlobal().numRuns ?? 100;
+}
+
+/** The error a failing check throws: the readable report, the replay parameters and the save command. */
+export function findingError(system: AnySystem, result: Extract<CheckResult, { failed: true }>, implFactory?: ImplFactory, mutant?: string): Error {
+  const save =
+    system.name === USER_ALLOCATOR_SYSTEM || fileSystemName(system.name) === USER_ALLOCATOR_SYSTEM
+      ? `npm run regress -- save --allocator ${String(result.config.allocatorModule)} --seed ${result.seed} --path ${result.path}`
+      : saveCommandLine(system.name, result.seed, result.path, mutant);
+  const report = formatReport({
+    system,
+    failure: result.failure,
+    commands: result.commands,
+    runOptions: implFactory === undefined ? {} : { implFactory },
+    notes: [`replay: { seed: ${result.seed}, path: ${JSON.stringify(result.path)} }`, `shrunk from ${result.originalLength} to ${result.commands.length} commands`],
+  });
+  const error = new Error(`${report}\n\nStore it as a regression:\n  ${save}`);
+  error.name = 'PropertyFailure';
+  return error;
+}
+
+/** Runs the harness's property for a system once; throws the readable report on failure. */
+export function assertSystem(system: AnySystem, parameters: SystemTestParameters = {}): { numRuns: number; probesMissed: string[] } {
+  const context = new RunContext();
+  const seed = resolveSeed(parameters.seed);
+  const numRuns = resolveRuns(parameters.numRuns);
+  const result = checkSystem(system, {
+    seed,
+    numRuns,
+    context,
+    ...(parameters.path === undefined ? {} : { path: parameters.path }),
+    ...(parameters.maxLength === undefined ? {} : { maxLength: parameters.maxLength }),
+    ...(parameters.implFactory === undefined ? {} : { implFactory: parameters.implFactory }),
+  });
+  if (result.failed) throw findingError(system, result, parameters.implFactory);
+  const probesMissed = system.probes.filter((probe) => (context.probeCounts.get(probe) ?? 0) === 0);
+  return { numRuns: result.numRuns, probesMissed };
+}
+
+/**
+ * One test: model and implementation agree step for step over generated sequences, every
+ * invariant holds, and (unless `requireProbes: false`) every probe of the system fires.
+ */
+export function testSystem(system: AnySystem, parameters: SystemTestParameters = {}): void {
+  const runs = parameters.path === undefined ? `${resolveRuns(parameters.numRuns)} generated sequences` : `the counterexample at path ${parameters.path}`;
+  it(`${system.name}: model and implementation agree step for step over ${runs} (seed ${resolveSeed(parameters.seed)})`, () => {
+    const { probesMissed } = assertSystem(system, parameters);
+    if (parameters.requireProbes ?? true) expect(probesMissed, 'probes the generator never reached').toEqual([]);
+  });
+}
+
+/**
+ * One test per mutant: it is caught, by the check it names. Plus: every invariant of the system
+ * is the expected check of at least one mutant (an invariant no mutant trips is not shown to fire).
+ */
+export function testMutants(system: AnySystem, mutants: readonly AnyMutant[], parameters: Omit<SystemTestParameters, 'implFactory' | 'path'> = {}): void {
+  const own = mutants.filter((mutant) => mutant.system === system.name);
+  it(`${system.name}: every invariant is the named check of some mutant`, () => {
+    expect(own.length, 'mutants of this system').toBeGreaterThan(0);
+    const expected = new Set(own.map((mutant) => mutant.expectedCheck));
+    expect(system.invariants.map((invariant) => invariant.name).filter((name) => !expected.has(name)), 'invariants no mutant is expected to trip').toEqual([]);
+  });
+  for (const mutant of own) {
+    it(`${system.name}: catches ${mutant.name} with ${mutant.expectedCheck}`, () => {
+      const numRuns = resolveRuns(parameters.numRuns);
+      const result = checkSystem(system, { seed: resolveSeed(parameters.seed), numRuns, implFactory: mutant.createImpl, ...(parameters.maxLength === undefined ? {} : { maxLength: parameters.maxLength }) });
+      expect(result.failed, `${mutant.name} survived ${numRuns} runs`).toBe(true);
+      if (result.failed) expect(result.failure.check, findingError(system, result, mutant.createImpl, mutant.name).message).toBe(mutant.expectedCheck);
+    });
+  }
+}
+
+/** A describe block with testSystem and, when mutants are given, testMutants. */
+export function describeSystem(system: AnySystem, parameters: DescribeSystemParameters = {}): void {
+  describe(`${system.name}: model and implementation`, () => testSystem(system, parameters));
+  if (parameters.mutants !== undefined) {
+    describe(`${system.name}: mutants`, () =>
+      testMutants(system, parameters.mutants!, { ...parameters, ...(parameters.mutantRuns === undefined ? {} : { numRuns: parameters.mutantRuns }) }));
+  }
+}
+
+export interface ReplayParameters {
+  /** A regressions folder (default: the project's). */
+  readonly dir?: string;
+  /** The project (default: loaded from `configFile`, or the config found from the working directory). */
+  readonly project?: Project;
+  readonly configFile?: string;
+}
+
+/** Whether a regression file records a hang or a worker death (read without validating it). */
+function isWatchdogFile(file: string): boolean {
+  try {
+    const check = (JSON.parse(readFileSync(file, 'utf8')) as { origin?: { check?: unknown } }).origin?.check;
+    return typeof check === 'string' && WATCHDOG_CHECKS.includes(check);
+  } catch {
+    return false; // a malformed file fails in its test, with the file and field named
+  }
+}
+
+/** Every .json file under `dir`, sorted. */
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir)
+    .sort()
+    .flatMap((name) => {
+      const full = path.join(dir, name);
+      return statSync(full).isDirectory() ? filesUnder(full) : name.endsWith('.json') ? [full] : [];
+    });
+}
+
+/**
+ * One test per regression file: it passes against the implementation and fails against every
+ * mutant it names (the one it was found against still first with the check recorded then).
+ * Files of user allocators replay against the module their config names.
+ */
+export function replayRegressions(parameters: ReplayParameters = {}): void {
+  describe('regressions', async () => {
+    const project = parameters.project ?? (await loadProject(parameters.configFile === undefined ? {} : { configFile: parameters.configFile }));
+    const dir = path.resolve(parameters.dir ?? project.regressionsDir);
+    const files = existsSync(dir) ? filesUnder(dir) : [];
+    if (files.length === 0) it.skip(`no regression files in ${dir} yet`, () => {});
+    for (const file of files) {
+      const name = path.relative(dir, file);
+      if (isWatchdogFile(file)) {
+        // A file recorded as a hang would hang this test process: `regress replay` replays it in a watched worker.
+        it.skip(`${name}: recorded as a hang or worker death; replay it with: npm run regress -- replay ${name}`, () => {});
+        continue;
+      }
+      it(`${name}: passes against the implementation and fails against its mutants`, async () => {
+        const { regression, system } = await loadRegression(file, await project.registry.mutantSystems(), (name, rawConfig) => project.registry.systemForFile(name, rawConfig));
+        const result = replayRegression(file, regression, system, await project.registry.mutants());
+        if (!result.real.ok) throw new Error(formatReport({ system, failure: result.real.failure, commands: regression.commands, notes: [`file: ${file}`] }));
+        expect(replayProblems(result)).toEqual([]);
+      });
+    }
+  });
+}
