@@ -18,10 +18,11 @@
  * - deletions (committed slots, unmapped backing heaps) are processed at end of frame and before
  *   a committed creation or a commit that grows.
  */
-import { ContractError } from '../src/contract';
-import { createSubAllocatorModel } from './alloc-index';
-import { DeferredFreeModel } from './deferred-free';
-import type { FrameFence } from '../src/alloc/deferred-free-types';
+import { ContractError } from '../src/contract.js';
+import { createSubAllocatorModel } from './alloc-index.js';
+import { inspectLive, type LiveAllocation } from '../src/alloc/allocator.js';
+import { DeferredFreeModel } from './deferred-free.js';
+import type { FrameFence } from '../src/alloc/deferred-free-types.js';
 import {
   CreateFlags,
   EngineErrors,
@@ -37,7 +38,7 @@ import {
   type RecordPath,
   type ResidencyPort,
   type ResourceKind,
-} from '../src/engine/engine-frame-types';
+} from '../src/engine/engine-frame-types.js';
 
 interface Res {
   id: number;
@@ -434,12 +435,12 @@ export class EngineFrameModel implements EngineFrame {
       if (to === null) return null;
       if (to >= r.offset) {
         pool.release(to);
-        return null;
+        return { id: r.id, fromBytes: r.offset, toBytes: to, moved: false };
       }
       const l = this.obtain();
       if (l === null) {
         pool.release(to);
-        return null;
+        return { id: r.id, fromBytes: r.offset, toBytes: to, moved: false };
       }
       const from = r.offset;
       pool.release(from);
@@ -452,7 +453,7 @@ export class EngineFrameModel implements EngineFrame {
       l.state = 'free';
       this.run([l]);
       this.events('defrag-move');
-      return { id: r.id, fromBytes: from, toBytes: to };
+      return { id: r.id, fromBytes: from, toBytes: to, moved: true };
     }
     return null;
   }
@@ -469,6 +470,10 @@ export class EngineFrameModel implements EngineFrame {
     this.processDeletes();
     for (const pool of this.pools) pool.endFrame();
     return { value, flush };
+  }
+
+  heldBlocks(heap: number): readonly LiveAllocation[] {
+    return inspectLive(this.pools[heap]!.inner);
   }
 
   backingOf(id: number): readonly number[] {

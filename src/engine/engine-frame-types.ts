@@ -9,8 +9,9 @@
  * Units are abstract bytes (small integers). The pageable objects the residency manager and the
  * GPU know are fixed at construction (`objectLayout`); resources come and go on top of them.
  */
-import type { HResult, ResidencySetPool } from '../residency/residency-set-types';
-import type { SimGpu } from '../gpu/sim-gpu';
+import type { HResult, ResidencySetPool } from '../residency/residency-set-types.js';
+import type { SimGpu } from '../gpu/sim-gpu.js';
+import type { LiveAllocation } from '../alloc/allocator.js';
 
 export interface EngineFrameConfig {
   /** Pool heaps for placed resources (each a tracked pageable, sub-allocated by best fit). */
@@ -135,10 +136,16 @@ export interface EndFrameResult {
   readonly flush: FlushResult;
 }
 
+/**
+ * What one defrag step did with the block it picked: moved it from `fromBytes` to `toBytes`, or
+ * (moved false) allocated `toBytes` as the destination, found it no lower (or no list to copy
+ * with) and released that destination again (through the frame fence, like any release).
+ */
 export interface DefragMove {
   readonly id: number;
   readonly fromBytes: number;
   readonly toBytes: number;
+  readonly moved: boolean;
 }
 
 /**
@@ -186,7 +193,7 @@ export interface EngineFrame {
   commitReserved(id: number, tiles: number): void;
   /** FlushBatchedPayloads on the submission thread. */
   flush(): FlushResult;
-  /** Moves at most one unlocked block of the pool heap down; null when nothing moved. */
+  /** Tries to move the highest unlocked block of the pool heap down; null when no destination was allocated. */
   defrag(heap: number): DefragMove | null;
   /** End of frame: closes, submits and flushes what is open, signals the frame fence. */
   endFrame(): EndFrameResult;
@@ -196,4 +203,6 @@ export interface EngineFrame {
   backingOf(id: number): readonly number[];
   /** Frames whose fence completed on the GPU. */
   completedFrames(): number;
+  /** The blocks a pool heap's sub-allocator holds (live to it: in use, pending release or pooled), ascending by offset. */
+  heldBlocks(heap: number): readonly LiveAllocation[];
 }

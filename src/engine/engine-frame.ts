@@ -10,10 +10,11 @@
  * the simulated GPU. Steps the bug catalog (mutants/engine-frame.ts) overrides are protected
  * methods. docs/engine-frame.md has the frame loop and its diagram.
  */
-import { ContractError } from '../contract';
-import { createSubAllocator } from '../alloc/index';
-import { DeferredFreeAllocatorImpl } from '../alloc/deferred-free';
-import type { DeferredFreeAllocator, FrameFence } from '../alloc/deferred-free-types';
+import { ContractError } from '../contract.js';
+import { createSubAllocator } from '../alloc/index.js';
+import { inspectLive, type LiveAllocation } from '../alloc/allocator.js';
+import { DeferredFreeAllocatorImpl } from '../alloc/deferred-free.js';
+import type { DeferredFreeAllocator, FrameFence } from '../alloc/deferred-free-types.js';
 import {
   CreateFlags,
   EngineErrors,
@@ -29,8 +30,8 @@ import {
   type RecordPath,
   type ResidencyPort,
   type ResourceKind,
-} from './engine-frame-types';
-import type { HResult } from '../residency/residency-set-types';
+} from './engine-frame-types.js';
+import type { HResult } from '../residency/residency-set-types.js';
 
 /** The one queue the engine submits to (the direct queue). */
 export const QUEUE = 0;
@@ -623,12 +624,12 @@ export class EngineFrameImpl implements EngineFrame {
       if (to === null) return null;
       if (to >= r.offsetBytes) {
         pool.release(to);
-        return null;
+        return { id: r.id, fromBytes: r.offsetBytes, toBytes: to, moved: false };
       }
       const l = this.obtainList();
       if (l === null) {
         pool.release(to);
-        return null;
+        return { id: r.id, fromBytes: r.offsetBytes, toBytes: to, moved: false };
       }
       const from = r.offsetBytes;
       pool.release(from);
@@ -641,7 +642,7 @@ export class EngineFrameImpl implements EngineFrame {
       l.state = ListState.Free;
       this.executeBatch([l]);
       this.events('defrag-move');
-      return { id: r.id, fromBytes: from, toBytes: to };
+      return { id: r.id, fromBytes: from, toBytes: to, moved: true };
     }
     return null;
   }
@@ -659,6 +660,10 @@ export class EngineFrameImpl implements EngineFrame {
     this.processDeletions();
     for (const pool of this.pools) pool.endFrame();
     return { value, flush };
+  }
+
+  heldBlocks(heap: number): readonly LiveAllocation[] {
+    return inspectLive(this.pools[heap]!.inner);
   }
 
   backingOf(id: number): readonly number[] {
