@@ -14,8 +14,8 @@
  * Defaults and checks that depend on several options stay with the command.
  */
 import { parseArgs as parseArgv } from 'node:util';
-import { InputError } from '../harness/json';
-import { ReplayPathError } from '../harness/property';
+import { InputError } from '../harness/json.js';
+import { ReplayPathError } from '../harness/property.js';
 
 export class UsageError extends Error {
   constructor(message: string) {
@@ -143,6 +143,7 @@ export const COMMANDS = {
       config: { type: 'string' },
     },
   },
+  schemas: { usage: 'npm run schemas --', positionals: false, options: { out: { type: 'string' }, config: { type: 'string' } } },
   /** The benchmark's name only: `bench NAME`, each benchmark parsed with its own table. */
   bench: { usage: 'npm run bench --', positionals: true, options: {} },
   'bench alloc': {

@@ -7,12 +7,12 @@
  */
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { InputError, isPlainObject, type Json, type JsonObject } from './json';
-import { runSequence, type ImplFactory, type RunOutcome } from './runner';
-import { Int, parseWith, Str, Strict, Type, type Static, type TSchema } from './schema';
-import type { AnyMutant, AnySystem, Command } from './system';
-import { writeFileAtomic } from './files';
+import { PACKAGE_ROOT } from '../package-root.js';
+import { InputError, isPlainObject, type Json, type JsonObject } from './json.js';
+import { runSequence, type ImplFactory, type RunOutcome } from './runner.js';
+import { Int, parseWith, Str, Strict, Type, type Static, type TSchema } from './schema.js';
+import type { AnyMutant, AnySystem, Command } from './system.js';
+import { writeFileAtomic } from './files.js';
 
 /**
  * Regression file format. 2: files carry `"$schema"` (the path of schema/regression.schema.json
@@ -24,9 +24,9 @@ export const REGRESSION_FORMAT = 2;
 const READABLE_FORMATS = [1, 2] as const;
 
 /** Where the regression file schema lives (written by `npm run schemas`). */
-export const REGRESSION_SCHEMA_FILE = fileURLToPath(new URL('../../schema/regression.schema.json', import.meta.url));
+export const REGRESSION_SCHEMA_FILE = path.join(PACKAGE_ROOT, 'schema', 'regression.schema.json');
 /** Where the campaign summary schema lives. */
-export const SUMMARY_SCHEMA_FILE = fileURLToPath(new URL('../../schema/campaign-summary.schema.json', import.meta.url));
+export const SUMMARY_SCHEMA_FILE = path.join(PACKAGE_ROOT, 'schema', 'campaign-summary.schema.json');
 
 export const RegressionOriginSchema = Strict({
   tool: Str({ description: "how the sequence was found: 'regress save', 'fuzz', 'hand-written'" }),

@@ -4,9 +4,9 @@
  * side answered at every step, the failing step marked, and a diff of the two observations there.
  * Printed by the fuzz CLI, `regress save`/`show`/`replay` and the vitest helpers.
  */
-import { jsonEqual, type Json } from './json';
-import { OBSERVATION_CHECK, traceSequence, type Failure, type RunOptions, type TracedStep } from './runner';
-import type { AnySystem, Command } from './system';
+import { jsonEqual, type Json } from './json.js';
+import { OBSERVATION_CHECK, traceSequence, type Failure, type RunOptions, type TracedStep } from './runner.js';
+import type { AnySystem, Command } from './system.js';
 
 /** Observations longer than this are cut in the sequence listing (the diff shows the full difference). */
 const MAX_ANSWER_CHARS = 400;
@@ -41,9 +41,12 @@ function stepLines(index: number, step: TracedStep, failing: boolean, width: num
   const pad = ' '.repeat(width + 7);
   if (jsonEqual(step.model, step.impl)) lines.push(`${pad}both:           ${compact(step.model)}`);
   else lines.push(`${pad}model:          ${compact(step.model)}`, `${pad}implementation: ${compact(step.impl)}`);
-  if (step.implTrace !== undefined && step.implTrace !== null) {
-    if (jsonEqual(step.modelTrace ?? null, step.implTrace)) lines.push(`${pad}(both sides:    ${compact(step.implTrace)})`);
-    else lines.push(`${pad}(model side:    ${compact(step.modelTrace ?? null)})`, `${pad}(impl side:     ${compact(step.implTrace)})`);
+  const modelTrace = step.modelTrace ?? null;
+  const implTrace = step.implTrace ?? null;
+  if (modelTrace !== null && jsonEqual(modelTrace, implTrace)) lines.push(`${pad}returned:       ${compact(implTrace)} (both)`);
+  else {
+    if (modelTrace !== null) lines.push(`${pad}model returned: ${compact(modelTrace)}`);
+    if (implTrace !== null) lines.push(`${pad}impl returned:  ${compact(implTrace)}`);
   }
   if (failing) lines.push(`${pad}^ fails here`);
   return lines;

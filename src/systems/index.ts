@@ -5,19 +5,20 @@
  */
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import path from 'node:path';
-import { Registry } from '../harness/registry';
-import type { AnyMutant, AnySystem } from '../harness/system';
-import { residencySetSystem } from './residency-set';
-import { residencyManagerSystem } from './residency-manager';
-import { allocBuddySystem } from './alloc-buddy';
-import { allocBestFitSystem } from './alloc-best-fit';
-import { allocFirstFitSystem } from './alloc-first-fit';
-import { ringUploadSystem } from './ring-upload';
-import { deferredFreeSystem } from './deferred-free';
-import { fastAllocatorSystem } from './fast-allocator';
-import { fastConstantAllocatorSystem } from './fast-constant-allocator';
-import { engineFrameSystem } from './engine-frame';
-import { USER_ALLOCATOR_SYSTEM, userAllocatorSystemForConfig } from './user-allocator';
+import { Registry } from '../harness/registry.js';
+import { PACKAGE_ROOT } from '../package-root.js';
+import type { AnyMutant, AnySystem } from '../harness/system.js';
+import { residencySetSystem } from './residency-set.js';
+import { residencyManagerSystem } from './residency-manager.js';
+import { allocBuddySystem } from './alloc-buddy.js';
+import { allocBestFitSystem } from './alloc-best-fit.js';
+import { allocFirstFitSystem } from './alloc-first-fit.js';
+import { ringUploadSystem } from './ring-upload.js';
+import { deferredFreeSystem } from './deferred-free.js';
+import { fastAllocatorSystem } from './fast-allocator.js';
+import { fastConstantAllocatorSystem } from './fast-constant-allocator.js';
+import { engineFrameSystem } from './engine-frame.js';
+import { USER_ALLOCATOR_SYSTEM, userAllocatorSystemForConfig } from './user-allocator.js';
 
 export const BUILTIN_SYSTEMS: readonly AnySystem[] = [
   residencySetSystem,
@@ -32,12 +33,13 @@ export const BUILTIN_SYSTEMS: readonly AnySystem[] = [
   engineFrameSystem,
 ];
 
-/** The project's root (where mutants/ and regressions/ live). */
-export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** The package's root (package.json, schema/, the repo's regressions/). */
+export const PROJECT_ROOT = PACKAGE_ROOT;
 
-/** Loads the built-in bug catalog, mutants/index.ts. */
+/** Loads the built-in bug catalog: mutants/index.ts next to src/ (compiled: dist/mutants/index.js next to dist/src/). */
 export async function loadBuiltinMutants(): Promise<readonly AnyMutant[]> {
-  const catalog = pathToFileURL(path.join(PROJECT_ROOT, 'mutants', 'index.ts')).href;
+  const here = fileURLToPath(import.meta.url);
+  const catalog = pathToFileURL(path.resolve(path.dirname(here), '..', '..', 'mutants', `index${path.extname(here)}`)).href;
   return ((await import(catalog)) as { MUTANTS: readonly AnyMutant[] }).MUTANTS;
 }
 

@@ -1,0 +1,72 @@
+#!/usr/bin/env node
+/**
+ * `gpumv`: the one command of the installed package, with the tools as subcommands. Each
+ * subcommand is its own module (src/cli/<name>.ts, also run by the repo's npm scripts); this
+ * entry picks it, and, since users type `gpumv fuzz` rather than `npm run fuzz --`, rewrites
+ * that spelling in what the tools print (help texts, replay and save hints).
+ */
+import { readFileSync } from 'node:fs';
+
+const SUBCOMMANDS: Readonly<Record<string, { readonly module: string; readonly summary: string }>> = {
+  fuzz: { module: 'fuzz', summary: 'fixed-seed fuzz campaigns of your systems and allocators (findings, summary, resume, shards)' },
+  regress: { module: 'regress', summary: 'save, replay, show, list and migrate regression files' },
+  mutants: { module: 'mutants', summary: 'run every mutant against its system: caught, by which check, how fast' },
+  schemas: { module: 'schemas', summary: 'write the JSON schemas of regression files and campaign summaries' },
+  bench: { module: '../../bench/run', summary: 'benchmarks: implementation vs model (vs peers), measured in one run' },
+};
+
+const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+
+function version(): string {
+  for (const candidate of ['../../package.json', '../../../package.json']) {
+    try {
+      return (JSON.parse(readFileSync(new URL(candidate, import.meta.url), 'utf8')) as { version: string }).version;
+    } catch {
+      // the next candidate (sources vs compiled layout)
+    }
+  }
+  return 'unknown';
+}
+
+const HELP = `usage: gpumv <command> [options]     (gpumv <command> --help for its options)
+
+${Object.entries(SUBCOMMANDS)
+  .map(([name, { summary }]) => `  ${name.padEnd(8)} ${summary}`)
+  .join('\n')}
+
+Every command reads the project's config, gpumv.config.{ts,mts,js,mjs}, found walking up from
+the working directory (or --config FILE): your systems, mutants, allocator modules, regressions
+folder and default seed. Paths written into files are relative to the config's folder.
+
+  -h, --help     this help
+  -v, --version  the package version`;
+
+/** What the tools print for `npm run <tool> --` users, respelled for `gpumv <tool>` users. */
+function respell(text: string): string {
+  return text.replace(/npm run (fuzz|regress|mutants|bench|schemas) --(?= |$|\n|`|')/g, 'gpumv $1').replace(/npm run (fuzz|regress|mutants|bench|schemas)\b/g, 'gpumv $1');
+}
+
+function respellStream(stream: NodeJS.WriteStream): void {
+  const write = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
+  stream.write = ((chunk: unknown, ...rest: unknown[]) => write(typeof chunk === 'string' ? respell(chunk) : chunk, ...rest)) as typeof stream.write;
+}
+
+const [name, ...rest] = process.argv.slice(2);
+if (name === undefined || name === '-h' || name === '--help' || name === 'help') {
+  console.log(HELP);
+  process.exit(name === undefined ? 2 : 0);
+}
+if (name === '-v' || name === '--version') {
+  console.log(version());
+  process.exit(0);
+}
+const subcommand = Object.hasOwn(SUBCOMMANDS, name) ? SUBCOMMANDS[name] : undefined;
+if (subcommand === undefined) {
+  console.error(`error: unknown command '${name}'; commands: ${Object.keys(SUBCOMMANDS).join(', ')} (see gpumv --help)`);
+  process.exit(2);
+}
+respellStream(process.stdout);
+respellStream(process.stderr);
+// The subcommand's module reads process.argv as if it had been started itself.
+process.argv = [process.argv[0]!, new URL(`./${subcommand.module}${extension}`, import.meta.url).pathname, ...rest];
+await import(`./${subcommand.module}${extension}`);
