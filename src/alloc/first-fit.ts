@@ -27,9 +27,9 @@
  * Steps are protected methods so the bug catalog (mutants/) can re-create a pitfall by
  * overriding one of them; nothing in src/ depends on that catalog.
  */
-import { alignUp, badFree, copyBlocks, copyLive, setBlockEntry, setLiveEntry, validateRequest, type BlockAllocator, type BlockInfo, type LiveAllocation } from './allocator';
-import { checkSubAllocatorConfig, type SubAllocatorConfig } from './config';
-import { grownCopy, NumberMap } from './typed-arrays';
+import { alignUp, badFree, copyBlocks, copyLive, setBlockEntry, setLiveEntry, validateRequest, type BlockAllocator, type BlockInfo, type LiveAllocation } from './allocator.js';
+import { checkSubAllocatorConfig, type SubAllocatorConfig } from './config.js';
+import { grownCopy, NumberMap } from './typed-arrays.js';
 
 const NIL = -1;
 /** Node ids per chunk (a chunk splits when an insert finds it full). */
@@ -72,28 +72,34 @@ export class FirstFitAllocator implements BlockAllocator {
   private readonly slotAlignBytes: Float64Array;
   private slotCount = 0;
 
-  // Chunks: chunkNodes[c * CHUNK + i] for i < chunkCount[c], ascending by start.
+  // Chunks: chunkNodes[c * CHUNK + i] for i < chunkCount[c], ascending by start, with copies
+  // of their blocks' start and size beside them (entryStart, entrySize: scans read one run).
   protected chunkNodes: Int32Array;
+  protected entryStart: Float64Array;
+  protected entrySize: Float64Array;
   protected chunkCount: Int32Array;
-  /** chunkFit[c * slotStride + slot]: the chunk's largest usable size at the slot's alignment. */
-  protected chunkFit: Float64Array;
   /** The chunk's index in `order`. */
   protected chunkPos: Int32Array;
-  /** 1 when chunkFit[c] (and its group's value) waits for a recomputation. */
+  /** 1 when the chunk's values (and its group's) wait for a recomputation. */
   private chunkDirty: Uint8Array;
   private spareChunks: Int32Array;
   private spareChunkCount = 0;
   private chunkHighWater = 0;
-  /** The chunks in offset order: order[0..orderCount). */
+  /** The chunks in offset order: order[0..orderCount); positions hold at most `positionCap`. */
   protected order: Int32Array;
   protected orderCount = 0;
-  /** groupFit[g * slotStride + slot]: the maximum of chunkFit over order[g * GROUP ..][0..GROUP). */
+  private positionCap: number;
+  /**
+   * positionFit[slot * positionCap + p]: the largest usable size at the slot's alignment in the
+   * chunk at directory position p (slot-major, so a search reads one contiguous run).
+   */
+  protected positionFit: Float64Array;
+  /** groupFit[slot * groupCap + g]: the maximum of positionFit over positions g * GROUP .. + GROUP. */
   protected groupFit: Float64Array;
+  private groupCap: number;
   /** Chunks waiting for recomputation (a chunk may repeat; its dirty flag tells). */
   private dirtyList = new Int32Array(16);
   private dirtyCount = 0;
-  /** A chunk's values before its recomputation (flushDirty's scratch). */
-  private readonly oldFit: Float64Array;
   /** Every group from this one on waits for recomputation (the directory shifted). */
   private groupsStaleFrom = 0;
 
@@ -133,16 +139,19 @@ export class FirstFitAllocator implements BlockAllocator {
     this.slotStride = this.alignLevels + 1;
     this.slotOfExponent = new Int8Array(this.alignLevels + 1).fill(-1);
     this.slotAlignBytes = new Float64Array(this.slotStride);
-    this.oldFit = new Float64Array(this.slotStride);
     const chunks = 4;
     this.chunkNodes = new Int32Array(chunks * CHUNK);
+    this.entryStart = new Float64Array(chunks * CHUNK);
+    this.entrySize = new Float64Array(chunks * CHUNK);
     this.chunkCount = new Int32Array(chunks);
-    this.chunkFit = new Float64Array(chunks * this.slotStride);
     this.chunkPos = new Int32Array(chunks);
     this.chunkDirty = new Uint8Array(chunks);
     this.spareChunks = new Int32Array(chunks);
     this.order = new Int32Array(chunks);
-    this.groupFit = new Float64Array(chunks * this.slotStride);
+    this.positionCap = chunks;
+    this.positionFit = new Float64Array(chunks * this.slotStride);
+    this.groupCap = (chunks >> GROUP_SHIFT) + 1;
+    this.groupFit = new Float64Array(this.groupCap * this.slotStride);
     this.addFree(0, this.capacityBytes);
   }
 
@@ -199,25 +208,25 @@ export class FirstFitAllocator implements BlockAllocator {
    */
   private search(sizeBytes: number, alignBytes: number, slot: number): number {
     this.flushDirty();
-    const stride = this.slotStride;
     const groupFit = this.groupFit;
-    const chunkFit = this.chunkFit;
-    const order = this.order;
+    const positionFit = this.positionFit;
+    const groupBase = slot * this.groupCap;
+    const positionBase = slot * this.positionCap;
     const orderCount = this.orderCount;
     const groupCount = (orderCount + GROUP - 1) >> GROUP_SHIFT;
     for (let g = 0; g < groupCount; g++) {
-      if (groupFit[g * stride + slot]! < sizeBytes) continue;
+      if (groupFit[groupBase + g]! < sizeBytes) continue;
       const last = Math.min(orderCount, (g + 1) << GROUP_SHIFT);
       for (let p = g << GROUP_SHIFT; p < last; p++) {
-        const chunk = order[p]!;
-        if (chunkFit[chunk * stride + slot]! < sizeBytes) continue;
+        if (positionFit[positionBase + p]! < sizeBytes) continue;
+        const chunk = this.order[p]!;
         const base = chunk * CHUNK;
-        const count = this.chunkCount[chunk]!;
-        for (let i = 0; i < count; i++) {
-          const node = this.chunkNodes[base + i]!;
-          const start = this.key[node]!;
-          const blockSize = this.size[node]!;
-          if (blockSize >= sizeBytes && this.fits(start, start + blockSize, sizeBytes, alignBytes)) return node;
+        const end = base + this.chunkCount[chunk]!;
+        for (let i = base; i < end; i++) {
+          const blockSize = this.entrySize[i]!;
+          if (blockSize < sizeBytes) continue;
+          const start = this.entryStart[i]!;
+          if (this.fits(start, start + blockSize, sizeBytes, alignBytes)) return this.chunkNodes[i]!;
         }
       }
     }
@@ -307,10 +316,7 @@ export class FirstFitAllocator implements BlockAllocator {
     this.freeByEnd.delete(start + this.size[node]!);
     this.freeBytesTotal += sizeBytes - this.size[node]!;
     this.freeByEnd.set(start + sizeBytes, node);
-    const chunk = this.chunkOf[node]!;
-    if (sizeBytes < this.size[node]!) this.lowering(node, chunk);
-    this.size[node] = sizeBytes;
-    this.raised(node, chunk);
+    this.setBlock(node, start, sizeBytes);
   }
 
   /**
@@ -323,11 +329,7 @@ export class FirstFitAllocator implements BlockAllocator {
     this.freeByStart.delete(oldStart);
     this.freeByStart.set(start, node);
     this.freeBytesTotal += oldStart - start;
-    const chunk = this.chunkOf[node]!;
-    if (start > oldStart) this.lowering(node, chunk);
-    this.key[node] = start;
-    this.size[node] = end - start;
-    this.raised(node, chunk);
+    this.setBlock(node, start, end - start);
   }
 
   /** Adds the free block [start, start + sizeBytes) right after free node `prior` in the order. */
@@ -364,6 +366,22 @@ export class FirstFitAllocator implements BlockAllocator {
 
   // --- the chunked index -----------------------------------------------------------------------
 
+  /**
+   * Gives the indexed free `node` the block [start, start + sizeBytes), which keeps its place in
+   * the order; updates its chunk's copy and the maxima (raised at once, or the chunk marked
+   * dirty when a value it held may fall).
+   */
+  private setBlock(node: number, start: number, sizeBytes: number): void {
+    const chunk = this.chunkOf[node]!;
+    const entry = chunk * CHUNK + this.indexInChunk(chunk, node);
+    if (start > this.key[node]! || start + sizeBytes < this.key[node]! + this.size[node]!) this.lowering(entry, chunk);
+    this.key[node] = start;
+    this.size[node] = sizeBytes;
+    this.entryStart[entry] = start;
+    this.entrySize[entry] = sizeBytes;
+    this.raised(entry, chunk);
+  }
+
   /** Puts `node` (not indexed) at its place by start. */
   private indexInsert(node: number): void {
     const start = this.key[node]!;
@@ -378,15 +396,36 @@ export class FirstFitAllocator implements BlockAllocator {
     let high = this.orderCount - 1;
     while (low < high) {
       const mid = (low + high + 1) >> 1;
-      if (this.key[this.chunkNodes[this.order[mid]! * CHUNK]!]! <= start) low = mid;
+      if (this.entryStart[this.order[mid]! * CHUNK]! <= start) low = mid;
       else high = mid - 1;
     }
     const chunk = this.order[low]!;
     const base = chunk * CHUNK;
     const count = this.chunkCount[chunk]!;
     let at = 0;
-    while (at < count && this.key[this.chunkNodes[base + at]!]! < start) at++;
+    while (at < count && this.entryStart[base + at]! < start) at++;
     this.insertAt(chunk, at, node);
+  }
+
+  /** Moves entries [from, from + count) to `to` (chunk-array indexes; ranges may overlap). */
+  private moveEntries(to: number, from: number, count: number): void {
+    // Plain loops: the runs are at most CHUNK long, where copyWithin's call costs more than the copy.
+    const nodes = this.chunkNodes;
+    const starts = this.entryStart;
+    const sizes = this.entrySize;
+    if (to < from) {
+      for (let i = 0; i < count; i++) {
+        nodes[to + i] = nodes[from + i]!;
+        starts[to + i] = starts[from + i]!;
+        sizes[to + i] = sizes[from + i]!;
+      }
+    } else {
+      for (let i = count - 1; i >= 0; i--) {
+        nodes[to + i] = nodes[from + i]!;
+        starts[to + i] = starts[from + i]!;
+        sizes[to + i] = sizes[from + i]!;
+      }
+    }
   }
 
   /** Inserts `node` at index `at` of `chunk`, splitting the chunk first when it is full. */
@@ -396,7 +435,7 @@ export class FirstFitAllocator implements BlockAllocator {
     if (this.chunkCount[chunk] === CHUNK) {
       const half = CHUNK >> 1;
       const upper = this.newChunk();
-      this.chunkNodes.copyWithin(upper * CHUNK, chunk * CHUNK + half, chunk * CHUNK + CHUNK);
+      this.moveEntries(upper * CHUNK, chunk * CHUNK + half, CHUNK - half);
       for (let i = 0; i < CHUNK - half; i++) this.chunkOf[this.chunkNodes[upper * CHUNK + i]!] = upper;
       this.chunkCount[upper] = CHUNK - half;
       this.chunkCount[chunk] = half;
@@ -410,12 +449,14 @@ export class FirstFitAllocator implements BlockAllocator {
     }
     const base = target * CHUNK;
     const count = this.chunkCount[target]!;
-    if (index < count) this.chunkNodes.copyWithin(base + index + 1, base + index, base + count);
+    if (index < count) this.moveEntries(base + index + 1, base + index, count - index);
     this.chunkNodes[base + index] = node;
+    this.entryStart[base + index] = this.key[node]!;
+    this.entrySize[base + index] = this.size[node]!;
     this.chunkCount[target] = count + 1;
     this.chunkOf[node] = target;
     if (count === 0) this.markDirty(target);
-    else this.raised(node, target);
+    else this.raised(base + index, target);
   }
 
   /** Takes `node` out of its chunk; an emptied chunk leaves, a sparse one merges with a neighbour. */
@@ -424,8 +465,8 @@ export class FirstFitAllocator implements BlockAllocator {
     const base = chunk * CHUNK;
     const count = this.chunkCount[chunk]!;
     const at = this.indexInChunk(chunk, node);
-    this.lowering(node, chunk);
-    this.chunkNodes.copyWithin(base + at, base + at + 1, base + count);
+    this.lowering(base + at, chunk);
+    this.moveEntries(base + at, base + at + 1, count - at - 1);
     this.chunkCount[chunk] = count - 1;
     this.chunkOf[node] = NIL;
     if (count - 1 === 0) {
@@ -440,11 +481,11 @@ export class FirstFitAllocator implements BlockAllocator {
     }
   }
 
-  /** Appends the ids of `upper` (the next chunk in order) to `lower` and drops `upper`. */
+  /** Appends the entries of `upper` (the next chunk in order) to `lower` and drops `upper`. */
   private mergeInto(lower: number, upper: number): void {
     const lowerCount = this.chunkCount[lower]!;
     const upperCount = this.chunkCount[upper]!;
-    this.chunkNodes.copyWithin(lower * CHUNK + lowerCount, upper * CHUNK, upper * CHUNK + upperCount);
+    this.moveEntries(lower * CHUNK + lowerCount, upper * CHUNK, upperCount);
     for (let i = 0; i < upperCount; i++) this.chunkOf[this.chunkNodes[lower * CHUNK + lowerCount + i]!] = lower;
     this.chunkCount[lower] = lowerCount + upperCount;
     this.directoryRemove(this.chunkPos[upper]!);
@@ -454,7 +495,18 @@ export class FirstFitAllocator implements BlockAllocator {
 
   /** The index of `node` in `chunk` (it must be there). */
   private indexInChunk(chunk: number, node: number): number {
+    // Binary search by start (the chunk's starts ascend and differ), then the id to confirm.
     const base = chunk * CHUNK;
+    const start = this.key[node]!;
+    let low = 0;
+    let high = this.chunkCount[chunk]! - 1;
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (this.entryStart[base + mid]! < start) low = mid + 1;
+      else high = mid;
+    }
+    if (this.chunkNodes[base + low] === node) return low;
+    // Not where its start says (a broken index): the plain scan.
     let at = 0;
     while (this.chunkNodes[base + at] !== node) at++;
     return at;
@@ -480,64 +532,85 @@ export class FirstFitAllocator implements BlockAllocator {
     this.spareChunks[this.spareChunkCount++] = chunk;
   }
 
+  /** Doubles the chunk arrays and the directory (positions never outnumber chunks). */
   private growChunks(): void {
     const length = this.chunkCount.length * 2;
     this.chunkNodes = grownCopy(this.chunkNodes, length * CHUNK);
+    this.entryStart = grownCopy(this.entryStart, length * CHUNK);
+    this.entrySize = grownCopy(this.entrySize, length * CHUNK);
     this.chunkCount = grownCopy(this.chunkCount, length);
-    this.chunkFit = grownCopy(this.chunkFit, length * this.slotStride);
     this.chunkPos = grownCopy(this.chunkPos, length);
     this.chunkDirty = grownCopy(this.chunkDirty, length);
     this.spareChunks = grownCopy(this.spareChunks, length);
     this.order = grownCopy(this.order, length);
-    this.groupFit = grownCopy(this.groupFit, length * this.slotStride);
+    // Slot-major tables: each slot's run moves to its place at the new stride.
+    const positionFit = new Float64Array(length * this.slotStride);
+    for (let j = 0; j < this.slotCount; j++) positionFit.set(this.positionFit.subarray(j * this.positionCap, j * this.positionCap + this.orderCount), j * length);
+    this.positionFit = positionFit;
+    this.positionCap = length;
+    this.groupCap = (length >> GROUP_SHIFT) + 1;
+    this.groupFit = new Float64Array(this.groupCap * this.slotStride);
+    this.groupsStaleFrom = 0;
   }
 
   private directoryInsert(pos: number, chunk: number): void {
-    this.order.copyWithin(pos + 1, pos, this.orderCount);
+    const count = this.orderCount;
+    this.order.copyWithin(pos + 1, pos, count);
+    for (let j = 0; j < this.slotCount; j++) {
+      const base = j * this.positionCap;
+      this.positionFit.copyWithin(base + pos + 1, base + pos, base + count);
+    }
     this.order[pos] = chunk;
-    this.orderCount++;
-    for (let p = pos; p < this.orderCount; p++) this.chunkPos[this.order[p]!] = p;
+    this.orderCount = count + 1;
+    for (let p = pos; p <= count; p++) this.chunkPos[this.order[p]!] = p;
+    this.markDirty(chunk);
     this.groupsStaleFrom = Math.min(this.groupsStaleFrom, pos >> GROUP_SHIFT);
   }
 
   private directoryRemove(pos: number): void {
-    this.order.copyWithin(pos, pos + 1, this.orderCount);
-    this.orderCount--;
-    for (let p = pos; p < this.orderCount; p++) this.chunkPos[this.order[p]!] = p;
+    const count = this.orderCount;
+    this.order.copyWithin(pos, pos + 1, count);
+    for (let j = 0; j < this.slotCount; j++) {
+      const base = j * this.positionCap;
+      this.positionFit.copyWithin(base + pos, base + pos + 1, base + count);
+    }
+    this.orderCount = count - 1;
+    for (let p = pos; p < count - 1; p++) this.chunkPos[this.order[p]!] = p;
     this.groupsStaleFrom = Math.min(this.groupsStaleFrom, pos >> GROUP_SHIFT);
   }
 
   /**
-   * Before `node`'s usable sizes may fall (shrink, start moved up, removal): when one of them is
-   * its chunk's stored maximum, the chunk waits for recomputation; otherwise the maxima stand.
+   * Before the block at chunk entry `entry` may lose usable size (shrink, start moved up,
+   * removal): when it holds its chunk's maximum for some slot, the chunk waits for
+   * recomputation; otherwise the maxima stand.
    */
-  private lowering(node: number, chunk: number): void {
+  private lowering(entry: number, chunk: number): void {
     if (this.chunkDirty[chunk] === 1) return;
-    const start = this.key[node]!;
-    const sizeBytes = this.size[node]!;
-    const at = chunk * this.slotStride;
+    const start = this.entryStart[entry]!;
+    const sizeBytes = this.entrySize[entry]!;
+    const pos = this.chunkPos[chunk]!;
     for (let j = 0; j < this.slotCount; j++) {
-      if (usableAt(start, sizeBytes, this.slotAlignBytes[j]!) >= this.chunkFit[at + j]!) {
+      if (usableAt(start, sizeBytes, this.slotAlignBytes[j]!) >= this.positionFit[j * this.positionCap + pos]!) {
         this.markDirty(chunk);
         return;
       }
     }
   }
 
-  /** After `node`'s usable sizes may have grown (or it joined `chunk`): raises its chunk's and group's maxima. */
-  private raised(node: number, chunk: number): void {
+  /** After the block at chunk entry `entry` may have gained usable size (or joined): raises the maxima. */
+  private raised(entry: number, chunk: number): void {
     if (this.chunkDirty[chunk] === 1) return; // the flush recomputes the chunk and its group
-    const start = this.key[node]!;
-    const sizeBytes = this.size[node]!;
-    const stride = this.slotStride;
-    const at = chunk * stride;
-    const group = this.chunkPos[chunk]! >> GROUP_SHIFT;
-    const groupAt = group * stride;
+    const start = this.entryStart[entry]!;
+    const sizeBytes = this.entrySize[entry]!;
+    const pos = this.chunkPos[chunk]!;
+    const group = pos >> GROUP_SHIFT;
     for (let j = 0; j < this.slotCount; j++) {
       const usable = usableAt(start, sizeBytes, this.slotAlignBytes[j]!);
-      if (usable > this.chunkFit[at + j]!) {
-        this.chunkFit[at + j] = usable;
-        if (usable > this.groupFit[groupAt + j]!) this.groupFit[groupAt + j] = usable;
+      const at = j * this.positionCap + pos;
+      if (usable > this.positionFit[at]!) {
+        this.positionFit[at] = usable;
+        const groupAt = j * this.groupCap + group;
+        if (usable > this.groupFit[groupAt]!) this.groupFit[groupAt] = usable;
       }
     }
   }
@@ -553,63 +626,69 @@ export class FirstFitAllocator implements BlockAllocator {
   private flushDirty(): void {
     const groupCount = (this.orderCount + GROUP - 1) >> GROUP_SHIFT;
     const staleFrom = this.groupsStaleFrom;
-    const stride = this.slotStride;
-    const old = this.oldFit;
     for (let i = 0; i < this.dirtyCount; i++) {
       const chunk = this.dirtyList[i]!;
       if (this.chunkDirty[chunk] === 0) continue;
       this.chunkDirty[chunk] = 0;
-      const at = chunk * stride;
-      old.set(this.chunkFit.subarray(at, at + this.slotCount));
-      this.computeChunk(chunk, this.chunkFit, at);
-      const group = this.chunkPos[chunk]! >> GROUP_SHIFT;
-      if (group >= staleFrom) continue;
-      // The group's maximum rises with the chunk's; it is recomputed only when the chunk held it and fell.
-      const groupAt = group * stride;
+      const pos = this.chunkPos[chunk]!;
+      const group = pos >> GROUP_SHIFT;
+      let groupStale = group >= staleFrom;
       for (let j = 0; j < this.slotCount; j++) {
-        const value = this.chunkFit[at + j]!;
-        const groupValue = this.groupFit[groupAt + j]!;
-        if (value > groupValue) this.groupFit[groupAt + j] = value;
-        else if (value < groupValue && old[j] === groupValue) {
-          this.computeGroup(group, this.groupFit, groupAt);
-          break;
-        }
+        const at = j * this.positionCap + pos;
+        const old = this.positionFit[at]!;
+        const value = this.chunkMax(chunk, this.slotAlignBytes[j]!);
+        this.positionFit[at] = value;
+        if (groupStale) continue;
+        // The group's maximum rises with the chunk's; it is recomputed when the chunk held it and fell.
+        const groupAt = j * this.groupCap + group;
+        const groupValue = this.groupFit[groupAt]!;
+        if (value > groupValue) this.groupFit[groupAt] = value;
+        else if (value < groupValue && old === groupValue) groupStale = true;
       }
+      if (groupStale && group < staleFrom) this.computeGroup(group);
     }
     this.dirtyCount = 0;
-    for (let g = staleFrom; g < groupCount; g++) this.computeGroup(g, this.groupFit, g * this.slotStride);
+    for (let g = staleFrom; g < groupCount; g++) this.computeGroup(g);
     this.groupsStaleFrom = 2 ** 30;
   }
 
-  /** Writes the chunk's largest usable size per slot into out[at..]. */
-  private computeChunk(chunk: number, out: Float64Array, at: number): void {
+  /** The chunk's largest usable size at `alignBytes` (-Infinity when empty). */
+  private chunkMax(chunk: number, alignBytes: number): number {
     const base = chunk * CHUNK;
-    const count = this.chunkCount[chunk]!;
-    for (let j = 0; j < this.slotCount; j++) {
-      const alignBytes = this.slotAlignBytes[j]!;
-      let best = -Infinity;
-      for (let i = 0; i < count; i++) {
-        const node = this.chunkNodes[base + i]!;
-        const usable = usableAt(this.key[node]!, this.size[node]!, alignBytes);
+    const end = base + this.chunkCount[chunk]!;
+    let best = -Infinity;
+    if (alignBytes === 1) {
+      for (let i = base; i < end; i++) if (this.entrySize[i]! > best) best = this.entrySize[i]!;
+      return best;
+    }
+    if (alignBytes <= 0x40000000) {
+      // usableAt's 32-bit path, unrolled here: this loop runs on most allocs.
+      const mask = alignBytes - 1;
+      for (let i = base; i < end; i++) {
+        const usable = this.entrySize[i]! - ((alignBytes - ((this.entryStart[i]! >>> 0) & mask)) & mask);
         if (usable > best) best = usable;
       }
-      out[at + j] = best;
+      return best;
     }
+    for (let i = base; i < end; i++) {
+      const usable = usableAt(this.entryStart[i]!, this.entrySize[i]!, alignBytes);
+      if (usable > best) best = usable;
+    }
+    return best;
   }
 
-  /** Writes the group's maximum of its chunks' values per slot into out[at..]. */
-  private computeGroup(group: number, out: Float64Array, at: number): void {
+  /** The group's maximum of its positions' values, per slot. */
+  private groupMax(group: number, slot: number): number {
     const first = group << GROUP_SHIFT;
     const last = Math.min(this.orderCount, first + GROUP);
-    const stride = this.slotStride;
-    for (let j = 0; j < this.slotCount; j++) {
-      let best = -Infinity;
-      for (let p = first; p < last; p++) {
-        const value = this.chunkFit[this.order[p]! * stride + j]!;
-        if (value > best) best = value;
-      }
-      out[at + j] = best;
-    }
+    const base = slot * this.positionCap;
+    let best = -Infinity;
+    for (let p = first; p < last; p++) if (this.positionFit[base + p]! > best) best = this.positionFit[base + p]!;
+    return best;
+  }
+
+  private computeGroup(group: number): void {
+    for (let j = 0; j < this.slotCount; j++) this.groupFit[j * this.groupCap + group] = this.groupMax(group, j);
   }
 
   // --- inspection ------------------------------------------------------------------------------
@@ -762,15 +841,19 @@ export class FirstFitAllocator implements BlockAllocator {
     if (count !== this.freeByStart.size || count !== this.freeByEnd.size) {
       return `the index holds ${count} free blocks, the start/end maps ${this.freeByStart.size}/${this.freeByEnd.size}`;
     }
-    // The directory: non-empty chunks, each knowing its position, ids knowing their chunk.
+    // The directory: non-empty chunks, each knowing its position; entries knowing their chunk
+    // and copying their block's start and size.
     for (let p = 0; p < this.orderCount; p++) {
       const chunk = this.order[p]!;
       const n = this.chunkCount[chunk]!;
       if (n < 1 || n > CHUNK) return `chunk ${chunk} at directory position ${p} holds ${n} blocks (1..${CHUNK} allowed)`;
       if (this.chunkPos[chunk] !== p) return `chunk ${chunk} is at directory position ${p} but records ${this.chunkPos[chunk]}`;
-      for (let i = 0; i < n; i++) {
-        const node = this.chunkNodes[chunk * CHUNK + i]!;
+      for (let i = chunk * CHUNK; i < chunk * CHUNK + n; i++) {
+        const node = this.chunkNodes[i]!;
         if (this.chunkOf[node] !== chunk) return `free block at ${this.key[node]} sits in chunk ${chunk} but records chunk ${this.chunkOf[node]}`;
+        if (this.entryStart[i] !== this.key[node] || this.entrySize[i] !== this.size[node]) {
+          return `free block [${this.key[node]}+${this.size[node]}]: its chunk's copy says [${this.entryStart[i]}+${this.entrySize[i]}]`;
+        }
       }
     }
     for (let i = 0; i < count; i++) {
@@ -780,17 +863,15 @@ export class FirstFitAllocator implements BlockAllocator {
       if (i > 0 && this.key[inOrder[i - 1]!]! >= start) return `the index is out of offset order at ${start}`;
       if (this.freeByStart.get(start) !== node || this.freeByEnd.get(start + sizeBytes) !== node) return `free block [${start}+${sizeBytes}] is not found by its start and end`;
     }
-    // Stored values: every chunk and group not waiting for recomputation holds exactly the
+    // Stored maxima: every chunk and group not waiting for recomputation holds exactly the
     // largest usable size per alignment slot of its blocks.
-    const stride = this.slotStride;
-    const fresh = new Float64Array(stride);
     for (let p = 0; p < this.orderCount; p++) {
       const chunk = this.order[p]!;
       if (this.chunkDirty[chunk] === 1) continue;
-      this.computeChunk(chunk, fresh, 0);
       for (let j = 0; j < this.slotCount; j++) {
-        const stored = this.chunkFit[chunk * stride + j]!;
-        if (stored !== fresh[j]) return `chunk at directory position ${p}: largest usable size at alignment ${this.slotAlignBytes[j]} is ${stored}, should be ${fresh[j]}`;
+        const stored = this.positionFit[j * this.positionCap + p]!;
+        const fresh = this.chunkMax(chunk, this.slotAlignBytes[j]!);
+        if (stored !== fresh) return `chunk at directory position ${p}: largest usable size at alignment ${this.slotAlignBytes[j]} is ${stored}, should be ${fresh}`;
       }
     }
     const groupCount = (this.orderCount + GROUP - 1) >> GROUP_SHIFT;
@@ -798,10 +879,10 @@ export class FirstFitAllocator implements BlockAllocator {
       let pending = false;
       for (let p = g << GROUP_SHIFT; p < Math.min(this.orderCount, (g + 1) << GROUP_SHIFT); p++) pending ||= this.chunkDirty[this.order[p]!] === 1;
       if (pending) continue;
-      this.computeGroup(g, fresh, 0);
       for (let j = 0; j < this.slotCount; j++) {
-        const stored = this.groupFit[g * stride + j]!;
-        if (stored !== fresh[j]) return `chunk group ${g}: largest usable size at alignment ${this.slotAlignBytes[j]} is ${stored}, should be ${fresh[j]}`;
+        const stored = this.groupFit[j * this.groupCap + g]!;
+        const fresh = this.groupMax(g, j);
+        if (stored !== fresh) return `chunk group ${g}: largest usable size at alignment ${this.slotAlignBytes[j]} is ${stored}, should be ${fresh}`;
       }
     }
     return null;

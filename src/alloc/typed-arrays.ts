@@ -39,23 +39,22 @@ export function xorshift32(state: number): number {
   return x >>> 0;
 }
 
-const EMPTY = 0;
-const FULL = 1;
-const DELETED = 2;
+/** The key of an empty slot (keys are non-negative). */
+const EMPTY = -1;
 
 /**
  * A map from non-negative safe integers to numbers in typed arrays (open addressing, linear
  * probing). It replaces Map on the allocators' hot paths: V8's Map rehashes at an unchanged
  * capacity when a table near its limit sees a delete then a set, so a steady state that frees
- * and reallocates the same offsets paid O(n) per operation. Here a full table (live entries plus
- * tombstones over 3/4) is rebuilt with room for twice the live entries: O(1) amortized.
+ * and reallocates the same offsets paid O(n) per operation. Here a delete shifts the entries
+ * after it back into the hole (no tombstones, so churn never degrades the probes or forces a
+ * rebuild), an empty slot holds the key -1 (a probe reads one array, not a state array too),
+ * and the table doubles when it is half full: O(1) amortized.
  */
 export class NumberMap {
-  private keys = new Float64Array(16);
+  private keys = new Float64Array(16).fill(EMPTY);
   private values = new Float64Array(16);
-  private states = new Uint8Array(16);
   private count = 0;
-  private used = 0;
 
   get size(): number {
     return this.count;
@@ -63,31 +62,19 @@ export class NumberMap {
 
   /** The first slot `key` probes (a hash of both 32-bit halves of a safe integer). */
   private homeSlot(key: number): number {
-    const h = Math.imul((key >>> 0) ^ Math.imul(Math.floor(key / 4294967296), 0x9e3779b1), 0x85ebca6b);
+    const h = Math.imul(key <= 0xffffffff ? key >>> 0 : (key >>> 0) ^ Math.imul(Math.floor(key / 4294967296), 0x9e3779b1), 0x85ebca6b);
     return (h ^ (h >>> 13)) & (this.keys.length - 1);
   }
 
-  /** The slot holding `key`, else the slot an insert of it takes (the first tombstone or empty slot on its probe). */
-  private slotOf(key: number): number {
-    const mask = this.keys.length - 1;
-    let slot = this.homeSlot(key);
-    let tombstone = -1;
-    for (;;) {
-      const state = this.states[slot]!;
-      if (state === EMPTY) return tombstone >= 0 ? tombstone : slot;
-      if (state === FULL && this.keys[slot] === key) return slot;
-      if (state === DELETED && tombstone < 0) tombstone = slot;
-      slot = (slot + 1) & mask;
-    }
-  }
-
+  /** The slot holding `key`, or -1. */
   private find(key: number): number {
-    const mask = this.keys.length - 1;
+    const keys = this.keys;
+    const mask = keys.length - 1;
     let slot = this.homeSlot(key);
     for (;;) {
-      const state = this.states[slot]!;
-      if (state === EMPTY) return -1;
-      if (state === FULL && this.keys[slot] === key) return slot;
+      const at = keys[slot]!;
+      if (at === key) return slot;
+      if (at === EMPTY) return -1;
       slot = (slot + 1) & mask;
     }
   }
@@ -102,45 +89,63 @@ export class NumberMap {
   }
 
   set(key: number, value: number): this {
-    let slot = this.slotOf(key);
-    if (this.states[slot] === FULL) {
-      this.values[slot] = value;
-      return this;
+    if (!(key >= 0)) throw new Error(`NumberMap: keys are non-negative, got ${key}`);
+    let keys = this.keys;
+    let mask = keys.length - 1;
+    let slot = this.homeSlot(key);
+    for (;;) {
+      const at = keys[slot]!;
+      if (at === key) {
+        this.values[slot] = value;
+        return this;
+      }
+      if (at === EMPTY) break;
+      slot = (slot + 1) & mask;
     }
-    if ((this.used + 1) * 4 > this.keys.length * 3) {
-      this.rebuild();
-      slot = this.slotOf(key);
+    if ((this.count + 1) * 2 > keys.length) {
+      this.rebuild(keys.length * 2);
+      keys = this.keys;
+      mask = keys.length - 1;
+      slot = this.homeSlot(key);
+      while (keys[slot] !== EMPTY) slot = (slot + 1) & mask;
     }
-    if (this.states[slot] === EMPTY) this.used++;
-    this.states[slot] = FULL;
-    this.keys[slot] = key;
+    keys[slot] = key;
     this.values[slot] = value;
     this.count++;
     return this;
   }
 
   delete(key: number): boolean {
-    const slot = this.find(key);
-    if (slot < 0) return false;
-    this.states[slot] = DELETED;
+    let hole = this.find(key);
+    if (hole < 0) return false;
+    const keys = this.keys;
+    const values = this.values;
+    const mask = keys.length - 1;
+    // Shift back every later entry of the run whose probe passes over the hole.
+    for (let next = (hole + 1) & mask; ; next = (next + 1) & mask) {
+      const at = keys[next]!;
+      if (at === EMPTY) break;
+      if (((next - this.homeSlot(at)) & mask) >= ((next - hole) & mask)) {
+        keys[hole] = at;
+        values[hole] = values[next]!;
+        hole = next;
+      }
+    }
+    keys[hole] = EMPTY;
     this.count--;
     return true;
   }
 
-  /** Rehashes the live entries into a table with at least twice their number of slots. */
-  private rebuild(): void {
-    const { keys, values, states } = this;
-    let capacity = 16;
-    while (capacity < (this.count + 1) * 4) capacity *= 2;
-    this.keys = new Float64Array(capacity);
+  /** Rehashes every entry into a table of `capacity` slots (a power of two). */
+  private rebuild(capacity: number): void {
+    const { keys, values } = this;
+    this.keys = new Float64Array(capacity).fill(EMPTY);
     this.values = new Float64Array(capacity);
-    this.states = new Uint8Array(capacity);
     this.count = 0;
-    this.used = 0;
-    for (let slot = 0; slot < states.length; slot++) if (states[slot] === FULL) this.set(keys[slot]!, values[slot]!);
+    for (let slot = 0; slot < keys.length; slot++) if (keys[slot] !== EMPTY) this.set(keys[slot]!, values[slot]!);
   }
 
   *[Symbol.iterator](): IterableIterator<[number, number]> {
-    for (let slot = 0; slot < this.states.length; slot++) if (this.states[slot] === FULL) yield [this.keys[slot]!, this.values[slot]!];
+    for (let slot = 0; slot < this.keys.length; slot++) if (this.keys[slot] !== EMPTY) yield [this.keys[slot]!, this.values[slot]!];
   }
 }
