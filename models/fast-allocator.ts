@@ -34,7 +34,7 @@
  * - Page ids are whatever the upload heap returns; the model never reuses a destroyed id.
  * - Bad requests: BAD_SIZE, then BAD_ALIGN (src/alloc/allocator.ts), before anything changes.
  */
-import { alignUp, validateRequest } from '../src/alloc/allocator';
+import { alignUp, validateRequest } from '../src/alloc/allocator.js';
 import {
   DEFAULT_MIN_PAGES_TO_RETAIN,
   FAST_ALLOCATOR_PAGE_BYTES,
@@ -43,7 +43,7 @@ import {
   type FenceView,
   type UploadHeap,
   type UploadLocation,
-} from '../src/alloc/upload-pages-types';
+} from '../src/alloc/upload-pages-types.js';
 
 export class BumpPagesModel {
   private current = -1;
@@ -97,6 +97,10 @@ export class BumpPagesModel {
     return this.pool;
   }
 
+  pooledPageCount(): number {
+    return this.pool.length;
+  }
+
   cleanup(): void {
     this.cleanupPages();
   }
@@ -122,6 +126,10 @@ export class FastAllocatorModel extends BumpPagesModel implements FastAllocator 
 
   forwardedBuffers(): readonly FencedBuffer[] {
     return this.forwarded;
+  }
+
+  forwardedBufferCount(): number {
+    return this.forwarded.length;
   }
 
   override cleanup(): void {

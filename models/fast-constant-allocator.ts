@@ -18,8 +18,8 @@
  * BAD_UNIFORM_BUFFER, then BAD_SIZE, then CONSTANT_TOO_LARGE, before anything changes; the
  * default `minPagesToRetain` is the fast allocator's.
  */
-import { ContractError } from '../src/contract';
-import { AllocErrors, alignUp } from '../src/alloc/allocator';
+import { ContractError } from '../src/contract.js';
+import { AllocErrors, alignUp } from '../src/alloc/allocator.js';
 import {
   CONSTANT_ALIGN_BYTES,
   DEFAULT_MIN_PAGES_TO_RETAIN,
@@ -29,8 +29,8 @@ import {
   type FenceView,
   type UploadHeap,
   type UploadLocation,
-} from '../src/alloc/upload-pages-types';
-import { BumpPagesModel } from './fast-allocator';
+} from '../src/alloc/upload-pages-types.js';
+import { BumpPagesModel } from './fast-allocator.js';
 
 export class FastConstantAllocatorModel extends BumpPagesModel implements FastConstantAllocator {
   private locations = new Map<number, UploadLocation>();

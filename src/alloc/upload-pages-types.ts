@@ -67,6 +67,8 @@ export interface UploadPageState {
   currentPage(): number;
   /** Retired pages, oldest first (fence values non-decreasing). */
   pooledPages(): readonly FencedBuffer[];
+  /** pooledPages().length, without building anything. */
+  pooledPageCount(): number;
   /** Releases what the GPU is done with: completed pool pages above the minimum, completed dedicated buffers. */
   cleanup(): void;
 }
@@ -76,6 +78,8 @@ export interface FastAllocator extends UploadPageState {
   allocate(sizeBytes: number, alignBytes: number): UploadLocation;
   /** Dedicated buffers of forwarded requests still held, oldest first. */
   forwardedBuffers(): readonly FencedBuffer[];
+  /** forwardedBuffers().length, without building anything. */
+  forwardedBufferCount(): number;
 }
 
 export interface FastConstantAllocator extends UploadPageState {

@@ -7,9 +7,9 @@
  * or retire + reuse the oldest page or create one. Each decision is a protected method so a
  * mutant (mutants/fast-allocator.ts) can override exactly one step.
  */
-import { ContractError } from '../contract';
-import { AllocErrors, isPowerOfTwo } from './allocator';
-import { NumberDeque } from './number-deque';
+import { ContractError } from '../contract.js';
+import { AllocErrors, isPowerOfTwo } from './allocator.js';
+import { NumberDeque } from './number-deque.js';
 import {
   CONSTANT_ALIGN_BYTES,
   DEFAULT_MIN_PAGES_TO_RETAIN,
@@ -22,7 +22,7 @@ import {
   type FenceView,
   type UploadHeap,
   type UploadLocation,
-} from './upload-pages-types';
+} from './upload-pages-types.js';
 
 export const NO_PAGE = -1;
 
@@ -128,6 +128,10 @@ export class BumpPages {
     return this.pool.asArray();
   }
 
+  pooledPageCount(): number {
+    return this.pool.count;
+  }
+
   cleanup(): void {
     this.cleanupPages();
   }
@@ -166,6 +170,10 @@ export class FastAllocatorImpl extends BumpPages implements FastAllocator {
 
   forwardedBuffers(): readonly FencedBuffer[] {
     return this.forwarded.asArray();
+  }
+
+  forwardedBufferCount(): number {
+    return this.forwarded.count;
   }
 
   override cleanup(): void {

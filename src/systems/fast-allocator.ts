@@ -18,13 +18,13 @@
  * caught on the first bytes it hands out again), every destroyed buffer against the same reads.
  */
 import fc from 'fast-check';
-import type { Json } from '../harness/json';
-import type { Invariant, RunEnv } from '../harness/system';
-import { defineSystem, opsFor } from '../harness/define-system';
-import { Int, Nat, Strict, type Static } from '../harness/schema';
-import { QueueTimeline } from '../gpu/queue-timeline';
-import { FastAllocatorModel } from '../../models/fast-allocator';
-import { FastAllocatorImpl } from '../alloc/upload-pages';
+import type { Json } from '../harness/json.js';
+import type { Invariant, RunEnv } from '../harness/system.js';
+import { defineSystem, opsFor } from '../harness/define-system.js';
+import { Int, Nat, Strict, type Static } from '../harness/schema.js';
+import { QueueTimeline } from '../gpu/queue-timeline.js';
+import { FastAllocatorModel } from '../../models/fast-allocator.js';
+import { FastAllocatorImpl } from '../alloc/upload-pages.js';
 import {
   pageConfigProblem,
   type FastAllocator,
@@ -32,8 +32,8 @@ import {
   type UploadHeap,
   type UploadLocation,
   type UploadPageState,
-} from '../alloc/upload-pages-types';
-import { bothSides, pickLive, SKIPPED } from './common';
+} from '../alloc/upload-pages-types.js';
+import { bothSides, pickLive, SKIPPED } from './common.js';
 
 /** Page size limit of generated and replayed configs. */
 export const UPLOAD_MAX_PAGE_BYTES = 1 << 30;
@@ -110,6 +110,14 @@ export class UploadHeapJudge implements UploadHeap {
     if (this.destroyed.length > 0) this.destroyed.length = 0;
     this.destroyedForwarded = 0;
   }
+}
+
+/** The shared empty list of observations (frozen: nothing may add to it). */
+const NONE = Object.freeze([]) as unknown as number[];
+
+/** This step's creations, for an observation (one shared empty list when there are none). */
+export function createdOf(heap: UploadHeapJudge): number[] {
+  return heap.created.length === 0 ? NONE : heap.created.slice();
 }
 
 /** One hand-out of this frame, as the caller saw it. */
@@ -235,7 +243,7 @@ export function pageProbes<A extends UploadPageState>(s: UploadSide<A>, before: 
 
 /** Runs cleanup and judges the retained-page bound; `extra` judges what else it must release. */
 export function doCleanup<A extends UploadPageState>(s: UploadSide<A>, extra?: () => string | null): Json {
-  const pooledBefore = s.alloc.pooledPages().length;
+  const pooledBefore = s.alloc.pooledPageCount();
   s.alloc.cleanup();
   const pool = s.alloc.pooledPages();
   const completedValue = s.timeline.completedValue;
@@ -258,7 +266,7 @@ export function doCleanup<A extends UploadPageState>(s: UploadSide<A>, extra?: (
   if (s.heap.destroyed.length > 0) s.env.probe('cleanup-destroyed');
   if (pool.length === min && min > 0 && pool[0]!.fenceValue <= completedValue) s.env.probe('cleanup-kept-minimum');
   if (pool.length > min) s.env.probe('cleanup-blocked-by-fence');
-  return { destroyed: s.heap.destroyed.slice() };
+  return { destroyed: s.heap.destroyed.length === 0 ? NONE : s.heap.destroyed.slice() };
 }
 
 function firstOf(list: readonly string[]): string | null {
@@ -297,6 +305,8 @@ export function sharedInvariants<A extends UploadPageState, C>(heldBuffers: (all
         if (held !== s.heap.buffers.size) return `the allocator holds ${held} buffers but the upload heap has ${s.heap.buffers.size} alive`;
         const current = s.alloc.currentPage();
         if (current !== -1 && !s.heap.buffers.has(current)) return `the current page ${current} is not alive in the upload heap`;
+        // With equal counts the held set changes only with the heap's own creations and destructions.
+        if (s.heap.created.length === 0 && s.heap.destroyed.length === 0) return null;
         const pool = s.alloc.pooledPages();
         for (let i = 0; i < pool.length; i++) {
           if (!s.heap.buffers.has(pool[i]!.bufferId)) return `pool page ${pool[i]!.bufferId} is not alive in the upload heap`;
@@ -309,7 +319,7 @@ export function sharedInvariants<A extends UploadPageState, C>(heldBuffers: (all
 
 /** The page part of the held-buffer count. */
 export function heldPages(alloc: UploadPageState): number {
-  return (alloc.currentPage() === -1 ? 0 : 1) + alloc.pooledPages().length;
+  return (alloc.currentPage() === -1 ? 0 : 1) + alloc.pooledPageCount();
 }
 
 export const FastAllocatorConfigSchema = Strict({
@@ -326,7 +336,7 @@ export function fastSide(alloc: (heap: UploadHeap, fence: QueueTimeline) => Fast
 
 function allocate(s: FastSide, sizeBytes: number, alignBytes: number): Json {
   const before = s.alloc.currentPage();
-  const pooledBefore = s.alloc.pooledPages().length;
+  const pooledBefore = s.alloc.pooledPageCount();
   const location = s.alloc.allocate(sizeBytes, alignBytes);
   const forwarded = sizeBytes > s.pageSizeBytes;
   if (forwarded && s.heap.created.indexOf(location.bufferId) === -1) {
@@ -338,7 +348,7 @@ function allocate(s: FastSide, sizeBytes: number, alignBytes: number): Json {
     if (sizeBytes === s.pageSizeBytes) s.env.probe('exact-page-size');
     pageProbes(s, before, pooledBefore, location.bufferId);
   }
-  return { bufferId: location.bufferId, offsetBytes: location.offsetBytes, created: s.heap.created.slice() };
+  return { bufferId: location.bufferId, offsetBytes: location.offsetBytes, created: createdOf(s.heap) };
 }
 
 /** The forwarded part of the retained bound: no dedicated buffer whose fence value completed survives cleanup. */
@@ -353,7 +363,7 @@ function forwardedKept(s: FastSide): string | null {
   return null;
 }
 
-const shared = sharedInvariants<FastAllocator, FastAllocatorConfig>((alloc) => heldPages(alloc) + alloc.forwardedBuffers().length);
+const shared = sharedInvariants<FastAllocator, FastAllocatorConfig>((alloc) => heldPages(alloc) + alloc.forwardedBufferCount());
 
 const invariants: Invariant<FastSide, FastAllocatorConfig>[] = [
   shared.placement(

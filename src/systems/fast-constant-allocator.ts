@@ -16,16 +16,17 @@
  * 2 KiB so pages turn over within a few commands; the default page is the seed's 64 KiB.
  */
 import fc from 'fast-check';
-import type { Invariant, RunEnv } from '../harness/system';
-import { defineSystem, opsFor } from '../harness/define-system';
-import { Int, Nat, Strict, type Static } from '../harness/schema';
-import type { QueueTimeline } from '../gpu/queue-timeline';
-import { FastConstantAllocatorModel } from '../../models/fast-constant-allocator';
-import { FastConstantAllocatorImpl } from '../alloc/upload-pages';
-import { CONSTANT_ALIGN_BYTES, type FastConstantAllocator, type UploadHeap } from '../alloc/upload-pages-types';
-import { alignUp } from '../alloc/allocator';
-import { pickLive, SKIPPED } from './common';
+import type { Invariant, RunEnv } from '../harness/system.js';
+import { defineSystem, opsFor } from '../harness/define-system.js';
+import { Int, Nat, Strict, type Static } from '../harness/schema.js';
+import type { QueueTimeline } from '../gpu/queue-timeline.js';
+import { FastConstantAllocatorModel } from '../../models/fast-constant-allocator.js';
+import { FastConstantAllocatorImpl } from '../alloc/upload-pages.js';
+import { CONSTANT_ALIGN_BYTES, type FastConstantAllocator, type UploadHeap } from '../alloc/upload-pages-types.js';
+import { alignUp } from '../alloc/allocator.js';
+import { pickLive, SKIPPED } from './common.js';
 import {
+  createdOf,
   fastAllocatorConfigCheck,
   frameOps,
   gpuRead,
@@ -39,7 +40,7 @@ import {
   UPLOAD_MAX_PAGE_BYTES,
   type Handout,
   type UploadSide,
-} from './fast-allocator';
+} from './fast-allocator.js';
 
 export const FastConstantConfigSchema = Strict({
   pageSizeBytes: Nat({ description: `bytes per page, a multiple of 256 up to ${UPLOAD_MAX_PAGE_BYTES} (the allocator's default: 64 KiB)` }),
@@ -57,12 +58,16 @@ export interface ConstantSide extends UploadSide<FastConstantAllocator> {
 }
 
 export function constantSide(alloc: (heap: UploadHeap, fence: QueueTimeline) => FastConstantAllocator, config: FastConstantConfig, env: RunEnv): ConstantSide {
-  return { ...uploadSide(alloc, config, env), loose: [], uniformBuffers: [], current: new Map() };
+  const side = uploadSide(alloc, config, env) as ConstantSide & { loose: Handout[]; uniformBuffers: number[]; current: Map<number, Handout> };
+  side.loose = [];
+  side.uniformBuffers = [];
+  side.current = new Map();
+  return side;
 }
 
 function handOut(s: ConstantSide, operation: string, sizeBytes: number, give: () => { bufferId: number; offsetBytes: number }): Handout {
   const before = s.alloc.currentPage();
-  const pooledBefore = s.alloc.pooledPages().length;
+  const pooledBefore = s.alloc.pooledPageCount();
   const location = give();
   const handout = judgeHandOut(s, operation, location, alignUp(sizeBytes, CONSTANT_ALIGN_BYTES), CONSTANT_ALIGN_BYTES, 'page', s.frame);
   s.frame.push(handout);
@@ -119,7 +124,7 @@ const ops = {
       else if (isRead(s, previous)) s.env.probe('uniform-buffer-replaced-while-read');
       s.current.set(uniformBuffer, handout);
       const location = s.alloc.uniformBufferLocation(uniformBuffer);
-      return { bufferId: handout.bufferId, offsetBytes: handout.offsetBytes, created: s.heap.created.slice(), location: location === null ? null : [location.bufferId, location.offsetBytes] };
+      return { bufferId: handout.bufferId, offsetBytes: handout.offsetBytes, created: createdOf(s.heap), location: location === null ? null : [location.bufferId, location.offsetBytes] };
     },
   }),
   draw: op({
@@ -139,7 +144,7 @@ const ops = {
     apply: (s, command) => {
       const handout = handOut(s, 'allocate', command.sizeBytes, () => s.alloc.allocate(command.sizeBytes));
       s.loose.push(handout);
-      return { bufferId: handout.bufferId, offsetBytes: handout.offsetBytes, created: s.heap.created.slice() };
+      return { bufferId: handout.bufferId, offsetBytes: handout.offsetBytes, created: createdOf(s.heap) };
     },
   }),
   use: op({
