@@ -86,7 +86,7 @@ describe('the installed package', () => {
   });
 
   it('runs the vitest helpers: the team system with its mutants, and its regressions', () => {
-    const tests = run(path.join(project, 'node_modules', '.bin', 'vitest'), ['run', '--reporter', 'verbose'], project);
+    const tests = run(path.join(project, 'node_modules', '.bin', 'vitest'), ['run', '--reporter', 'verbose'], project, { NO_COLOR: '1', FORCE_COLOR: '0' });
     const text = output(tests);
     expect(text).toMatch(/counter-pool: model and implementation agree step for step over 200 generated sequences \(seed 7\)/);
     expect(text).toMatch(/catches loses-counter-zero with observation/);
