@@ -79,6 +79,9 @@ export class EngineFrameModel implements EngineFrame {
   private deletes: { object: number; stamp: number }[] = [];
   private payload: Entry[] = [];
   private frameValues: number[] = [];
+  private framesDone = 0;
+  /** This frame's transients. */
+  private transients: Res[] = [];
   private commitSet: number | null = null;
 
   constructor(
@@ -142,9 +145,11 @@ export class EngineFrameModel implements EngineFrame {
     return l;
   }
 
+  /** Frames whose fence value the GPU completed (fence values and the completed value only grow). */
   completedFrames(): number {
     const done = this.port.gpu.fenceCompleted(0);
-    return this.frameValues.filter((value) => value <= done).length;
+    while (this.framesDone < this.frameValues.length && this.frameValues[this.framesDone]! <= done) this.framesDone++;
+    return this.framesDone;
   }
 
   private processDeletes(): void {
@@ -218,7 +223,7 @@ export class EngineFrameModel implements EngineFrame {
 
   createTransient(sizeBytes: number, firstPass: number, lastPass: number): CreatedResource | null {
     if (!(sizeBytes >= 1) || lastPass < firstPass) throw new ContractError(EngineErrors.BAD_RESOURCE, `bad transient ${sizeBytes} [${firstPass}, ${lastPass}]`);
-    const live = this.res.filter((r) => r.kind === 'transient' && !r.released);
+    const live = this.transients;
     const sameTime = live.filter((t) => firstPass <= t.last && t.first <= lastPass);
     const align = this.config.poolAlignBytes;
     // First fit: the lowest aligned offset whose bytes no lifetime-overlapping transient uses.
@@ -226,7 +231,9 @@ export class EngineFrameModel implements EngineFrame {
       const clash = sameTime.some((t) => t.offset < offset + sizeBytes && offset < t.offset + t.size);
       if (clash) continue;
       if (live.some((t) => t.offset < offset + sizeBytes && offset < t.offset + t.size)) this.events('transient-aliased');
-      return this.out(this.add('transient', this.layout.transientHeap, -1, offset, sizeBytes, firstPass, lastPass));
+      const t = this.add('transient', this.layout.transientHeap, -1, offset, sizeBytes, firstPass, lastPass);
+      this.transients.push(t);
+      return this.out(t);
     }
     this.events('transient-full');
     return null;
@@ -464,7 +471,8 @@ export class EngineFrameModel implements EngineFrame {
       if (l.state === 'closed') this.submit(l.id);
     }
     const flush = this.flush();
-    for (const r of this.res) if (r.kind === 'transient') r.released = true;
+    for (const t of this.transients) t.released = true;
+    this.transients = [];
     const value = this.port.signalFence(0);
     this.frameValues.push(value);
     this.processDeletes();

@@ -40,6 +40,7 @@ import {
   type FlushResult,
   type ResidencyPort,
 } from '../engine/engine-frame-types.js';
+import type { LiveAllocation } from '../alloc/allocator.js';
 import { bothSides, pickLive, SKIPPED } from './common.js';
 
 export const EngineFrameConfigSchema = Strict({
@@ -98,6 +99,8 @@ export interface EngineSide {
   readonly releases: number[];
   /** Queue fence value of each ended frame. */
   readonly frameValues: number[];
+  /** How many of them the GPU completed, as last read. */
+  framesDone: number;
   /** Set-pool watch: closes of closed sets and sets submitted open. */
   readonly closeLog: string[];
   /** Set-pool watch: inserts into closed sets. */
@@ -187,6 +190,7 @@ export function engineSide(
     reads: [],
     releases: [],
     frameValues: [],
+    framesDone: 0,
     closeLog: logs.closeLog,
     insertLog: logs.insertLog,
     handoutLog: [],
@@ -214,12 +218,11 @@ export function createEngineImpl(config: EngineSystemConfig, env: RunEnv): Engin
 
 // ---- the side's judges ---------------------------------------------------------------------------
 
-/** Frames the GPU completed, from the fence values the frames signalled. */
+/** Frames the GPU completed, from the fence values the frames signalled (both only grow). */
 function completedFrames(s: EngineSide): number {
   const done = s.manager.gpu.fenceCompleted(0);
-  let n = 0;
-  while (n < s.frameValues.length && s.frameValues[n]! <= done) n++;
-  return n;
+  while (s.framesDone < s.frameValues.length && s.frameValues[s.framesDone]! <= done) s.framesDone++;
+  return s.framesDone;
 }
 
 /** The first entry of `ranges` (object, offset, size, stamp) over the bytes whose frame has not completed, or -1. */
@@ -258,9 +261,15 @@ function releasesHeld(s: EngineSide): string | null {
   const r = s.releases;
   if (r.length === 0) return null;
   const done = completedFrames(s);
+  let heldHeap = -1;
+  let held: readonly LiveAllocation[] = [];
   for (let i = 0; i < r.length; i += 4) {
     if (r[i + 3]! <= done) continue;
-    const held = s.engine.heldBlocks(r[i]! - s.engine.layout.poolHeapBase);
+    const heap = r[i]! - s.engine.layout.poolHeapBase;
+    if (heap !== heldHeap) {
+      held = s.engine.heldBlocks(heap);
+      heldHeap = heap;
+    }
     let found = false;
     for (let k = 0; k < held.length; k++) {
       if (held[k]!.offsetBytes === r[i + 1]! && held[k]!.sizeBytes === r[i + 2]!) {
@@ -512,7 +521,7 @@ const ops = {
   gpuProgress: op({
     fields: { steps: Nat() },
     weight: 6,
-    arbitrary: (_config, op) => fc.integer({ min: 1, max: 8 }).map((steps) => ({ op, steps })),
+    arbitrary: (_config, op) => fc.oneof(fc.integer({ min: 1, max: 4 }), fc.integer({ min: 4, max: 32 })).map((steps) => ({ op, steps })),
     apply: (s, command) => {
       // Not observed: how many items run depends on the manager's splits and paging decisions.
       s.manager.gpu.pagingProgress(command.steps);
@@ -705,7 +714,7 @@ export const engineFrameSystem = defineSystem({
     if (failure !== undefined) throw failure;
     return result;
   },
-  sequence: { minLength: 1, maxLength: 120 },
+  sequence: { minLength: 1, maxLength: 240 },
   createModel: createEngineModel,
   createImpl: createEngineImpl,
   invariants,
