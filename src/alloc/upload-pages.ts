@@ -86,9 +86,9 @@ export class BumpPages {
     return offsetBytes;
   }
 
+  /** AlignUp by division, exact for powers of two (a remainder of doubles costs an fmod call). */
   protected alignOffset(cursorBytes: number, alignBytes: number): number {
-    const rest = cursorBytes % alignBytes;
-    return rest === 0 ? cursorBytes : cursorBytes + alignBytes - rest;
+    return Math.ceil(cursorBytes / alignBytes) * alignBytes;
   }
 
   protected fits(offsetBytes: number, sizeBytes: number): boolean {
@@ -200,8 +200,7 @@ export class FastConstantAllocatorImpl extends BumpPages implements FastConstant
 
   /** The bytes a constant occupies: its size rounded up to the 256-byte unit. */
   protected roundConstant(sizeBytes: number): number {
-    const rest = sizeBytes % CONSTANT_ALIGN_BYTES;
-    return rest === 0 ? sizeBytes : sizeBytes + CONSTANT_ALIGN_BYTES - rest;
+    return Math.ceil(sizeBytes / CONSTANT_ALIGN_BYTES) * CONSTANT_ALIGN_BYTES;
   }
 
   updateUniformBuffer(uniformBuffer: number, sizeBytes: number): UploadLocation {
