@@ -19,10 +19,10 @@ import {
   type CampaignSummary,
   type RunResult,
   type Shard,
-} from '../src/harness/campaign';
-import { residencySetSystem } from '../src/systems/residency-set';
-import type { ImplFactory } from '../src/harness/runner';
-import { MUTANTS } from '../mutants/index';
+} from '../src/harness/campaign.js';
+import { residencySetSystem } from '../src/systems/residency-set.js';
+import type { ImplFactory } from '../src/harness/runner.js';
+import { MUTANTS } from '../mutants/index.js';
 
 const ROOT = path.resolve(__dirname, '..');
 const SEED = 'campaign-test';
@@ -137,10 +137,11 @@ describe('fuzz CLI', () => {
     // The two campaigns wrote to different folders; everything else must match.
     const read = (name: string) => withoutTiming(JSON.parse(readFileSync(path.join(dir, name), 'utf8').replaceAll(`${path.sep}w2${path.sep}`, `${path.sep}w1${path.sep}`)) as CampaignSummary);
     expect(read('w2.json')).toEqual(read('w1.json'));
-    // The two-worker campaign ran some of its runs on its worker thread, not all on this thread.
-    const threadRuns = (name: string) => (JSON.parse(readFileSync(path.join(dir, name), 'utf8')) as CampaignSummary).timing.threadRuns;
-    expect(threadRuns('w1.json')).toBe(0);
-    expect(threadRuns('w2.json')).toBeGreaterThan(0);
+    // Every run ran on a (watched) worker thread, with one worker and with two.
+    const timing = (name: string) => (JSON.parse(readFileSync(path.join(dir, name), 'utf8')) as CampaignSummary).timing;
+    expect(timing('w1.json').workers).toBe(1);
+    expect(timing('w2.json').workers).toBe(2);
+    expect(timing('w2.json').threadRuns).toBe(timing('w1.json').threadRuns);
     const names = readdirSync(path.join(dir, 'w1', 'residency-set'));
     expect(names).toEqual(readdirSync(path.join(dir, 'w2', 'residency-set')));
     expect(names).toHaveLength(1);
@@ -193,10 +194,44 @@ describe('fuzz CLI', () => {
     expect(JSON.parse(readFileSync(file, 'utf8')).config.allocatorModule).toBe('examples/broken-allocator.mjs');
     const replay = spawnSync(tsx, [path.join(ROOT, 'src', 'cli', 'regress.ts'), 'replay', file], { encoding: 'utf8', cwd: ROOT });
     expect(replay.status).toBe(1);
-    expect(replay.stdout).toMatch(/check 'no-overlap' failed/);
+    expect(replay.stdout).toMatch(/check 'no-overlap'/);
     const correct = fuzz('--allocator', 'examples/simple-first-fit-allocator.mjs', '--runs', '20', '--workers', '1', '--out', dir, '--json', path.join(dir, 't.json'));
     expect(correct.status, correct.stdout + correct.stderr).toBe(0);
     expect(fuzz('--allocator', 'examples/no-such-module.mjs').stderr).toMatch(/^error: examples\/no-such-module\.mjs: no such file/);
+  });
+
+  it('turns an allocator that loops forever into a hang finding, shrunk, and completes the campaign', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'fuzz-hang-'));
+    const summaryFile = path.join(dir, 's.json');
+    const campaign = fuzz('--allocator', 'examples/looping-free-list-allocator.mjs', '--runs', '1', '--workers', '1', '--timeout', '400ms', '--out', dir, '--json', summaryFile);
+    expect(campaign.status, campaign.stdout + campaign.stderr).toBe(1);
+    const summary = JSON.parse(readFileSync(summaryFile, 'utf8')) as CampaignSummary;
+    expect(summary.stopped).toBe('complete');
+    expect(summary.systems['user-allocator']!.runs).toBe(1);
+    const hangs = summary.findings.filter((finding) => finding.check === 'hang');
+    expect(hangs.length).toBeGreaterThan(0);
+    const file = path.join(dir, 'user-allocator', path.basename(hangs[0]!.file));
+    const regression = JSON.parse(readFileSync(file, 'utf8')) as { origin: { check: string }; commands: { op: string }[] };
+    expect(regression.origin.check).toBe('hang');
+    // Shrunk: a handful of commands, the last one the call that never returns.
+    expect(regression.commands.length).toBeLessThan(12);
+    expect(regression.commands.at(-1)!.op).toBe('alloc');
+    expect(campaign.stdout).toMatch(/FINDING user-allocator: hang: a run did not return within 400 ms/);
+    // Its replay runs in a watched worker: it reports the hang instead of hanging.
+    const replay = spawnSync(tsx, [path.join(ROOT, 'src', 'cli', 'regress.ts'), 'replay', file, '--timeout', '400ms'], { encoding: 'utf8', cwd: ROOT });
+    expect(replay.status).toBe(1);
+    expect(replay.stdout).toMatch(/fails against the implementation: hang at step \d+/);
+  });
+
+  it('--stop-on-first ends the campaign at its first finding', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'fuzz-first-'));
+    const summaryFile = path.join(dir, 's.json');
+    const campaign = fuzz('--mutant', 'set-open-keeps-size', '--runs', '400', '--workers', '1', '--stop-on-first', '--out', dir, '--json', summaryFile);
+    expect(campaign.status, campaign.stderr).toBe(1);
+    const summary = JSON.parse(readFileSync(summaryFile, 'utf8')) as CampaignSummary;
+    expect(summary.stopped).toBe('first-finding');
+    expect(summary.findings.length).toBeGreaterThanOrEqual(1);
+    expect(summary.systems['residency-set']!.runs).toBeLessThan(400);
   });
 
   it('reads summaries strictly: a damaged one is a one-line error naming the field; a budgeted one resumes only with --budget', () => {

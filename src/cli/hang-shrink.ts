@@ -5,22 +5,33 @@
  * under the same time limit as the campaign; a candidate that hangs costs the limit, one that
  * returns costs what it runs, so the shrink takes about (accepted removals x limit).
  */
-import type { Failure } from '../harness/runner';
-import type { JsonObject } from '../harness/json';
-import type { Command } from '../harness/system';
-import { WatchedWorker, type Death, type WorkerInitFields } from './watchdog';
+import type { Failure } from '../harness/runner.js';
+import type { JsonObject } from '../harness/json.js';
+import type { Command } from '../harness/system.js';
+import { WatchedWorker, type Death, type WorkerInitFields } from './watchdog.js';
 
 export type CaseOutcome =
   | { readonly kind: 'died'; readonly check: string; readonly step: number; readonly detail: string }
   | { readonly kind: 'failed'; readonly failure: Failure }
   | { readonly kind: 'passed' };
 
-/** Runs single cases in a watched worker, starting a fresh one after each death. */
+/** One worker of a CaseEvaluator: loading (ready), active, or dead. */
+interface EvalWorker {
+  readonly watched: WatchedWorker;
+  readonly ready: Promise<boolean>;
+  dead: boolean;
+}
+
+/**
+ * Runs single cases in a watched worker, starting a fresh one after each death. A spare worker
+ * is always loading beside the active one, so a death costs the time limit, not a worker's
+ * start-up as well (which is most of the cost of shrinking a hang on a busy machine).
+ */
 export class CaseEvaluator {
-  private worker: WatchedWorker | null = null;
+  private active: EvalWorker | null = null;
+  private spare: EvalWorker | null = null;
   private nextId = 1;
   private pending: ((outcome: CaseOutcome) => void) | null = null;
-  private ready: Promise<void> | null = null;
 
   constructor(
     private readonly url: URL,
@@ -28,27 +39,32 @@ export class CaseEvaluator {
     private readonly timeoutMs: number,
   ) {}
 
-  /** Starts a fresh worker; resolves when it has loaded (a worker that cannot load answers every case with its death). */
-  private start(): Promise<void> {
-    this.ready = new Promise<void>((markReady) => {
-      this.worker = new WatchedWorker(this.url, this.init, this.timeoutMs, {
+  private spawn(): EvalWorker {
+    let markReady: (loaded: boolean) => void = () => {};
+    const ready = new Promise<boolean>((resolve) => (markReady = resolve));
+    const entry: EvalWorker = {
+      ready,
+      dead: false,
+      watched: new WatchedWorker(this.url, this.init, this.timeoutMs, {
         message: (reply) => {
-          if (reply.kind === 'ready') markReady();
+          if (reply.kind === 'ready') markReady(true);
           else if (reply.kind === 'error') {
-            void this.worker?.terminate();
-            this.worker = null;
-            markReady();
-            this.resolve({ kind: 'died', check: 'worker-crash', step: -1, detail: reply.error });
-          } else if (reply.kind === 'case') this.resolve(reply.failure === null ? { kind: 'passed' } : { kind: 'failed', failure: reply.failure });
+            entry.dead = true;
+            markReady(false);
+            void entry.watched.terminate();
+            if (entry === this.active) this.resolve({ kind: 'died', check: 'worker-crash', step: -1, detail: reply.error });
+          } else if (reply.kind === 'case' && entry === this.active) {
+            this.resolve(reply.failure === null ? { kind: 'passed' } : { kind: 'failed', failure: reply.failure });
+          }
         },
         death: (death: Death) => {
-          this.worker = null;
-          markReady();
-          this.resolve({ kind: 'died', check: death.check, step: death.step, detail: death.detail });
+          entry.dead = true;
+          markReady(false);
+          if (entry === this.active) this.resolve({ kind: 'died', check: death.check, step: death.step, detail: death.detail });
         },
-      });
-    });
-    return this.ready;
+      }),
+    };
+    return entry;
   }
 
   private resolve(outcome: CaseOutcome): void {
@@ -58,19 +74,22 @@ export class CaseEvaluator {
   }
 
   async evaluate(system: string, config: JsonObject, commands: readonly Command[]): Promise<CaseOutcome> {
-    if (this.worker === null || this.ready === null) await this.start();
-    else await this.ready;
-    if (this.worker === null) return { kind: 'died', check: 'worker-crash', step: -1, detail: 'the worker could not load' };
-    const worker = this.worker;
+    if (this.active === null || this.active.dead) {
+      this.active = this.spare ?? this.spawn();
+      this.spare = this.spawn();
+    }
+    const active = this.active;
+    if (!(await active.ready)) return { kind: 'died', check: 'worker-crash', step: -1, detail: 'the worker could not load' };
     return new Promise<CaseOutcome>((resolve) => {
       this.pending = resolve;
-      worker.post({ kind: 'case', id: this.nextId++, system, config, commands });
+      active.watched.post({ kind: 'case', id: this.nextId++, system, config, commands });
     });
   }
 
   async close(): Promise<void> {
-    await this.worker?.terminate();
-    this.worker = null;
+    await Promise.all([this.active?.watched.terminate(), this.spare?.watched.terminate()]);
+    this.active = null;
+    this.spare = null;
   }
 }
 
