@@ -111,6 +111,7 @@ export interface EngineSide {
   readonly everEvicted: Uint8Array;
 }
 
+/** The engine's part of the system config (the rest configures the residency manager under it). */
 export function engineConfigOf(c: EngineSystemConfig): EngineFrameConfig {
   return c;
 }
