@@ -39,11 +39,11 @@
  * - Out of scope: the trim notifications of §8 (newest library version only, ID3D12Device15);
  *   neither side registers the callback, so its periodic and to-budget trims are not modelled.
  */
-import { ContractError } from '../src/contract';
-import type { SimGpu } from '../src/gpu/sim-gpu';
-import { SimGpu as Gpu } from '../src/gpu/sim-gpu';
-import { ResidencySetModel } from './residency-set';
-import type { HResult } from '../src/residency/residency-set-types';
+import { ContractError } from '../src/contract.js';
+import type { SimGpu } from '../src/gpu/sim-gpu.js';
+import { SimGpu as Gpu } from '../src/gpu/sim-gpu.js';
+import { ResidencySetModel } from './residency-set.js';
+import type { HResult } from '../src/residency/residency-set-types.js';
 import {
   ManagerErrors,
   MAX_GRACE_SECONDS,
@@ -54,7 +54,7 @@ import {
   type ObjectStatus,
   type ResidencyManager,
   type ResidencyManagerConfig,
-} from '../src/residency/residency-manager-types';
+} from '../src/residency/residency-manager-types.js';
 
 interface SyncPoint {
   generation: bigint;

@@ -26,8 +26,8 @@ import {
   type HResult,
   type ResidencySetConfig,
   type ResidencySetPool,
-} from '../src/residency/residency-set-types';
-import { ContractError } from '../src/contract';
+} from '../src/residency/residency-set-types.js';
+import { ContractError } from '../src/contract.js';
 
 interface ModelSet {
   open: boolean;
@@ -160,6 +160,21 @@ export class ResidencySetModel implements ResidencySetPool {
   takenSlots(): number[] {
     return [...this.slotsTaken].sort((a, b) => a - b);
   }
+  /**
+   * flaggedSlots of every object at once, in one pass over the open sets (the invariant's form:
+   * asking object by object rescans every set per object).
+   */
+  allFlaggedSlots(): number[][] {
+    const flagged: number[][] = this.config.objectSizesBytes.map(() => []);
+    for (const s of this.sets.values()) {
+      if (!s.open) continue;
+      for (const object of s.contents) flagged[object]!.push(s.slot);
+      if (s.stuckObject !== null) flagged[s.stuckObject]!.push(s.slot);
+    }
+    for (const slots of flagged) if (slots.length > 1) slots.sort((a, b) => a - b);
+    return flagged;
+  }
+
   flaggedSlots(object: number): number[] {
     const slots: number[] = [];
     for (const s of this.sets.values()) {

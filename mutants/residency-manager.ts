@@ -3,11 +3,11 @@
  * residency-library.md §8 (latent defects) and §11 (bug classes) by overriding one step of the
  * shipped implementation.
  */
-import { mutantsOf } from './define';
-import type { AnyMutant } from '../src/harness/system';
-import { RESIDENT, ResidencyManagerImpl } from '../src/residency/residency-manager';
-import type { ResidencyManagerConfig } from '../src/residency/residency-manager-types';
-import { managerSide, residencyManagerSystem } from '../src/systems/residency-manager';
+import { mutantsOf } from './define.js';
+import type { AnyMutant } from '../src/harness/system.js';
+import { RESIDENT, ResidencyManagerImpl } from '../src/residency/residency-manager.js';
+import type { ResidencyManagerConfig } from '../src/residency/residency-manager-types.js';
+import { managerSide, residencyManagerSystem } from '../src/systems/residency-manager.js';
 
 type ManagerClass = new (config: ResidencyManagerConfig) => ResidencyManagerImpl;
 
@@ -16,7 +16,7 @@ const mutant = mutantsOf(residencyManagerSystem, (Manager: ManagerClass, config,
 export const RESIDENCY_MANAGER_MUTANTS: AnyMutant[] = [
   mutant(
     'rm-referenced-not-moved',
-    'lru-matches-model',
+    'lru-sorted',
     'ObjectReferenced is skipped for objects already resident: they get a new sync point but keep their old place in the LRU',
     class extends ResidencyManagerImpl {
       protected override markObject(object: number, generation: number, nowTicks: number, makeCount: number): number {
@@ -72,7 +72,7 @@ export const RESIDENCY_MANAGER_MUTANTS: AnyMutant[] = [
   ),
   mutant(
     'rm-split-ge',
-    'lru-matches-model',
+    'answers-match-model',
     'ExecuteCommandLists splits when the total size equals the budget (>= instead of >)',
     class extends ResidencyManagerImpl {
       protected override shouldSplit(count: number, totalSizeBytes: number, budgetBytes: number): boolean {
@@ -152,7 +152,7 @@ export const RESIDENCY_MANAGER_MUTANTS: AnyMutant[] = [
   ),
   mutant(
     'rm-batch-ignores-usage',
-    'observation',
+    'within-budget',
     'Batching measures the available bytes as the budget alone, ignoring the current usage',
     class extends ResidencyManagerImpl {
       protected override availableBytes(budgetBytes: number): number {
@@ -191,7 +191,7 @@ export const RESIDENCY_MANAGER_MUTANTS: AnyMutant[] = [
   ),
   mutant(
     'rm-queue-fence-starts-at-zero',
-    'observation',
+    'answers-match-model',
     'The queue fence counter starts at 0 like the D3D fence, so the first sync point on a queue records -1 and counts as complete at once',
     class extends ResidencyManagerImpl {
       protected override initialFenceValue(): number {
@@ -209,7 +209,7 @@ export const RESIDENCY_MANAGER_MUTANTS: AnyMutant[] = [
   ),
   mutant(
     'rm-batch-includes-misfit',
-    'within-budget',
+    'observation',
     'Batching adds an object before testing whether it fits, so each batch ends with the first object that does not',
     class extends ResidencyManagerImpl {
       protected override fillBatch(start: number, total: number, availableBytes: number): number {
@@ -232,6 +232,70 @@ export const RESIDENCY_MANAGER_MUTANTS: AnyMutant[] = [
       protected override graceTicks(): number {
         if (this.localLimitBytes() === 0) return 0;
         return this.graceFor(this.gpu.localUsageBytes, this.localBudgetBytes() + this.gpu.nonLocalBudgetBytes);
+      }
+    },
+  ),
+  mutant(
+    'rm-usage-local-only',
+    'within-budget',
+    'The batch loop measures the usage from the local segment alone (what the implementation did before issue 11), while §8 step 5.1 adds the non-local usage: with objects demoted to system memory the available bytes are over-estimated and a budgeted batch overcommits',
+    class extends ResidencyManagerImpl {
+      protected override usageBytes(): number {
+        return this.gpu.localUsageBytes;
+      }
+    },
+  ),
+  mutant(
+    'rm-grace-from-total-usage',
+    'lru-matches-model',
+    'The grace period reads the usage of both segments against the local budget (§8 step 4 uses the local segment only): objects demoted to system memory raise the pressure and trim early',
+    class extends ResidencyManagerImpl {
+      protected override graceTicks(): number {
+        if (this.localLimitBytes() === 0) return 0;
+        return this.graceFor(this.gpu.localUsageBytes + this.gpu.nonLocalUsageBytes, this.localBudgetBytes());
+      }
+    },
+  ),
+  mutant(
+    'rm-current-generation-ahead',
+    'answers-match-model',
+    'currentGeneration() reports the generation the next submission will use once a sync point is pending (CurrentSyncPointGeneration + 1): still increasing and above every in-flight point, but not the value a caller passes as its sync point',
+    class extends ResidencyManagerImpl {
+      override currentGeneration(): number {
+        return super.currentGeneration() + (this.syncPointGenerationsCount() > 0 ? 1 : 0);
+      }
+      private syncPointGenerationsCount(): number {
+        return super.syncPointGenerations().length;
+      }
+    },
+  ),
+  mutant(
+    'rm-sync-points-drop-head',
+    'answers-match-model',
+    'syncPointGenerations() starts after the head of the in-flight list (an off-by-one in the ring walk): the list stays strictly increasing and below the current generation, but the oldest point a caller would wait for is missing',
+    class extends ResidencyManagerImpl {
+      override syncPointGenerations(): readonly number[] {
+        return super.syncPointGenerations().slice(1);
+      }
+    },
+  ),
+  mutant(
+    'rm-first-uncompleted-none',
+    'answers-match-model',
+    'firstUncompletedGeneration() tests the completion of the point after the one it reports and so reports -1 (none) for a single pending point: the eviction judge then sees nothing in flight',
+    class extends ResidencyManagerImpl {
+      override firstUncompletedGeneration(): number {
+        return super.syncPointGenerations().length === 1 ? -1 : super.firstUncompletedGeneration();
+      }
+    },
+  ),
+  mutant(
+    'rm-queued-works-skips-newest',
+    'answers-match-model',
+    'queuedWorks() counts the works between head and tail - 1, leaving out the one just enqueued: paging-latency then never sees a full queue',
+    class extends ResidencyManagerImpl {
+      override queuedWorks(): number {
+        return Math.max(0, super.queuedWorks() - 1);
       }
     },
   ),

@@ -2,12 +2,12 @@
  * Bug catalog for `residency-set`: each mutant re-creates one pitfall of residency-library.md
  * §11 (or the seed's warnings) by overriding one step of the shipped implementation.
  */
-import { mutantsOf } from './define';
-import type { AnyMutant } from '../src/harness/system';
-import { ResidencySetPoolImpl, type ResidencySet } from '../src/residency/residency-set';
-import { SlotPool } from '../src/residency/slot-pool';
-import type { HResult, ResidencySetConfig } from '../src/residency/residency-set-types';
-import { residencySetSide, residencySetSystem } from '../src/systems/residency-set';
+import { mutantsOf } from './define.js';
+import type { AnyMutant } from '../src/harness/system.js';
+import { ResidencySetPoolImpl, type ResidencySet } from '../src/residency/residency-set.js';
+import { SlotPool } from '../src/residency/slot-pool.js';
+import { nextCapacity, type HResult, type ResidencySetConfig } from '../src/residency/residency-set-types.js';
+import { residencySetSide, residencySetSystem } from '../src/systems/residency-set.js';
 
 type PoolClass = new (config: ResidencySetConfig) => ResidencySetPoolImpl;
 
@@ -123,11 +123,32 @@ export const RESIDENCY_SET_MUTANTS: AnyMutant[] = [
   ),
   mutant(
     'set-execute-accepts-open-set',
-    'observation',
+    'open-close-protocol',
     'Execute skips the "every set is closed" validation and submits a set that is still recording',
     class extends ResidencySetPoolImpl {
       protected override validateClosed(): boolean {
         return true;
+      }
+    },
+  ),
+  mutant(
+    'set-oom-not-reported',
+    'answers-match-model',
+    'isOutOfMemory() reads a flag that a failed growth never sets (the stuck state lives only in the storage being null): a caller polling it never learns that the set is stuck and keeps recording into it',
+    class extends ResidencySetPoolImpl {
+      override isOutOfMemory(_id: number): boolean {
+        return false;
+      }
+    },
+  ),
+  mutant(
+    'set-capacity-one-step-ahead',
+    'answers-match-model',
+    "capacity() reports the capacity the next growth would give once the set is at least half full (a pre-grown size meant for the realloc, returned as the current one): still on the spec's growth sequence, never below the size, but not what the set holds",
+    class extends ResidencySetPoolImpl {
+      override capacity(id: number): number {
+        const capacity = super.capacity(id);
+        return capacity > 0 && 2 * this.size(id) >= capacity ? nextCapacity(capacity, this.config.initialCapacity) : capacity;
       }
     },
   ),

@@ -1,13 +1,32 @@
 import { describe, expect, it } from 'vitest';
-import { residencySetSystem } from '../src/systems/residency-set';
-import { ResidencySetPoolImpl } from '../src/residency/residency-set';
-import { ResidencySetModel } from '../models/residency-set';
-import { nextCapacity } from '../src/residency/residency-set-types';
-import { SlotPool } from '../src/residency/slot-pool';
-import { ContractError } from '../src/contract';
-import { describeSystem } from './support';
+import { GROWTH_PROBES, residencySetSystem, scaleConfigArb, type ScaleShape } from '../src/systems/residency-set.js';
+import { checkSystem } from '../src/harness/property.js';
+import { RunContext } from '../src/harness/runner.js';
+import { ResidencySetPoolImpl } from '../src/residency/residency-set.js';
+import { ResidencySetModel } from '../models/residency-set.js';
+import { nextCapacity } from '../src/residency/residency-set-types.js';
+import { SlotPool } from '../src/residency/slot-pool.js';
+import { ContractError } from '../src/contract.js';
+import { describeSystem, TEST_SEED } from './support.js';
 
 describeSystem(residencySetSystem, { numRuns: 400 });
+
+describe('residency-set: scale configs reach the growth paths', () => {
+  const shapes: [ScaleShape, number][] = [
+    ['objects', 30],
+    ['slots', 30],
+    ['slots1024', 4],
+  ];
+  for (const [shape, numRuns] of shapes) {
+    const growth = GROWTH_PROBES[shape];
+    it(`${shape}: the model agrees over ${numRuns} runs and ${growth.join(', ')} fire`, () => {
+      const context = new RunContext();
+      const result = checkSystem({ ...residencySetSystem, configArb: () => scaleConfigArb(shape) }, { seed: TEST_SEED, numRuns, context, unbiased: true });
+      expect(result.failed).toBe(false);
+      expect(growth.filter((probe) => (context.probeCounts.get(probe) ?? 0) === 0), 'growth probes the scale configs never reached').toEqual([]);
+    });
+  }
+});
 
 describe('residency-set: spec examples', () => {
   it('grows 4096, 6144, 9216, 13824, 20736, 31104, 46656 (float32 x1.5, truncated)', () => {

@@ -5,9 +5,11 @@
  * One instance per side. It holds what a real device holds and nothing of anyone's bookkeeping:
  * - device residency per object as a reference count, changed only by MakeResident,
  *   EnqueueMakeResident and Evict calls (and by creating or destroying the object);
- * - local and non-local budgets that commands may change at any time, down to 0; the usage is
- *   derived from device residency (all objects live in the local segment, so non-local usage
- *   is 0), never from a manager's counters;
+ * - local and non-local budgets that commands may change at any time, down to 0; the usage of
+ *   each segment is derived from device residency, never from a manager's counters: an object
+ *   lives in the local segment unless a command moved it to the non-local one (`moveToSegment`,
+ *   what the OS does when it demotes an allocation to system memory), and a resident object
+ *   counts towards the usage of the segment it lives in;
  * - queues whose items (paging-fence waits, command lists, fence signals) run only when a
  *   command calls `progress`, in order, a wait blocking its queue until the paging fence has
  *   reached the value; a D3D fence per queue whose completed value starts at 0;
@@ -116,6 +118,9 @@ export class SimGpu {
   /** Paging fence value at which a queued make-resident of the object completes (0: at once). */
   private readonly readyAtPagingValue: Float64Array;
   private localUsage = 0;
+  private nonLocalUsage = 0;
+  /** 1 when the object lives in the non-local segment. */
+  private readonly inNonLocal: Uint8Array;
   localBudgetBytes: number;
   nonLocalBudgetBytes: number;
   private clockTicks = 0;
@@ -142,6 +147,7 @@ export class SimGpu {
     this.sizesBytes = Float64Array.from(config.objectSizesBytes);
     this.refCount = new Int32Array(this.objectCount);
     this.readyAtPagingValue = new Float64Array(this.objectCount);
+    this.inNonLocal = new Uint8Array(this.objectCount);
     this.localBudgetBytes = config.localBudgetBytes;
     this.nonLocalBudgetBytes = config.nonLocalBudgetBytes;
     for (let q = 0; q < config.queueCount; q++) this.queues.push({ completedValue: 0, items: [], head: 0, unretired: [] });
@@ -170,10 +176,41 @@ export class SimGpu {
     return { budgetBytes: this.localBudgetBytes, usageBytes: this.localUsage };
   }
   nonLocalMemory(): MemoryInfo {
-    return { budgetBytes: this.nonLocalBudgetBytes, usageBytes: 0 };
+    return { budgetBytes: this.nonLocalBudgetBytes, usageBytes: this.nonLocalUsage };
   }
   get localUsageBytes(): number {
     return this.localUsage;
+  }
+  get nonLocalUsageBytes(): number {
+    return this.nonLocalUsage;
+  }
+
+  /**
+   * The OS moves the object to the non-local segment (system memory) or back to the local one.
+   * Its residency is unchanged; a resident object's bytes move from one segment's usage to the
+   * other's. Returns true when the object changed segment.
+   */
+  moveToSegment(object: number, nonLocal: boolean): boolean {
+    this.assertObject(object);
+    const to = nonLocal ? 1 : 0;
+    if (this.inNonLocal[object] === to) return false;
+    const resident = this.refCount[object]! > 0;
+    if (resident) this.addUsage(object, -1);
+    this.inNonLocal[object] = to;
+    if (resident) this.addUsage(object, 1);
+    this.note(object, nonLocal ? 'moved to the non-local segment' : 'moved to the local segment');
+    return true;
+  }
+
+  /** True when the object lives in the non-local segment. */
+  isNonLocal(object: number): boolean {
+    return this.inNonLocal[object] === 1;
+  }
+
+  /** Adds (sign 1) or removes (sign -1) the object's bytes to the usage of its segment. */
+  private addUsage(object: number, sign: 1 | -1): void {
+    if (this.inNonLocal[object] === 1) this.nonLocalUsage += sign * this.sizesBytes[object]!;
+    else this.localUsage += sign * this.sizesBytes[object]!;
   }
 
   // ---- objects ----------------------------------------------------------------------------
@@ -190,7 +227,7 @@ export class SimGpu {
   destroyObject(object: number): void {
     this.assertObject(object);
     if (this.refCount[object]! > 0) {
-      this.localUsage -= this.sizesBytes[object]!;
+      this.addUsage(object, -1);
       this.refCount[object] = 0;
     }
     this.readyAtPagingValue[object] = 0;
@@ -261,13 +298,18 @@ export class SimGpu {
       this.addResidency(object, readyAt);
       if (this.checked) this.note(object, readyAt === 0 ? `made resident (${reason})` : `enqueued resident at paging ${readyAt} (${reason})`);
     }
-    if (this.checked && reason === 'batch' && count > 0 && this.localUsage > budgetBytes) {
-      this.violate('over-budget', objects[start]!, `a budgeted make-resident batch of ${count} object(s) took the usage to ${this.localUsage} bytes over the budget of ${budgetBytes}`);
+    const usageBytes = this.localUsage + this.nonLocalUsage;
+    if (this.checked && reason === 'batch' && count > 0 && usageBytes > budgetBytes) {
+      this.violate(
+        'over-budget',
+        objects[start]!,
+        `a budgeted make-resident batch of ${count} object(s) took the usage to ${usageBytes} bytes (local ${this.localUsage} + non-local ${this.nonLocalUsage}) over the budget of ${budgetBytes}`,
+      );
     }
   }
 
   private addResidency(object: number, readyAt: number): void {
-    if (this.refCount[object] === 0) this.localUsage += this.sizesBytes[object]!;
+    if (this.refCount[object] === 0) this.addUsage(object, 1);
     this.refCount[object] = this.refCount[object]! + 1;
     this.readyAtPagingValue[object] = readyAt;
   }
@@ -296,7 +338,7 @@ export class SimGpu {
         continue;
       }
       this.refCount[object] = this.refCount[object]! - 1;
-      if (this.refCount[object] === 0) this.localUsage -= this.sizesBytes[object]!;
+      if (this.refCount[object] === 0) this.addUsage(object, -1);
     }
     return true;
   }

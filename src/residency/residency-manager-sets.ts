@@ -8,8 +8,8 @@
  * writes the unique objects into a caller-owned scratch array, sums their sizes once, then
  * clears the master's flags and returns its slot: one pass, no allocation.
  */
-import { ResidencySetPoolImpl } from './residency-set';
-import type { ResidencySetConfig } from './residency-set-types';
+import { ResidencySetPoolImpl } from './residency-set.js';
+import type { ResidencySetConfig } from './residency-set-types.js';
 
 export class ManagerSetPool extends ResidencySetPoolImpl {
   constructor(config: ResidencySetConfig) {

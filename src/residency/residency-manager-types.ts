@@ -3,8 +3,8 @@
  * and the implementation (src/residency/residency-manager.ts). Spec: residency-library.md §4-§8,
  * §10, §11; Unreal's settings in the seed ue5-dx12-residency-set (sections 2, 5, 6, 8, 9).
  */
-import type { SimGpu } from '../gpu/sim-gpu';
-import type { HResult, ResidencySetPool } from './residency-set-types';
+import type { SimGpu } from '../gpu/sim-gpu.js';
+import type { HResult, ResidencySetPool } from './residency-set-types.js';
 
 /** Pressure threshold 0.7f: 0.699999988079071 as a double. */
 export const TRIM_THRESHOLD = Math.fround(0.7);

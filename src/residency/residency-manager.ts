@@ -17,10 +17,10 @@
  * Steps are protected methods so the bug catalog (mutants/) can re-create a pitfall by
  * overriding one of them; nothing in src/ depends on that catalog.
  */
-import { ContractError } from '../contract';
-import { SimGpu } from '../gpu/sim-gpu';
-import { ManagerSetPool } from './residency-manager-sets';
-import type { HResult } from './residency-set-types';
+import { ContractError } from '../contract.js';
+import { SimGpu } from '../gpu/sim-gpu.js';
+import { ManagerSetPool } from './residency-manager-sets.js';
+import type { HResult } from './residency-set-types.js';
 import {
   ManagerErrors,
   MAX_GRACE_SECONDS,
@@ -29,7 +29,7 @@ import {
   type ObjectStatus,
   type ResidencyManager,
   type ResidencyManagerConfig,
-} from './residency-manager-types';
+} from './residency-manager-types.js';
 
 export const UNTRACKED = 0;
 export const RESIDENT = 1;
@@ -526,6 +526,11 @@ export class ResidencyManagerImpl implements ResidencyManager {
     return added;
   }
 
+  /** §8 step 5.1: the usage of both segments, local + non-local, as the device reports them. */
+  protected usageBytes(): number {
+    return this.gpu.localUsageBytes + this.gpu.nonLocalUsageBytes;
+  }
+
   protected availableBytes(budgetBytes: number, usageBytes: number): number {
     return budgetBytes - usageBytes;
   }
@@ -587,7 +592,7 @@ export class ResidencyManagerImpl implements ResidencyManager {
     const roundLimit = 2 * (this.spCount + total) + 8;
     for (let round = 0; ; round++) {
       if (round > roundLimit) throw new Error(`paging loop exceeded ${roundLimit} rounds`);
-      const usageBytes = this.gpu.localUsageBytes;
+      const usageBytes = this.usageBytes();
       const budgetBytes = this.localBudgetBytes() + this.gpu.nonLocalBudgetBytes;
       const availableBytes = this.availableBytes(budgetBytes, usageBytes);
       const batchStart = index;

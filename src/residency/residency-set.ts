@@ -10,8 +10,8 @@
  * Steps are protected methods so the bug catalog (mutants/) can re-create a pitfall by
  * overriding one of them; nothing in src/ depends on that catalog.
  */
-import { ContractError } from '../contract';
-import { appendSetBits, SlotPool } from './slot-pool';
+import { ContractError } from '../contract.js';
+import { appendSetBits, SlotPool } from './slot-pool.js';
 import {
   INVALID_SLOT,
   SetErrors,
@@ -20,7 +20,10 @@ import {
   type HResult,
   type ResidencySetConfig,
   type ResidencySetPool,
-} from './residency-set-types';
+} from './residency-set-types.js';
+
+/** Entries of the master-set merge scratch before its first growth (a batch referencing more grows it). */
+export const INITIAL_MASTER_SCRATCH = 64;
 
 export class ResidencySet {
   slot = INVALID_SLOT;
@@ -41,7 +44,7 @@ export class ResidencySetPoolImpl implements ResidencySetPool {
   protected readonly wordsPerObject: number;
   protected readonly sets: (ResidencySet | undefined)[] = [];
   protected readonly sizesBytes: Float64Array;
-  private masterScratch = new Int32Array(64);
+  private masterScratch = new Int32Array(INITIAL_MASTER_SCRATCH);
   private growthFailureArmed = false;
   /** Bytes of the unique objects of the last `mergeUnique`. */
   protected mergedBytes = 0;

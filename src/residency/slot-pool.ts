@@ -65,10 +65,12 @@ export class SlotPool {
 
 /** Appends `base + i` to `out` for each set bit i of the 32-bit `word`, lowest first. */
 export function appendSetBits(out: number[], word: number, base: number): void {
-  let rest = word >>> 0;
+  // Int32 throughout (bit 31 is the sign): an unsigned form of a word with bit 31 set is not a
+  // small integer, and once one passes through, every later call runs in slower double arithmetic.
+  let rest = word | 0;
   while (rest !== 0) {
     const lowest = rest & -rest;
     out.push(base + (31 - Math.clz32(lowest)));
-    rest = (rest ^ lowest) >>> 0;
+    rest ^= lowest;
   }
 }

@@ -14,15 +14,15 @@
  * so model and implementation must agree decision for decision.
  */
 import fc from 'fast-check';
-import type { Json, JsonObject } from '../harness/json';
-import type { Invariant, RunEnv } from '../harness/system';
-import { defineSystem, opsFor } from '../harness/define-system';
-import { Bool, Int, Nat, OneOf, Strict, Type, type Static } from '../harness/schema';
-import { ResidencyManagerModel } from '../../models/residency-manager';
-import { ResidencyManagerImpl } from '../residency/residency-manager';
-import { DEVICE_CALL_KINDS, type ViolationKind } from '../gpu/sim-gpu';
-import type { ResidencyManager } from '../residency/residency-manager-types';
-import { bothSides, pickLive, sameNumbers } from './common';
+import type { Json, JsonObject } from '../harness/json.js';
+import type { Invariant, RunEnv } from '../harness/system.js';
+import { defineSystem, opsFor } from '../harness/define-system.js';
+import { Bool, Int, Nat, OneOf, Strict, Type, type Static } from '../harness/schema.js';
+import { ResidencyManagerModel } from '../../models/residency-manager.js';
+import { ResidencyManagerImpl } from '../residency/residency-manager.js';
+import { DEVICE_CALL_KINDS, type ViolationKind } from '../gpu/sim-gpu.js';
+import type { ResidencyManager } from '../residency/residency-manager-types.js';
+import { bothSides, pickLive, sameNumbers } from './common.js';
 
 export const ResidencyManagerConfigSchema = Strict({
   objectSizesBytes: Type.Array(Nat(), { description: 'size of each pageable object; object ids are the indices; at least one' }),
@@ -70,6 +70,8 @@ export const PROBES = [
   'g-minus-one',
   'make-resident-failed',
   'evict-failed',
+  'resident-moved-to-non-local',
+  'execute-with-non-local-usage',
 ] as const;
 
 /** Wraps a manager as a side: creates the sets and tracks every object in id order. */
@@ -182,6 +184,7 @@ const ops = {
       const ids = command.sets.map((handle) => (handle === null ? null : setOf(s, handle)));
       // Each list references exactly its set's objects (a list without a set references none).
       const lists = ids.map((id) => (id === null ? [] : manager.sets.contents(id)));
+      if (manager.gpu.nonLocalUsageBytes > 0) s.env.probe('execute-with-non-local-usage');
       const hr = manager.executeCommandLists(queueOf(s, command.queue), lists, ids);
       return { hr };
     },
@@ -282,6 +285,20 @@ const ops = {
     apply: (s) => {
       s.manager.sets.failNextGrowth();
       return {};
+    },
+  }),
+  relocate: op({
+    fields: { obj: Nat(), nonLocal: Bool() },
+    // The OS moves an allocation between the segments (demotion to system memory and back): the
+    // usage the device reports moves with it, so usage, budgets and trims that confuse the two
+    // segments decide differently from the model.
+    weight: 2,
+    arbitrary: (config, op) => fc.tuple(objectArb(config), fc.boolean()).map(([obj, nonLocal]) => ({ op, obj, nonLocal })),
+    apply: (s, command) => {
+      const object = objectOf(s, command.obj);
+      const moved = s.manager.gpu.moveToSegment(object, command.nonLocal);
+      if (moved && command.nonLocal && s.manager.gpu.isResident(object)) s.env.probe('resident-moved-to-non-local');
+      return { moved };
     },
   }),
 };
@@ -414,6 +431,15 @@ function generations(s: ManagerSide): string | null {
 
 const invariants: Invariant<ManagerSide, ResidencyManagerSystemConfig>[] = [
   {
+    // First: a work ring that overruns corrupts the LRU at the same step; this names the cause.
+    name: 'paging-latency',
+    description: 'paging work queued and not yet dequeued never exceeds MaxLatency',
+    check: bothSides((s) => {
+      const queued = s.manager.queuedWorks();
+      return queued <= s.config.maxLatency ? null : `${queued} paging works queued with MaxLatency ${s.config.maxLatency}`;
+    }),
+  },
+  {
     name: 'residency-before-execution',
     description: 'every object a list touches is device-resident and its queued make-resident has reached the paging fence when the GPU runs the list; CPU waits complete',
     check: bothSides(gpuViolation(['touch-not-resident', 'touch-before-paging', 'deadlock'])),
@@ -445,17 +471,31 @@ const invariants: Invariant<ManagerSide, ResidencyManagerSystemConfig>[] = [
     check: bothSides(generations),
   },
   {
-    name: 'paging-latency',
-    description: 'paging work queued and not yet dequeued never exceeds MaxLatency',
-    check: bothSides((s) => {
-      const queued = s.manager.queuedWorks();
-      return queued <= s.config.maxLatency ? null : `${queued} paging works queued with MaxLatency ${s.config.maxLatency}`;
-    }),
-  },
-  {
     name: 'within-budget',
     description: 'a budgeted make-resident batch never takes the usage over the budget (only the reported fallback may)',
     check: bothSides(gpuViolation(['over-budget'])),
+  },
+  {
+    name: 'answers-match-model',
+    description: "the implementation's public answers are the model's: current generation, in-flight sync points, first uncompleted generation, queued works and the LRU counters",
+    check: (model, impl) => {
+      const m = model.manager;
+      const i = impl.manager;
+      if (i.currentGeneration() !== m.currentGeneration()) return `currentGeneration() is ${i.currentGeneration()}, the model's ${m.currentGeneration()}`;
+      const points = i.syncPointGenerations();
+      const expectedPoints = m.syncPointGenerations();
+      if (!sameNumbers(points, expectedPoints)) return `syncPointGenerations() is [${points}], the model's [${expectedPoints}]`;
+      if (i.firstUncompletedGeneration() !== m.firstUncompletedGeneration()) {
+        return `firstUncompletedGeneration() is ${i.firstUncompletedGeneration()}, the model's ${m.firstUncompletedGeneration()}`;
+      }
+      if (i.queuedWorks() !== m.queuedWorks()) return `queuedWorks() is ${i.queuedWorks()}, the model's ${m.queuedWorks()}`;
+      const counters = i.counters();
+      const expected = m.counters();
+      if (counters.resident !== expected.resident || counters.evicted !== expected.evicted || counters.residentSizeBytes !== expected.residentSizeBytes) {
+        return `counters() is ${JSON.stringify(counters)}, the model's ${JSON.stringify(expected)}`;
+      }
+      return null;
+    },
   },
 ];
 
