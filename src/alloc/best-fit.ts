@@ -18,10 +18,10 @@
  * Steps are protected methods so the bug catalog (mutants/) can re-create a pitfall by
  * overriding one of them; nothing in src/ depends on that catalog.
  */
-import { alignUp, badFree, copyBlocks, copyLive, setBlockEntry, setLiveEntry, validateRequest, type BlockAllocator, type BlockInfo, type LiveAllocation } from './allocator';
-import { checkSubAllocatorConfig, DEFAULT_POOL_ALIGN_BYTES, type SubAllocatorConfig } from './config';
-import { BitsetIndex } from './bitset-index';
-import { grownCopy, inOrderNodes, xorshift32 } from './typed-arrays';
+import { alignUp, badFree, copyBlocks, copyLive, setBlockEntry, setLiveEntry, validateRequest, type BlockAllocator, type BlockInfo, type LiveAllocation } from './allocator.js';
+import { checkSubAllocatorConfig, DEFAULT_POOL_ALIGN_BYTES, type SubAllocatorConfig } from './config.js';
+import { BitsetIndex } from './bitset-index.js';
+import { grownCopy, inOrderNodes, xorshift32 } from './typed-arrays.js';
 
 const NIL = -1;
 
@@ -146,7 +146,9 @@ export class BestFitAllocator implements BlockAllocator {
   /** The spec's aligned-size rule. */
   protected reservationBytes(sizeBytes: number, alignBytes: number): number {
     const pool = this.poolAlignBytes;
-    return pool % alignBytes === 0 ? alignUp(sizeBytes, pool) : alignUp(sizeBytes + alignBytes, pool);
+    // Both are powers of two, so `pool % alignBytes === 0` is `alignBytes <= pool` (no
+    // floating-point remainder, an fmod call when the numbers arrive as doubles).
+    return alignBytes <= pool ? alignUp(sizeBytes, pool) : alignUp(sizeBytes + alignBytes, pool);
   }
 
   /** The first free block in (size, offset) order that holds `reservationUnits`, or NIL. */
@@ -192,8 +194,12 @@ export class BestFitAllocator implements BlockAllocator {
 
   /** The allocated node handed out at `offsetBytes`, or NIL. */
   protected liveNodeOrNil(offsetBytes: number): number {
-    if (!Number.isSafeInteger(offsetBytes) || offsetBytes < 0 || offsetBytes >= this.capacityBytes || offsetBytes % this.poolAlignBytes !== 0) return NIL;
-    return this.liveAtUnit[offsetBytes / this.poolAlignBytes]!;
+    // Dividing by the (power-of-two) pool alignment is exact: the offset is a multiple of it
+    // inside the pool exactly when the quotient is an integer below the unit count (< 2^30).
+    // Rejects what the spelled-out test rejects (NaN, fractions, negatives, unsafe integers).
+    const unit = offsetBytes / this.poolAlignBytes;
+    if (!(unit >= 0 && unit < this.capacityUnits && (unit | 0) === unit)) return NIL;
+    return this.liveAtUnit[unit]!;
   }
 
   protected liveNodeAt(offsetBytes: number): number {
@@ -233,14 +239,26 @@ export class BestFitAllocator implements BlockAllocator {
     return node;
   }
 
+  /**
+   * Inserts `node` (children NIL): down by offset while the nodes outrank it, then it takes the
+   * place of the subtree there, split around its offset into its children. Iterative; the tree
+   * is the one the textbook recursion builds.
+   */
   private treapInsert(root: number, node: number): number {
-    if (root === NIL) return node;
-    if (this.bucketPriority[node]! > this.bucketPriority[root]!) {
-      this.treapSplit(root, this.offsetUnits[node]!, node);
-      return node;
+    const key = this.offsetUnits[node]!;
+    const priority = this.bucketPriority[node]!;
+    let parent = NIL;
+    let goLeft = false;
+    let at = root;
+    while (at !== NIL && !(priority > this.bucketPriority[at]!)) {
+      parent = at;
+      goLeft = key < this.offsetUnits[at]!;
+      at = goLeft ? this.bucketLeft[at]! : this.bucketRight[at]!;
     }
-    if (this.offsetUnits[node]! < this.offsetUnits[root]!) this.bucketLeft[root] = this.treapInsert(this.bucketLeft[root]!, node);
-    else this.bucketRight[root] = this.treapInsert(this.bucketRight[root]!, node);
+    if (at !== NIL) this.treapSplit(at, key, node);
+    if (parent === NIL) return node;
+    if (goLeft) this.bucketLeft[parent] = node;
+    else this.bucketRight[parent] = node;
     return root;
   }
 
@@ -268,23 +286,49 @@ export class BestFitAllocator implements BlockAllocator {
     if (rightTail !== NIL) this.bucketLeft[rightTail] = NIL;
   }
 
+  /** Joins two treaps (every offset of `low` below every offset of `high`): zips the right spine of `low` with the left spine of `high`. */
   private treapJoin(low: number, high: number): number {
-    if (low === NIL) return high;
-    if (high === NIL) return low;
-    if (this.bucketPriority[low]! > this.bucketPriority[high]!) {
-      this.bucketRight[low] = this.treapJoin(this.bucketRight[low]!, high);
-      return low;
+    let top = NIL;
+    let attachTo = NIL;
+    let attachLeft = false;
+    let a = low;
+    let b = high;
+    while (a !== NIL && b !== NIL) {
+      const winner = this.bucketPriority[a]! > this.bucketPriority[b]! ? a : b;
+      if (attachTo === NIL) top = winner;
+      else if (attachLeft) this.bucketLeft[attachTo] = winner;
+      else this.bucketRight[attachTo] = winner;
+      attachTo = winner;
+      if (winner === a) {
+        attachLeft = false;
+        a = this.bucketRight[a]!;
+      } else {
+        attachLeft = true;
+        b = this.bucketLeft[b]!;
+      }
     }
-    this.bucketLeft[high] = this.treapJoin(low, this.bucketLeft[high]!);
-    return high;
+    const rest = a !== NIL ? a : b;
+    if (attachTo === NIL) return rest;
+    if (attachLeft) this.bucketLeft[attachTo] = rest;
+    else this.bucketRight[attachTo] = rest;
+    return top;
   }
 
+  /** Removes the node with offset `key` (if there): its children, joined, take its place. */
   private treapRemove(root: number, key: number): number {
-    if (root === NIL) return NIL;
-    const at = this.offsetUnits[root]!;
-    if (at === key) return this.treapJoin(this.bucketLeft[root]!, this.bucketRight[root]!);
-    if (key < at) this.bucketLeft[root] = this.treapRemove(this.bucketLeft[root]!, key);
-    else this.bucketRight[root] = this.treapRemove(this.bucketRight[root]!, key);
+    let parent = NIL;
+    let goLeft = false;
+    let at = root;
+    while (at !== NIL && this.offsetUnits[at] !== key) {
+      parent = at;
+      goLeft = key < this.offsetUnits[at]!;
+      at = goLeft ? this.bucketLeft[at]! : this.bucketRight[at]!;
+    }
+    if (at === NIL) return root;
+    const joined = this.treapJoin(this.bucketLeft[at]!, this.bucketRight[at]!);
+    if (parent === NIL) return joined;
+    if (goLeft) this.bucketLeft[parent] = joined;
+    else this.bucketRight[parent] = joined;
     return root;
   }
 

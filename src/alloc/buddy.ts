@@ -4,7 +4,8 @@
  * Offsets are kept in units of minBlockBytes, so a block of order k at unit u has u a multiple of
  * 2^k and its buddy is `u ^ (1 << k)` (the spec's offset XOR size, on 32-bit units).
  * - One BitsetIndex per order is that order's free list: bit (u >> k) set = free block of order
- *   k at unit u. "Lowest-offset free block of order k" is findNext(0): O(log32 n).
+ *   k at unit u. "Lowest-offset free block of order k" is findFirst(): one word per level from
+ *   the top, O(log32 n).
  * - `nonEmptyOrders` has bit k set when order k has a free block, so the smallest order >= k
  *   with a free block is one mask and one count-trailing-zeros.
  * - `allocationOrder[u]` is the order of the live allocation starting at unit u, or -1: free()
@@ -14,9 +15,9 @@
  * Steps are protected methods so the bug catalog (mutants/) can re-create a pitfall by
  * overriding one of them; nothing in src/ depends on that catalog.
  */
-import { badFree, copyBlocks, copyLive, setBlockEntry, setLiveEntry, validateRequest, type BlockAllocator, type BlockInfo, type LiveAllocation } from './allocator';
-import { buddyMaxOrder, checkSubAllocatorConfig, DEFAULT_MIN_BLOCK_BYTES, type SubAllocatorConfig } from './config';
-import { BitsetIndex, lowestBit } from './bitset-index';
+import { badFree, copyBlocks, copyLive, setBlockEntry, setLiveEntry, validateRequest, type BlockAllocator, type BlockInfo, type LiveAllocation } from './allocator.js';
+import { buddyMaxOrder, checkSubAllocatorConfig, DEFAULT_MIN_BLOCK_BYTES, type SubAllocatorConfig } from './config.js';
+import { BitsetIndex, lowestBit } from './bitset-index.js';
 
 export class BuddyAllocator implements BlockAllocator {
   readonly capacityBytes: number;
@@ -72,7 +73,7 @@ export class BuddyAllocator implements BlockAllocator {
     this.allocationSizeBytes[unit] = sizeBytes - 1;
     this.liveCount++;
     this.usedBytesTotal += sizeBytes;
-    this.blockBytesTotal += this.minBlockBytes * 2 ** order;
+    this.blockBytesTotal += this.minBlockBytes * (1 << order);
     return unit * this.minBlockBytes;
   }
 
@@ -83,7 +84,7 @@ export class BuddyAllocator implements BlockAllocator {
     this.allocationOrder[unit] = -1;
     this.liveCount--;
     this.usedBytesTotal -= this.allocationSizeBytes[unit]! + 1;
-    this.blockBytesTotal -= this.minBlockBytes * 2 ** order;
+    this.blockBytesTotal -= this.minBlockBytes * (1 << order);
     this.allocationSizeBytes[unit] = 0;
     this.release(unit, order);
   }
@@ -134,10 +135,12 @@ export class BuddyAllocator implements BlockAllocator {
 
   /** The unit of the live allocation starting at `offsetBytes`; BAD_FREE otherwise. */
   protected liveUnitAt(offsetBytes: number): number {
-    if (!Number.isSafeInteger(offsetBytes) || offsetBytes < 0 || offsetBytes >= this.capacityBytes || offsetBytes % this.minBlockBytes !== 0) {
-      throw badFree(offsetBytes);
-    }
+    // Dividing by a power of two is exact, so the offset is a multiple of minBlockBytes inside
+    // the heap exactly when the quotient is an integer below the unit count (< 2^30). Rejects
+    // what the spelled-out test rejects (NaN, fractions, negatives, unsafe integers), without
+    // a floating-point remainder.
     const unit = offsetBytes / this.minBlockBytes;
+    if (!(unit >= 0 && unit < this.allocationOrder.length && (unit | 0) === unit)) throw badFree(offsetBytes);
     if (this.allocationOrder[unit]! < 0) throw badFree(offsetBytes);
     return unit;
   }
@@ -155,7 +158,7 @@ export class BuddyAllocator implements BlockAllocator {
 
   /** Takes the lowest-offset free block of `order` (which must be non-empty). */
   protected popLowest(order: number): number {
-    const unit = this.freeLists[order]!.findNext(0) << order;
+    const unit = this.freeLists[order]!.findFirst() << order;
     this.removeFree(unit, order);
     return unit;
   }
@@ -210,7 +213,10 @@ export class BuddyAllocator implements BlockAllocator {
     if (error !== null) return error;
     let bits = 0;
     for (let order = 0; order <= this.maxOrder; order++) {
-      const count = this.freeLists[order]!.count;
+      const list = this.freeLists[order]!;
+      const first = list.findFirst();
+      if (first !== list.findNext(0)) return `order ${order}: the top-down search finds free block ${first}, the scan ${list.findNext(0)}`;
+      const count = list.count;
       bits += count;
       if ((count > 0) !== ((this.nonEmptyOrders & (1 << order)) !== 0)) return `order ${order} holds ${count} free blocks but its non-empty bit disagrees`;
     }
