@@ -17,12 +17,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import fc from 'fast-check';
-import { caseArb } from '../src/harness/property';
-import { RunContext, runSequence } from '../src/harness/runner';
-import { BUILTIN_SYSTEMS as SYSTEMS } from '../src/systems/index';
-import type { SystemDef } from '../src/harness/system';
-import type { CampaignSummary } from '../src/harness/campaign';
-import { COMMANDS, orExit, parseOrExit, UsageError } from '../src/cli/args';
+import { caseArb } from '../src/harness/property.js';
+import { RunContext, runSequence } from '../src/harness/runner.js';
+import { BUILTIN_SYSTEMS as SYSTEMS } from '../src/systems/index.js';
+import type { SystemDef } from '../src/harness/system.js';
+import type { CampaignSummary } from '../src/harness/campaign.js';
+import { COMMANDS, orExit, parseOrExit, UsageError } from '../src/cli/args.js';
 
 const known = SYSTEMS.map((system) => system.name);
 const HELP = `usage: npm run bench -- campaign [--systems all|NAME,NAME] [--runs N] [--seconds S] [--repeat R]

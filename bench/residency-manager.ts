@@ -13,10 +13,10 @@
  * Both sides use the simulated GPU in unchecked mode, so the figures measure the managers.
  */
 import { performance } from 'node:perf_hooks';
-import { ResidencyManagerModel } from '../models/residency-manager';
-import { ResidencyManagerImpl } from '../src/residency/residency-manager';
-import type { ResidencyManager, ResidencyManagerConfig } from '../src/residency/residency-manager-types';
-import { COMMANDS, parseOrExit } from '../src/cli/args';
+import { ResidencyManagerModel } from '../models/residency-manager.js';
+import { ResidencyManagerImpl } from '../src/residency/residency-manager.js';
+import type { ResidencyManager, ResidencyManagerConfig } from '../src/residency/residency-manager-types.js';
+import { COMMANDS, parseOrExit } from '../src/cli/args.js';
 
 const HELP = `usage: npm run bench -- residency-manager [--seconds S] [--objects N]
 

@@ -8,10 +8,10 @@
  */
 import seedrandom from 'seedrandom';
 import { performance } from 'node:perf_hooks';
-import { ResidencySetPoolImpl } from '../src/residency/residency-set';
-import { ResidencySetModel } from '../models/residency-set';
-import type { ResidencySetPool } from '../src/residency/residency-set-types';
-import { COMMANDS, parseOrExit } from '../src/cli/args';
+import { ResidencySetPoolImpl } from '../src/residency/residency-set.js';
+import { ResidencySetModel } from '../models/residency-set.js';
+import type { ResidencySetPool } from '../src/residency/residency-set-types.js';
+import { COMMANDS, parseOrExit } from '../src/cli/args.js';
 
 parseOrExit(
   COMMANDS['bench residency-set'],

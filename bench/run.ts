@@ -5,7 +5,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { COMMANDS, parseOrExit } from '../src/cli/args';
+import { COMMANDS, parseOrExit } from '../src/cli/args.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const available = readdirSync(here)

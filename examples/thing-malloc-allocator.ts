@@ -21,7 +21,7 @@
  * declares 'any' (safety only). See README for the outcome under both policies.
  */
 import { MemPool } from '@thi.ng/malloc';
-import type { Allocator, AllocatorPolicy } from '../src/alloc/allocator';
+import type { Allocator, AllocatorPolicy } from '../src/alloc/allocator.js';
 
 export const policy: AllocatorPolicy = 'any';
 

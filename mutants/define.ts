@@ -2,7 +2,7 @@
  * How a catalog entry is built: a mutant is a subclass of a system's implementation, turned into
  * that system's side the same way as the real one.
  */
-import type { AnySystem, ConfigOf, Mutant, RunEnv, SideOf } from '../src/harness/system';
+import type { AnySystem, ConfigOf, Mutant, RunEnv, SideOf } from '../src/harness/system.js';
 
 /** Returns the entry builder of one system; `makeSide` wraps an implementation class into a side. */
 export function mutantsOf<Sys extends AnySystem, Impl>(

@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { COMMANDS, HelpRequested, parseCommand, reportCliError, UsageError, type CommandSpec } from '../src/cli/args';
+import { COMMANDS, HelpRequested, parseCommand, reportCliError, UsageError, type CommandSpec } from '../src/cli/args.js';
 
 const ROOT = path.resolve(__dirname, '..');
 const ENTRIES = Object.entries(COMMANDS) as [string, CommandSpec][];

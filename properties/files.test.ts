@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { writeFileAtomic } from '../src/harness/files';
+import { writeFileAtomic } from '../src/harness/files.js';
 
 /** Failures injected into node:fs as writeFileAtomic sees it (all off unless a test sets one). */
 const inject = vi.hoisted(() => ({ write: false, fsync: false, rename: false, fsyncDir: '' as string }));

@@ -3,12 +3,12 @@
  * against every mutant it names. Also checks the file format's error messages.
  */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { jsonFilesUnder as allFiles } from './support';
+import { jsonFilesUnder as allFiles } from './support.js';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BUILTIN_REGISTRY, BUILTIN_SYSTEMS } from '../src/systems/index';
-import { MUTANTS } from '../mutants/index';
+import { BUILTIN_REGISTRY, BUILTIN_SYSTEMS } from '../src/systems/index.js';
+import { MUTANTS } from '../mutants/index.js';
 import {
   loadRegression,
   parseRegression,
@@ -18,9 +18,9 @@ import {
   writeRegression,
   REGRESSION_FORMAT,
   type Lookup,
-} from '../src/harness/regression';
-import { formatFailure } from '../src/harness/runner';
-import { InputError } from '../src/harness/json';
+} from '../src/harness/regression.js';
+import { formatFailure } from '../src/harness/runner.js';
+import { InputError } from '../src/harness/json.js';
 
 const ROOT = path.resolve(__dirname, '..', 'regressions');
 const lookup: Lookup = { findSystem: (name) => BUILTIN_REGISTRY.findSystem(name), mutantSystems: new Map(MUTANTS.map((mutant) => [mutant.name, mutant.system])) };

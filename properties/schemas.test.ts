@@ -4,13 +4,13 @@
  * file and a fresh campaign summary against them, and refuses broken ones.
  */
 import { readFileSync } from 'node:fs';
-import { jsonFilesUnder as allFiles } from './support';
+import { jsonFilesUnder as allFiles } from './support.js';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Ajv } from 'ajv';
-import { schemaFiles } from '../src/systems/schemas';
-import { BUILTIN_SYSTEMS } from '../src/systems/index';
-import { emptySummary, executeRun, planRun, recordRun } from '../src/harness/campaign';
+import { schemaFiles } from '../src/systems/schemas.js';
+import { BUILTIN_SYSTEMS } from '../src/systems/index.js';
+import { emptySummary, executeRun, planRun, recordRun } from '../src/harness/campaign.js';
 
 const ROOT = path.resolve(__dirname, '..');
 const SCHEMA_DIR = path.join(ROOT, 'schema');

@@ -5,10 +5,10 @@
  */
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import type { AnySystem } from '../src/harness/system';
-import { describeSystem as describeSystemWith } from '../src/vitest';
-import { MUTANTS } from '../mutants/index';
-import { DEFAULT_SEED } from '../src/harness/seed';
+import type { AnySystem } from '../src/harness/system.js';
+import { describeSystem as describeSystemWith } from '../src/vitest.js';
+import { MUTANTS } from '../mutants/index.js';
+import { DEFAULT_SEED } from '../src/harness/seed.js';
 
 /** The fixed global seed of `npm test` (also the default of `npm run mutants` and `npm run fuzz`). */
 export const TEST_SEED = DEFAULT_SEED;
