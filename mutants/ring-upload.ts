@@ -3,11 +3,12 @@
  * allocator (spec/allocators.md, seed gpu-resource-lifetime.zh.txt) by overriding one step of the
  * shipped implementation.
  */
-import { mutantsOf } from './define';
-import type { AnyMutant } from '../src/harness/system';
-import { validateRequest } from '../src/alloc/allocator';
-import { NO_SLOT, RANGE_RESERVED, RANGE_SUBMITTED, RingUploadAllocatorImpl } from '../src/alloc/ring-upload';
-import { ringSide, ringUploadSystem } from '../src/systems/ring-upload';
+import { mutantsOf } from './define.js';
+import type { AnyMutant } from '../src/harness/system.js';
+import { validateRequest } from '../src/alloc/allocator.js';
+import { NO_SLOT, RANGE_RESERVED, RANGE_SUBMITTED, RingUploadAllocatorImpl } from '../src/alloc/ring-upload.js';
+import type { RingRange } from '../src/alloc/ring-upload-types.js';
+import { ringSide, ringUploadSystem } from '../src/systems/ring-upload.js';
 
 type RingClass = new (capacityBytes: number) => RingUploadAllocatorImpl;
 
@@ -30,7 +31,7 @@ export const RING_UPLOAD_MUTANTS: AnyMutant[] = [
   ),
   mutant(
     'ring-wrap-ignores-submitted',
-    'no-overlap',
+    'gpu-in-flight-untouched',
     'On wrap-around the landing bytes at offset 0 are checked only against ranges the CPU still holds (reserved), as if a submitted range the CPU let go of were free. The seed\'s 1024-byte example: [0,256) is handed out while [0,512) waits for fence value 7 (the named unit test); the generator first finds it on a completed range not yet collected',
     class extends RingUploadAllocatorImpl {
       protected override wrapBlocked(headOffsetBytes: number, sizeBytes: number): boolean {
@@ -45,7 +46,7 @@ export const RING_UPLOAD_MUTANTS: AnyMutant[] = [
   ),
   mutant(
     'ring-wrap-crosses-tail',
-    'no-overlap',
+    'gpu-in-flight-untouched',
     'On wrap-around only the landing bytes are checked against the oldest range, so the wrap jumps over a live range waiting in the skipped tail',
     class extends RingUploadAllocatorImpl {
       protected override wrapBlocked(headOffsetBytes: number, sizeBytes: number): boolean {
@@ -120,6 +121,31 @@ export const RING_UPLOAD_MUTANTS: AnyMutant[] = [
     'Submit does not check that fence values never decrease, so collect (which pops from the front) can hold back or free out of order',
     class extends RingUploadAllocatorImpl {
       protected override checkFenceOrder(): void {}
+    },
+  ),
+  mutant(
+    'ring-live-skips-newest-reservation',
+    'answers-match-model',
+    'live() walks the allocation order up to the cursor record exclusive, so the newest range is missing while it is still only reserved (the copy-free view the invariants read is right)',
+    class extends RingUploadAllocatorImpl {
+      override live(): RingRange[] {
+        const ranges = super.live();
+        if (this.order.count === 0) return ranges;
+        const newest = this.order.at(this.order.count - 1);
+        if (this.stateOf[newest] !== RANGE_RESERVED) return ranges;
+        return ranges.filter((range) => range.offsetBytes !== this.offsetOf[newest]);
+      }
+    },
+  ),
+  mutant(
+    'ring-range-at-forgets-fence',
+    'answers-match-model',
+    'rangeAt() describes a submitted range from its reservation record: state reserved and no fence value, so a caller asking whether it may reuse the bytes is told they were never submitted',
+    class extends RingUploadAllocatorImpl {
+      override rangeAt(offsetBytes: number): RingRange | null {
+        const range = super.rangeAt(offsetBytes);
+        return range === null ? null : { ...range, state: 'reserved', fenceValue: null };
+      }
     },
   ),
 ];

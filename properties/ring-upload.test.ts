@@ -1,18 +1,28 @@
 import { describe, expect, it } from 'vitest';
-import { ringUploadSystem } from '../src/systems/ring-upload';
-import { RingUploadAllocatorImpl } from '../src/alloc/ring-upload';
-import { RingUploadModel } from '../models/ring-upload';
-import { RingErrors, type RingUploadAllocator } from '../src/alloc/ring-upload-types';
-import { AllocErrors } from '../src/alloc/allocator';
-import { runSequence } from '../src/harness/runner';
-import { checkSystem } from '../src/harness/property';
-import type { Command, SystemDef } from '../src/harness/system';
-import { NumberDeque } from '../src/alloc/number-deque';
-import { RING_UPLOAD_MUTANTS } from '../mutants/ring-upload';
-import { QueueTimeline } from '../src/gpu/queue-timeline';
-import { describeSystem, TEST_SEED } from './support';
+import { GROWTH_PROBES, ringUploadSystem, scaleConfigArb } from '../src/systems/ring-upload.js';
+import { RunContext } from '../src/harness/runner.js';
+import { RingUploadAllocatorImpl } from '../src/alloc/ring-upload.js';
+import { RingUploadModel } from '../models/ring-upload.js';
+import { RingErrors, type RingUploadAllocator } from '../src/alloc/ring-upload-types.js';
+import { AllocErrors } from '../src/alloc/allocator.js';
+import { runSequence } from '../src/harness/runner.js';
+import { checkSystem } from '../src/harness/property.js';
+import type { Command, SystemDef } from '../src/harness/system.js';
+import { NumberDeque } from '../src/alloc/number-deque.js';
+import { RING_UPLOAD_MUTANTS } from '../mutants/ring-upload.js';
+import { QueueTimeline } from '../src/gpu/queue-timeline.js';
+import { describeSystem, TEST_SEED } from './support.js';
 
 describeSystem(ringUploadSystem, { numRuns: 400, mutantRuns: 300 });
+
+describe('ring-upload: scale configs reach the growth paths', () => {
+  it('dozens of small ranges in flight grow the record table and the queues, with the model agreeing', () => {
+    const context = new RunContext();
+    const result = checkSystem({ ...ringUploadSystem, configArb: scaleConfigArb }, { seed: TEST_SEED, numRuns: 30, context, unbiased: true });
+    expect(result.failed).toBe(false);
+    expect(GROWTH_PROBES.filter((probe) => (context.probeCounts.get(probe) ?? 0) === 0), 'growth probes the scale configs never reached').toEqual([]);
+  });
+});
 
 function mutantNamed(name: string) {
   const found = RING_UPLOAD_MUTANTS.find((mutant) => mutant.name === name);

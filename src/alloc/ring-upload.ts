@@ -26,10 +26,10 @@
  * Steps are protected so the bug catalog (mutants/) can re-create a pitfall by overriding one;
  * nothing in src/ depends on that catalog.
  */
-import { ContractError } from '../contract';
-import { alignUp, validateRequest } from './allocator';
-import { RingErrors, type RingRange, type RingUploadAllocator } from './ring-upload-types';
-import { NumberDeque } from './number-deque';
+import { ContractError } from '../contract.js';
+import { alignUp, validateRequest } from './allocator.js';
+import { RingErrors, type RingRange, type RingUploadAllocator } from './ring-upload-types.js';
+import { NumberDeque } from './number-deque.js';
 
 type MutableRange = { -readonly [K in keyof RingRange]: RingRange[K] };
 
@@ -38,7 +38,8 @@ export const RANGE_RESERVED = 1;
 export const RANGE_SUBMITTED = 2;
 
 export const NO_SLOT = -1;
-const INITIAL_SLOTS = 16;
+/** Records of a new ring (and entries of its order and in-flight queues); more live ranges grow them. */
+export const INITIAL_SLOTS = 16;
 /** Bound on records: every live record holds at least one byte of the arc, holes included. */
 const MAX_SLOTS = 1 << 26;
 
