@@ -3,17 +3,17 @@
  * mutant re-creates one pitfall (spec/allocators.md, seed §3.4/§5, VMA/Dawn/OffsetAllocator
  * issues) by overriding one step of the shipped implementation.
  */
-import { mutantsOf } from './define';
-import type { AnyMutant, RunEnv } from '../src/harness/system';
-import { alignUp, isPowerOfTwo, type BlockAllocator, type LiveAllocation } from '../src/alloc/allocator';
-import type { SubAllocatorConfig } from '../src/alloc/config';
-import { BuddyAllocator } from '../src/alloc/buddy';
-import { BestFitAllocator } from '../src/alloc/best-fit';
-import { FirstFitAllocator } from '../src/alloc/first-fit';
-import { subAllocatorSide } from '../src/systems/alloc-sub';
-import { allocBuddySystem } from '../src/systems/alloc-buddy';
-import { allocBestFitSystem } from '../src/systems/alloc-best-fit';
-import { allocFirstFitSystem } from '../src/systems/alloc-first-fit';
+import { mutantsOf } from './define.js';
+import type { AnyMutant, RunEnv } from '../src/harness/system.js';
+import { alignUp, isPowerOfTwo, type BlockAllocator, type BlockInfo, type LiveAllocation } from '../src/alloc/allocator.js';
+import type { SubAllocatorConfig } from '../src/alloc/config.js';
+import { BuddyAllocator } from '../src/alloc/buddy.js';
+import { BestFitAllocator } from '../src/alloc/best-fit.js';
+import { FirstFitAllocator } from '../src/alloc/first-fit.js';
+import { subAllocatorSide } from '../src/systems/alloc-sub.js';
+import { allocBuddySystem } from '../src/systems/alloc-buddy.js';
+import { allocBestFitSystem } from '../src/systems/alloc-best-fit.js';
+import { allocFirstFitSystem } from '../src/systems/alloc-first-fit.js';
 
 type AllocatorClass = new (config: SubAllocatorConfig) => BlockAllocator;
 
@@ -51,7 +51,7 @@ export const BUDDY_MUTANTS: AnyMutant[] = [
   ),
   buddy(
     'buddy-top-order-unreachable',
-    'no-false-out-of-memory',
+    'empty-pool-liveness',
     'The search for a larger free order stops below maxOrder (k < maxOrder), so the whole-capacity block is never split: out of memory on an empty allocator',
     class extends BuddyAllocator {
       protected override smallestFreeOrderAtLeast(order: number): number {
@@ -62,7 +62,7 @@ export const BUDDY_MUTANTS: AnyMutant[] = [
   ),
   buddy(
     'buddy-order-ignores-align',
-    'matches-model',
+    'in-bounds-aligned',
     'The order comes from the size alone: the block is smaller than the spec\'s (less waste than the model counts) and aligned only to its own size, not to a larger requested alignment',
     class extends BuddyAllocator {
       protected override orderFor(sizeBytes: number, alignBytes: number): number {
@@ -167,7 +167,7 @@ export const BEST_FIT_MUTANTS: AnyMutant[] = [
   ),
   bestFit(
     'bf-padding-not-reserved',
-    'matches-model',
+    'in-bounds-aligned',
     'The block is sized alignUp(size, poolAlign) even when the alignment exceeds the pool alignment: less reserved than the spec (the model counts more waste), and the aligned-up offset can run past the block into its neighbour',
     class extends BestFitAllocator {
       protected override reservationBytes(sizeBytes: number): number {
@@ -224,7 +224,7 @@ export const BEST_FIT_MUTANTS: AnyMutant[] = [
   ),
   bestFit(
     'bf-limit-rounds-size',
-    'no-false-out-of-memory',
+    'empty-pool-liveness',
     'The single-allocation limit compares the pool-rounded size, so a request just under the limit is sent to the committed path',
     class extends BestFitAllocator {
       protected override withinLimit(sizeBytes: number): boolean {
@@ -396,4 +396,180 @@ export const FIRST_FIT_MUTANTS: AnyMutant[] = [
   ),
 ];
 
-export const ALLOC_MUTANTS: AnyMutant[] = [...BUDDY_MUTANTS, ...BEST_FIT_MUTANTS, ...FIRST_FIT_MUTANTS];
+/**
+ * The public inspection answers (issue 11): bugs confined to live(), blocks() and best fit's
+ * freeBlocksBySize(), which callers use and the other checks never read (they read the view
+ * twins liveView()/blocksView()). Each is caught by `inspection-answers`. They override public
+ * methods only, so they stay valid whatever the allocators' internals become.
+ */
+export const INSPECTION_MUTANTS: AnyMutant[] = [
+  buddy(
+    'buddy-live-reports-block-size',
+    'inspection-answers',
+    'live() is derived from the allocated blocks and reports each block\'s size (a power of two of the order-0 size) instead of the size the caller asked for',
+    class extends BuddyAllocator {
+      override live(): LiveAllocation[] {
+        return this.blocks()
+          .filter((block) => !block.free)
+          .map((block) => ({ offsetBytes: block.offsetBytes, sizeBytes: block.sizeBytes }));
+      }
+    },
+  ),
+  buddy(
+    'buddy-blocks-skip-top-order',
+    'inspection-answers',
+    'blocks() collects the free blocks from the free lists of orders below the top one (k < maxOrder), so the whole-heap free block of an empty heap is missing and blocks() answers an empty list',
+    class extends BuddyAllocator {
+      override blocks(): BlockInfo[] {
+        return super.blocks().filter((block) => !(block.free && block.sizeBytes === this.capacityBytes));
+      }
+    },
+  ),
+  bestFit(
+    'bf-live-returns-view',
+    'inspection-answers',
+    'live() returns the reused view (liveView()) instead of a copy: the array a caller keeps is rewritten by the allocator\'s next call',
+    class extends BestFitAllocator {
+      override live(): LiveAllocation[] {
+        return this.liveView() as LiveAllocation[];
+      }
+    },
+  ),
+  bestFit(
+    'bf-blocks-caller-ranges',
+    'inspection-answers',
+    'blocks() reports each allocated block as the caller\'s range (aligned offset, requested size) instead of the reserved block, so the padding and the rounding vanish from the tiling it shows',
+    class extends BestFitAllocator {
+      override blocks(): BlockInfo[] {
+        const live = this.live();
+        let next = 0;
+        return super.blocks().map((block) => {
+          if (block.free) return block;
+          const range = live[next++]!;
+          return { offsetBytes: range.offsetBytes, sizeBytes: range.sizeBytes, free: false };
+        });
+      }
+    },
+  ),
+  bestFit(
+    'bf-free-by-size-ties-descending',
+    'inspection-answers',
+    'freeBlocksBySize() walks each size\'s free blocks from the top of its tree down, so equal-size free blocks come out by descending offset instead of the spec\'s ascending (FreeBlocks ties: lower offset first)',
+    class extends BestFitAllocator {
+      override freeBlocksBySize(): { offsetBytes: number; sizeBytes: number }[] {
+        const ascending = super.freeBlocksBySize();
+        const out: { offsetBytes: number; sizeBytes: number }[] = [];
+        for (let start = 0; start < ascending.length; ) {
+          let end = start;
+          while (end < ascending.length && ascending[end]!.sizeBytes === ascending[start]!.sizeBytes) end++;
+          for (let i = end - 1; i >= start; i--) out.push(ascending[i]!);
+          start = end;
+        }
+        return out;
+      }
+    },
+  ),
+  firstFit(
+    'ff-live-in-allocation-order',
+    'inspection-answers',
+    'live() lists the allocations in the order they were made (from an insertion-ordered map of live sizes) instead of ascending by offset',
+    class extends FirstFitAllocator {
+      private readonly madeOrder = new Map<number, number>();
+      override alloc(sizeBytes: number, alignBytes: number): number | null {
+        const offsetBytes = super.alloc(sizeBytes, alignBytes);
+        if (offsetBytes !== null) this.madeOrder.set(offsetBytes, sizeBytes);
+        return offsetBytes;
+      }
+      override free(offsetBytes: number): void {
+        super.free(offsetBytes);
+        this.madeOrder.delete(offsetBytes);
+      }
+      override live(): LiveAllocation[] {
+        return [...this.madeOrder].map(([offsetBytes, sizeBytes]) => ({ offsetBytes, sizeBytes }));
+      }
+    },
+  ),
+  firstFit(
+    'ff-blocks-share-view-records',
+    'inspection-answers',
+    'blocks() copies the view\'s array but not its records (blocksView().slice()), so the entries a caller keeps are rewritten by the allocator\'s next call',
+    class extends FirstFitAllocator {
+      override blocks(): BlockInfo[] {
+        return this.blocksView().slice() as BlockInfo[];
+      }
+    },
+  ),
+];
+
+/**
+ * A budget check carried over from a CPU heap: before searching, alloc refuses a request larger
+ * than the free bytes minus a 16-byte header per live allocation. GPU sub-allocators keep no
+ * headers in the pool, so with allocations live a request that fits the remaining free bytes is
+ * refused: a false out-of-memory that never shows on an empty pool.
+ */
+const HEADER_BUDGET_BYTES = 16;
+
+/** The liveness bugs (issue 13) and the byte counts the shifted catalog left without a mutant. */
+export const LIVENESS_MUTANTS: AnyMutant[] = [
+  buddy(
+    'buddy-header-budget',
+    'no-false-out-of-memory',
+    `alloc refuses a request larger than freeBytes() minus ${HEADER_BUDGET_BYTES} bytes per live allocation (a CPU heap's header budget): false out of memory while allocations are live`,
+    class extends BuddyAllocator {
+      override alloc(sizeBytes: number, alignBytes: number): number | null {
+        const live = this.liveView().length;
+        const valid = Number.isSafeInteger(sizeBytes) && sizeBytes > 0 && isPowerOfTwo(alignBytes);
+        if (valid && live > 0 && sizeBytes > this.freeBytes() - HEADER_BUDGET_BYTES * live) return null;
+        return super.alloc(sizeBytes, alignBytes);
+      }
+    },
+  ),
+  bestFit(
+    'bf-header-budget',
+    'no-false-out-of-memory',
+    `alloc refuses a request larger than freeBytes() minus ${HEADER_BUDGET_BYTES} bytes per live allocation (a CPU heap's header budget): false out of memory while allocations are live`,
+    class extends BestFitAllocator {
+      override alloc(sizeBytes: number, alignBytes: number): number | null {
+        const live = this.liveView().length;
+        const valid = Number.isSafeInteger(sizeBytes) && sizeBytes > 0 && isPowerOfTwo(alignBytes);
+        if (valid && live > 0 && sizeBytes > this.freeBytes() - HEADER_BUDGET_BYTES * live) return null;
+        return super.alloc(sizeBytes, alignBytes);
+      }
+    },
+  ),
+  firstFit(
+    'ff-pristine-fast-path-strict',
+    'empty-pool-liveness',
+    'A fast path for a pristine pool (one free block of full size) checks sizeBytes < capacity, written for "leaves a tail", and answers null otherwise: a request for the whole capacity of an empty pool is refused',
+    class extends FirstFitAllocator {
+      override alloc(sizeBytes: number, alignBytes: number): number | null {
+        if (this.isPristine() && Number.isSafeInteger(sizeBytes) && sizeBytes >= this.capacityBytes && isPowerOfTwo(alignBytes)) return null;
+        return super.alloc(sizeBytes, alignBytes);
+      }
+    },
+  ),
+  buddy(
+    'buddy-exact-power-one-order-up',
+    'matches-model',
+    'The order is computed as bit length of the size in order-0 units (32 - clz32(units)) instead of that of units - 1, so a request of exactly minBlock * 2^k takes a block twice as large: the same offsets at first, twice the waste the spec counts',
+    class extends BuddyAllocator {
+      protected override orderFor(sizeBytes: number, alignBytes: number): number {
+        const order = super.orderFor(sizeBytes, alignBytes);
+        const units = Math.max(sizeBytes, alignBytes) / this.minBlockBytes;
+        return units >= 1 && isPowerOfTwo(units) ? order + 1 : order;
+      }
+    },
+  ),
+  bestFit(
+    'bf-reservation-extra-unit',
+    'matches-model',
+    'The reservation is alignUp(size + 1, poolAlign) (a terminator byte kept from a string pool), so a size that is a multiple of the pool alignment reserves one unit more than the spec: the same offsets at first, more waste than the model counts',
+    class extends BestFitAllocator {
+      protected override reservationBytes(sizeBytes: number, alignBytes: number): number {
+        return super.reservationBytes(sizeBytes + 1, alignBytes);
+      }
+    },
+  ),
+];
+
+export const ALLOC_MUTANTS: AnyMutant[] = [...BUDDY_MUTANTS, ...BEST_FIT_MUTANTS, ...FIRST_FIT_MUTANTS, ...INSPECTION_MUTANTS, ...LIVENESS_MUTANTS];

@@ -3,29 +3,44 @@
  * Dawn). Model: models/alloc-buddy.ts; implementation: src/alloc/buddy.ts.
  */
 import fc from 'fast-check';
-import { Strict, type Static } from '../harness/schema';
-import { BuddyModel } from '../../models/alloc-buddy';
-import { BuddyAllocator } from '../alloc/buddy';
-import { blockStructure } from './alloc-common';
-import { SubAllocatorFields, subAllocatorSystem } from './alloc-sub';
+import { Strict, type Static } from '../harness/schema.js';
+import { BuddyModel } from '../../models/alloc-buddy.js';
+import { BuddyAllocator } from '../alloc/buddy.js';
+import { blockStructure, BUDDY_PROMISE } from './alloc-common.js';
+import { SubAllocatorFields, subAllocatorSystem } from './alloc-sub.js';
 
 export const AllocBuddyConfigSchema = Strict({ capacityBytes: SubAllocatorFields.capacityBytes, minBlockBytes: SubAllocatorFields.minBlockBytes });
 export type AllocBuddyConfig = Static<typeof AllocBuddyConfigSchema>;
+
+/** Scale configs have at least 2^SCALE_MIN_ORDER order-0 blocks (ordinary ones at most 2^12). */
+const SCALE_MIN_ORDER = 14;
+/** One config in SCALE_CONFIG_ODDS is a scale config. */
+export const SCALE_CONFIG_ODDS = 400;
+
+const ordinaryConfigArb = () =>
+  fc
+    .tuple(
+      fc.constantFrom(1, 16, 256, 4096),
+      fc.oneof({ weight: 5, arbitrary: fc.integer({ min: 0, max: 6 }) }, { weight: 1, arbitrary: fc.integer({ min: 7, max: 12 }) }),
+    )
+    .map(([minBlockBytes, maxOrder]) => ({ capacityBytes: minBlockBytes * 2 ** maxOrder, minBlockBytes }));
+
+/** Scale: 16 K - 64 K order-0 blocks of 16 or 256 bytes. */
+export const allocBuddyScaleConfigArb = () =>
+  fc
+    .tuple(fc.constantFrom(16, 256), fc.integer({ min: SCALE_MIN_ORDER, max: 16 }))
+    .map(([minBlockBytes, maxOrder]) => ({ capacityBytes: minBlockBytes * 2 ** maxOrder, minBlockBytes }));
 
 export const allocBuddySystem = subAllocatorSystem({
   name: 'alloc-buddy',
   summary: 'buddy allocator: per-order free lists, split keeping the left half, merge with offset XOR size',
   config: {
     schema: AllocBuddyConfigSchema,
-    arbitrary: () =>
-      fc
-        .tuple(
-          fc.constantFrom(1, 16, 256, 4096),
-          fc.oneof({ weight: 5, arbitrary: fc.integer({ min: 0, max: 6 }) }, { weight: 1, arbitrary: fc.integer({ min: 7, max: 12 }) }),
-        )
-        .map(([minBlockBytes, maxOrder]) => ({ capacityBytes: minBlockBytes * 2 ** maxOrder, minBlockBytes })),
+    arbitrary: () => fc.oneof({ weight: SCALE_CONFIG_ODDS - 1, arbitrary: ordinaryConfigArb() }, { weight: 1, arbitrary: allocBuddyScaleConfigArb() }),
   },
   kind: 'buddy',
+  isScaleConfig: (config) => config.capacityBytes / config.minBlockBytes >= 2 ** SCALE_MIN_ORDER,
+  emptyPoolPromise: BUDDY_PROMISE,
   grainsBytes: (config) => [config.minBlockBytes],
   createModel: (config) => new BuddyModel(config),
   createImpl: (config) => new BuddyAllocator(config),

@@ -15,17 +15,25 @@
  *                                         unless it was handed out again meanwhile)
  *   {op:'freeInterior', index, deltaBytes} frees live.offset + 1 + deltaBytes % live.size
  *   {op:'freeUnknown', offsetBytes}       frees a raw offset
- * so every subsequence of a program is still a program. Raw frees go to the allocator as they
+ *   {op:'allocBurst', count, sizeBytes, spreadBytes, alignBytes}
+ *                                         `count` allocs in one step, request i of size
+ *                                         sizeBytes + (i * 37) % (spreadBytes + 1)
+ *   {op:'freeBurst', index, count, stride} frees up to `count` live allocations, number
+ *                                         (index + k * stride) modulo the live count each time
+ * so every subsequence of a program is still a program. The bursts are the scale plan: they are
+ * generated only for scale configs (a small share of configs with thousands of grains, see
+ * `isScaleConfig` of each system), where one run reaches thousands of live blocks and the
+ * allocators' internal tables grow several times; elsewhere their weight is 0. Raw frees go to the allocator as they
  * are; whether they are errors is the model's answer, not the generator's.
  */
 import fc from 'fast-check';
-import type { Json } from '../harness/json';
-import type { GenerationPlan, Invariant, RunEnv } from '../harness/system';
-import { opsFor, type OpName } from '../harness/define-system';
-import { Int, Nat } from '../harness/schema';
-import { inspectBlocks, inspectLive, isPowerOfTwo, type Allocator, type BlockAllocator, type BlockInfo } from '../alloc/allocator';
-import { contractErrorObservation } from '../contract';
-import { bothSides, searchByOffset, SKIPPED } from './common';
+import type { Json } from '../harness/json.js';
+import type { GenerationPlan, Invariant, RunEnv } from '../harness/system.js';
+import { opsFor, type OpName } from '../harness/define-system.js';
+import { Int, Nat } from '../harness/schema.js';
+import { alignUp, inspectBlocks, inspectLive, isPowerOfTwo, type Allocator, type BlockAllocator, type BlockInfo } from '../alloc/allocator.js';
+import { contractErrorObservation } from '../contract.js';
+import { bothSides, searchByOffset, SKIPPED } from './common.js';
 
 export { bothSides };
 
@@ -57,10 +65,40 @@ export interface AllocSide<A extends Allocator = Allocator> {
   lastErrorCode: string | null;
   /** Broken promises of the allocator the side saw (a non-integer return, a free of nothing live). */
   readonly violations: string[];
+  /** Commands applied so far (the sampled checks read it). */
+  steps: number;
+  /** The size and alignment of the last alloc request (valid or not). */
+  lastSizeBytes: number;
+  lastAlignBytes: number;
+  /** The most live allocations at once so far (growth probes fire when it crosses a threshold). */
+  peakLive: number;
+  /** The most free blocks seen at once (counted only past 128 live allocations, on the model). */
+  peakFreeBlocks: number;
+}
+
+/** Reports only (SystemDef.trace): the offset the step's alloc returned, when the step was an alloc. */
+export function allocTrace<A extends Allocator>(s: AllocSide<A>): Json {
+  return s.lastAllocResult === undefined ? null : { offsetBytes: s.lastAllocResult };
 }
 
 export function allocSide<A extends Allocator>(allocator: A, capacityBytes: number, env: RunEnv, isModel: boolean): AllocSide<A> {
-  return { allocator, capacityBytes, env, isModel, live: [], sortedLive: [], lastFreedOffsetBytes: null, lastAllocResult: undefined, lastErrorCode: null, violations: [] };
+  return {
+    allocator,
+    capacityBytes,
+    env,
+    isModel,
+    live: [],
+    sortedLive: [],
+    lastFreedOffsetBytes: null,
+    lastAllocResult: undefined,
+    lastErrorCode: null,
+    violations: [],
+    steps: 0,
+    lastSizeBytes: 0,
+    lastAlignBytes: 0,
+    peakLive: 0,
+    peakFreeBlocks: 0,
+  };
 }
 
 /** Models report what their policy did (splits, merges, padding) as events; probes count them. */
@@ -117,6 +155,13 @@ function freeOffset(s: AllocSide, offsetBytes: number): Json {
 
 /** Asks the allocator for a block and tracks what it answers (an answer that is no offset is recorded as a violation). */
 function allocRequest(s: AllocSide, sizeBytes: number, alignBytes: number): Json {
+  s.lastSizeBytes = sizeBytes;
+  s.lastAlignBytes = alignBytes;
+  return { offsetBytes: allocOne(s, sizeBytes, alignBytes) };
+}
+
+/** One alloc call, tracked; its answer (null for no room or an answer that is no offset). */
+function allocOne(s: AllocSide, sizeBytes: number, alignBytes: number): number | null {
   const result: unknown = s.allocator.alloc(sizeBytes, alignBytes);
   let offsetBytes: number | null;
   if (result === null) {
@@ -129,8 +174,73 @@ function allocRequest(s: AllocSide, sizeBytes: number, alignBytes: number): Json
   }
   s.lastAllocResult = offsetBytes;
   if (offsetBytes !== null) trackAllocation(s, { offsetBytes, sizeBytes, alignBytes });
-  else if (s.isModel) s.env.probe(s.live.length === 0 ? 'too-large-for-empty' : 'out-of-memory');
-  return { offsetBytes };
+  else if (s.isModel) {
+    s.env.probe(s.live.length === 0 ? 'too-large-for-empty' : 'out-of-memory');
+    countNullAnswer(s, s.env, sizeBytes, alignBytes);
+  }
+  return offsetBytes;
+}
+
+/** Multiplier of the size spread inside a burst (request i adds (i * 37) % (spread + 1) bytes). */
+const BURST_SPREAD_STEP = 37;
+
+/** `count` allocs in one step; the observation lists every answer. */
+function allocBurst(s: AllocSide, count: number, sizeBytes: number, spreadBytes: number, alignBytes: number): Json {
+  const offsets: (number | null)[] = new Array(count);
+  for (let i = 0; i < count; i++) {
+    const size = sizeBytes + ((i * BURST_SPREAD_STEP) % (spreadBytes + 1));
+    s.lastSizeBytes = size;
+    s.lastAlignBytes = alignBytes;
+    offsets[i] = allocOne(s, size, alignBytes);
+  }
+  return { offsetBytes: offsets };
+}
+
+/** Frees up to `count` live allocations, number (index + k * stride) modulo the live count each. */
+function freeBurst(s: AllocSide, index: number, count: number, stride: number): Json {
+  if (s.live.length === 0) return SKIPPED;
+  let freed = 0;
+  for (let k = 0; k < count && s.live.length > 0; k++) {
+    const at = (index + k * stride) % s.live.length;
+    const allocation = s.live[at]!;
+    s.allocator.free(allocation.offsetBytes);
+    untrackSorted(s, allocation);
+    s.live.splice(at, 1);
+    s.lastFreedOffsetBytes = allocation.offsetBytes;
+    freed++;
+  }
+  if (s.isModel && s.live.length === 0) s.env.probe('freed-everything');
+  return { freed };
+}
+
+/**
+ * Growth probes: the allocators' node tables start at 16 entries and double, so 64 live
+ * allocations mean at least two doublings, 1024 at least six and 2048 at least seven; the model
+ * reports each threshold once per run, when its live count first crosses it. Free blocks beyond
+ * 256 grow the per-size and per-offset indexes and their scratch arrays.
+ */
+export const GROWTH_PROBES = ['live-over-64', 'live-over-1024', 'live-over-2048', 'free-blocks-over-256'] as const;
+
+function growthProbes(s: AllocSide): void {
+  const live = s.live.length;
+  if (live > s.peakLive) {
+    const before = s.peakLive;
+    s.peakLive = live;
+    if (before <= 64 && live > 64) s.env.probe('live-over-64');
+    if (before <= 1024 && live > 1024) s.env.probe('live-over-1024');
+    if (before <= 2048 && live > 2048) s.env.probe('live-over-2048');
+  }
+  const allocator = s.allocator;
+  if (live >= 128 && s.peakFreeBlocks <= 256 && isBlockAllocator(allocator)) {
+    // The model's block view is its list: its length costs nothing.
+    const freeBlocks = inspectBlocks(allocator).length - live;
+    if (freeBlocks > 256) s.env.probe('free-blocks-over-256');
+    if (freeBlocks > s.peakFreeBlocks) s.peakFreeBlocks = freeBlocks;
+  }
+}
+
+function isBlockAllocator(allocator: Allocator): allocator is BlockAllocator {
+  return 'blocksView' in allocator || 'blocks' in allocator;
 }
 
 /** The probe name of each contract-error code (built once, not per error). */
@@ -155,6 +265,7 @@ function errorProbe(code: string): string {
 export function allocStep<S extends AllocSide, Cmd>(s: S, command: Cmd, dispatch: (s: S, command: Cmd) => Json): Json {
   s.lastAllocResult = undefined;
   s.lastErrorCode = null;
+  s.steps++;
   try {
     return dispatch(s, command);
   } catch (error) {
@@ -168,9 +279,12 @@ export function allocStep<S extends AllocSide, Cmd>(s: S, command: Cmd, dispatch
     return observation;
   } finally {
     const allocator = s.allocator;
-    if (s.isModel && hasEvents(allocator)) {
-      const events = allocator.drainEvents();
-      for (let i = 0; i < events.length; i++) s.env.probe(events[i]!);
+    if (s.isModel) {
+      if (hasEvents(allocator)) {
+        const events = allocator.drainEvents();
+        for (let i = 0; i < events.length; i++) s.env.probe(events[i]!);
+      }
+      if (s.live.length > s.peakLive || s.live.length >= 128) growthProbes(s);
     }
   }
 }
@@ -238,7 +352,18 @@ export const DEFAULT_ALLOC_WEIGHTS = {
   freeAgain: 1,
   freeInterior: 1,
   freeUnknown: 1,
+  allocBurst: 0,
+  freeBurst: 0,
 };
+
+/** The weights of the bursts in a scale config (whatever the plan says: the plan is a swarm draw of ordinary ops). */
+export const SCALE_BURST_WEIGHTS = { allocBurst: 3, freeBurst: 1 } as const;
+
+/** Most requests of one burst. */
+export const MAX_BURST = 512;
+
+/** The generator entries of the scale plan. */
+const BURST_ENTRIES: ReadonlySet<string> = new Set(['allocBurst', 'freeBurst']);
 
 /** The generator entries that misuse the allocator (off for a user's allocator). */
 const MISUSE_ENTRIES: ReadonlySet<string> = new Set(['badAlloc', 'freeAgain', 'freeInterior', 'freeUnknown']);
@@ -248,26 +373,46 @@ const MISUSE_ENTRIES: ReadonlySet<string> = new Set(['badAlloc', 'freeAgain', 'f
  * defaults, overridden by the plan. Bad requests are alloc commands, so unless the plan names
  * 'badAlloc' itself they scale with the plan's 'alloc' weight, keeping the default ratio rounded
  * to an integer (at least 1 while alloc is on). Without misuse every misuse entry has weight 0.
+ * The bursts follow the config, not the plan: SCALE_BURST_WEIGHTS in a scale config, 0 in any
+ * other (a plan that enabled nothing else then gets alloc at weight 1).
  */
-export function allocOpWeights(defaults: Readonly<Record<string, number>>, plan?: GenerationPlan, misuse = true): Record<string, number> {
+export function allocOpWeights(defaults: Readonly<Record<string, number>>, plan?: GenerationPlan, misuse = true, scale = false): Record<string, number> {
   const base: Record<string, number> = { ...defaults };
   if (!misuse) for (const entry of Object.keys(base)) if (MISUSE_ENTRIES.has(entry)) base[entry] = 0;
   const planned = plan?.weights;
-  if (planned === undefined) return base;
   const weights = { ...base };
+  if (planned !== undefined) {
+    for (const entry of Object.keys(weights)) {
+      const value = planned[entry];
+      if (value !== undefined) weights[entry] = misuse || base[entry]! > 0 ? value : 0;
+    }
+    if (planned.badAlloc === undefined && misuse && planned.alloc !== undefined && Object.hasOwn(base, 'badAlloc')) {
+      weights.badAlloc = planned.alloc === 0 ? 0 : Math.max(1, Math.round((planned.alloc * base.badAlloc!) / base.alloc!));
+    }
+  }
+  let ordinary = 0;
   for (const entry of Object.keys(weights)) {
-    const value = planned[entry];
-    if (value !== undefined) weights[entry] = misuse || base[entry]! > 0 ? value : 0;
+    if (BURST_ENTRIES.has(entry)) weights[entry] = scale ? SCALE_BURST_WEIGHTS[entry as keyof typeof SCALE_BURST_WEIGHTS] : 0;
+    else ordinary += weights[entry]!;
   }
-  if (planned.badAlloc === undefined && misuse && planned.alloc !== undefined && Object.hasOwn(base, 'badAlloc')) {
-    weights.badAlloc = planned.alloc === 0 ? 0 : Math.max(1, Math.round((planned.alloc * base.badAlloc!) / base.alloc!));
-  }
+  if (ordinary === 0 && !scale && Object.hasOwn(weights, 'alloc')) weights.alloc = 1;
   return weights;
 }
 
 /** What the alloc ops read of a system's config. */
 export interface AllocOpsConfig {
   readonly capacityBytes: number;
+}
+
+/**
+ * Sizes of a burst's requests: log-uniform up to capacity / 4096 (at least 1), so that a few
+ * bursts fill a scale config with thousands of live blocks.
+ */
+function burstSizeArb(capacityBytes: number): fc.Arbitrary<number> {
+  const maxExponent = Math.max(0, Math.floor(Math.log2(capacityBytes / 4096)));
+  return fc
+    .tuple(fc.integer({ min: 0, max: maxExponent }), fc.double({ min: 0, max: 1, noNaN: true }))
+    .map(([exponent, fraction]) => Math.max(1, Math.floor(2 ** exponent * (1 + fraction))));
 }
 
 /**
@@ -325,6 +470,26 @@ export function allocOps<C extends AllocOpsConfig>(grainsBytes: (config: C) => r
       weight: DEFAULT_ALLOC_WEIGHTS.freeUnknown,
       arbitrary: (config, op) => fc.nat({ max: config.capacityBytes + 1 }).map((offsetBytes) => ({ op, offsetBytes })),
       apply: (s, command) => freeOffset(s, command.offsetBytes),
+    }),
+    allocBurst: op({
+      fields: { count: Nat(), sizeBytes: Nat(), spreadBytes: Nat(), alignBytes: Nat() },
+      weight: DEFAULT_ALLOC_WEIGHTS.allocBurst,
+      arbitrary: (config, op) => {
+        const grains = grainsBytes(config);
+        const sizes = burstSizeArb(config.capacityBytes);
+        return fc
+          .tuple(fc.integer({ min: 1, max: MAX_BURST }), sizes, sizes, fc.constantFrom(1, 1, 8, 16, 256, ...grains))
+          .map(([count, sizeBytes, spreadBytes, alignBytes]) => ({ op, count, sizeBytes, spreadBytes, alignBytes: isPowerOfTwo(alignBytes) ? alignBytes : 1 }));
+      },
+      // A bad request in a burst (from a file) throws its contract error at the first call.
+      apply: (s, command) => allocBurst(s, Math.min(command.count, MAX_BURST), command.sizeBytes, command.spreadBytes, command.alignBytes),
+    }),
+    freeBurst: op({
+      fields: { index: Nat(), count: Nat(), stride: Nat() },
+      weight: DEFAULT_ALLOC_WEIGHTS.freeBurst,
+      arbitrary: (_config, op) =>
+        fc.tuple(index, fc.integer({ min: 1, max: MAX_BURST }), fc.constantFrom(0, 1, 2, 3, 7)).map(([i, count, stride]) => ({ op, index: i, count, stride })),
+      apply: (s, command) => freeBurst(s, command.index, Math.min(command.count, MAX_BURST), command.stride),
     }),
   };
 }
@@ -471,6 +636,232 @@ export const noFalseOutOfMemory: Invariant<Pick<AllocSide, 'lastAllocResult'>, u
       : null,
 };
 
+// ---------------------------------------------------------------------------------------------
+// Liveness on an empty pool, and the false out-of-memory share
+
+/**
+ * Probes the liveness check counts on every run (reported in the summary's probe counts, not
+ * declared: a good allocator never reaches the second): the null answers of the allocator under
+ * test to valid requests, and those given while an aligned free gap large enough existed
+ * between the live allocations the harness tracks.
+ */
+export const NULL_ANSWER_PROBE = 'null-answers';
+export const FALSE_OOM_PROBE = 'null-answers-with-fitting-gap';
+
+/**
+ * The false out-of-memory share of a campaign's probe counts: the share of null answers given
+ * while an aligned free gap large enough existed, or null when the allocator never answered null.
+ */
+export function falseOutOfMemoryShare(probes: Readonly<Record<string, number>>): { readonly nullAnswers: number; readonly withGap: number; readonly share: number } | null {
+  const nullAnswers = probes[NULL_ANSWER_PROBE] ?? 0;
+  if (nullAnswers === 0) return null;
+  const withGap = probes[FALSE_OOM_PROBE] ?? 0;
+  return { nullAnswers, withGap, share: withGap / nullAnswers };
+}
+
+/**
+ * One line per system of a summary whose false out-of-memory share exceeds `maxShare` (what
+ * `--max-false-oom-share` turns into a failure); empty when none does.
+ */
+export function falseOutOfMemoryFailures(systems: Readonly<Record<string, { readonly probes: Readonly<Record<string, number>> }>>, maxShare: number): string[] {
+  const lines: string[] = [];
+  for (const [name, system] of Object.entries(systems)) {
+    const stats = falseOutOfMemoryShare(system.probes);
+    if (stats !== null && stats.share > maxShare) {
+      lines.push(`${name}: ${stats.withGap} of ${stats.nullAnswers} null answers (${(100 * stats.share).toFixed(1)} %) were given while an aligned free gap large enough existed; the limit is ${(100 * maxShare).toFixed(1)} %`);
+    }
+  }
+  return lines;
+}
+
+/**
+ * Whether some gap between the live ranges (sorted by offset) holds `sizeBytes` at an offset
+ * aligned to `alignBytes` inside [0, capacity). O(live).
+ */
+export function fittingGapExists(sortedLive: readonly TrackedAllocation[], capacityBytes: number, sizeBytes: number, alignBytes: number): boolean {
+  let cursor = 0;
+  for (let i = 0; i < sortedLive.length; i++) {
+    const allocation = sortedLive[i]!;
+    if (alignUp(cursor, alignBytes) + sizeBytes <= allocation.offsetBytes) return true;
+    cursor = Math.max(cursor, allocation.offsetBytes + allocation.sizeBytes);
+  }
+  return alignUp(cursor, alignBytes) + sizeBytes <= capacityBytes;
+}
+
+/**
+ * Which valid requests a policy promises to place when nothing is live, from the request and
+ * the config: 'first-fit' and 'any' every size up to the capacity at any alignment (offset 0 is
+ * aligned to every power of two); 'buddy' and 'best-fit' narrow it by their spec (see
+ * `emptyPoolPromiseOf`).
+ */
+export type EmptyPoolPromise<C> = (config: C, capacityBytes: number, sizeBytes: number, alignBytes: number) => boolean;
+
+/** The promise of first fit and of policy 'any': any size up to the capacity, any alignment. */
+export const FITS_CAPACITY: EmptyPoolPromise<unknown> = (_config, capacityBytes, sizeBytes) => sizeBytes <= capacityBytes;
+
+/**
+ * The promise of a buddy allocator: the request's order (from max(size, align)) is at most the
+ * top order, i.e. size and alignment both at most the capacity (spec "Buddy": the order counts
+ * the alignment).
+ */
+export const BUDDY_PROMISE: EmptyPoolPromise<unknown> = (_config, capacityBytes, sizeBytes, alignBytes) => sizeBytes <= capacityBytes && alignBytes <= capacityBytes;
+
+/**
+ * The promise of a best-fit pool: the size is within the single-allocation limit (a larger one
+ * takes the committed path) and the spec's reservation (alignUp(size, poolAlign), or
+ * alignUp(size + align, poolAlign) for an alignment the pool alignment is no multiple of) fits
+ * the pool.
+ */
+export function bestFitPromise(poolAlignBytes: number, maxAllocationBytes: number | undefined): EmptyPoolPromise<unknown> {
+  return (_config, capacityBytes, sizeBytes, alignBytes) => {
+    if (sizeBytes > (maxAllocationBytes ?? capacityBytes)) return false;
+    const reservationBytes = poolAlignBytes % alignBytes === 0 ? alignUp(sizeBytes, poolAlignBytes) : alignUp(sizeBytes + alignBytes, poolAlignBytes);
+    return reservationBytes <= capacityBytes;
+  };
+}
+
+function emptyPoolRefusal<C>(s: AllocSide, config: C, promise: EmptyPoolPromise<C>): string | null {
+  if (s.lastAllocResult !== null || s.lastErrorCode !== null || s.live.length !== 0) return null;
+  const sizeBytes = s.lastSizeBytes;
+  const alignBytes = s.lastAlignBytes;
+  if (!Number.isSafeInteger(sizeBytes) || sizeBytes < 1 || !isPowerOfTwo(alignBytes) || !promise(config, s.capacityBytes, sizeBytes, alignBytes)) return null;
+  return `nothing is live, yet alloc(${sizeBytes}, ${alignBytes}) answered null on an empty pool of ${s.capacityBytes} bytes (offset 0 is aligned and the request fits)`;
+}
+
+/**
+ * `empty-pool-liveness` (spec "Common contract", liveness; issue 13): with nothing live, a
+ * valid request the policy promises to place must get an offset. Checks the allocator under
+ * test, and the model when the side is one. It also counts the metric of every null answer of
+ * the allocator under test (NULL_ANSWER_PROBE, FALSE_OOM_PROBE) into the run's probes.
+ */
+export function emptyPoolLiveness<C>(promise: EmptyPoolPromise<C>, countsImplNulls = false): Invariant<AllocSide, C> {
+  return {
+    name: 'empty-pool-liveness',
+    description: 'with nothing live, every valid request the policy promises to place on an empty pool (any size up to the capacity at any alignment for first fit and policy any) gets an offset',
+    check: (model, impl, config) => {
+      if (impl.lastAllocResult === null && impl.lastErrorCode === null) {
+        if (countsImplNulls) countNullAnswer(impl, model.env, impl.lastSizeBytes, impl.lastAlignBytes);
+        const refusal = emptyPoolRefusal(impl, config, promise);
+        if (refusal !== null) return `implementation: ${refusal}`;
+      }
+      if (model.lastAllocResult !== null || !model.isModel) return null;
+      const fromModel = emptyPoolRefusal(model, config, promise);
+      return fromModel === null ? null : `model: ${fromModel}`;
+    },
+  };
+}
+
+/**
+ * Counts a null answer of `s` to a valid request into `env`: NULL_ANSWER_PROBE, and
+ * FALSE_OOM_PROBE when a gap between its live ranges held the request. Our own systems count
+ * the model's answers (which the implementation's equal in a passing run); a user's allocator's
+ * are counted by its empty-pool-liveness check, which sees both sides.
+ */
+function countNullAnswer(s: AllocSide, env: RunEnv, sizeBytes: number, alignBytes: number): void {
+  env.probe(NULL_ANSWER_PROBE);
+  if (fittingGapExists(s.sortedLive, s.capacityBytes, sizeBytes, alignBytes)) env.probe(FALSE_OOM_PROBE);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The public inspection answers
+
+/** Best fit's size-ordered free blocks (the spec's FreeBlocks), on model and implementation. */
+export interface FreeBlocksBySize {
+  freeBlocksBySize(): { offsetBytes: number; sizeBytes: number }[];
+}
+
+function hasFreeBlocksBySize(allocator: Allocator): allocator is Allocator & FreeBlocksBySize {
+  return 'freeBlocksBySize' in allocator && typeof allocator.freeBlocksBySize === 'function';
+}
+
+function entryText(entry: { readonly offsetBytes: number; readonly sizeBytes: number; readonly free?: boolean } | undefined): string {
+  if (entry === undefined) return 'nothing';
+  return `${entry.free === undefined ? '' : entry.free ? 'free' : 'used'}[${entry.offsetBytes}+${entry.sizeBytes}]`;
+}
+
+/**
+ * Whether the implementation's public inspection answers are checked after this step: at each
+ * of a run's first INSPECTION_FULL_STEPS steps (so a shrunk counterexample, which is short, is
+ * checked at every step), then every INSPECTION_PERIOD-th step, and with many allocations live
+ * every live/4-th: the cost per step stays a small constant share of the other checks
+ * (measured on buddy: checking every step cost about 14 % of a campaign's commands/s).
+ */
+const INSPECTION_FULL_STEPS = 8;
+const INSPECTION_PERIOD = 16;
+
+function inspectsAt(s: AllocSide): boolean {
+  const steps = s.steps;
+  if (steps <= INSPECTION_FULL_STEPS) return true;
+  const period = Math.max(INSPECTION_PERIOD, s.live.length >> 2);
+  return steps % period === 1;
+}
+
+/**
+ * The implementation's public answers against the truth, on a sample of steps (`inspectsAt`):
+ * live() against the caller's live ranges (ascending by offset), blocks() against its view twin
+ * blocksView() (which block-structure holds to the spec), best fit's freeBlocksBySize() against
+ * the free blocks of that view in the spec's FreeBlocks order; and live() and blocks() hand the
+ * caller its own array of its own records, not the view twin or its reused records, which the
+ * allocator rewrites under the caller at its next call. (Compared with the implementation's own
+ * view rather than the model's blocks, so a wrong choice of block stays the observation's
+ * finding.)
+ */
+export const inspectionAnswers: Invariant<AllocSide<BlockAllocator>, unknown> = {
+  name: 'inspection-answers',
+  description:
+    "the implementation's live(), blocks() and (best fit) freeBlocksBySize() equal the caller's live ranges, its blocksView() and that view's free blocks by size then offset, in fresh arrays of fresh records (sampled: each of a run's first 8 steps, then every 16th, or every live/4-th)",
+  check: (model, impl) => {
+    if (!inspectsAt(impl)) return null;
+    const allocator = impl.allocator;
+    const live = allocator.live();
+    const tracked = impl.sortedLive;
+    for (let i = 0; i < Math.max(live.length, tracked.length); i++) {
+      const reported = live[i];
+      const expected = tracked[i];
+      if (reported === undefined || expected === undefined || reported.offsetBytes !== expected.offsetBytes || reported.sizeBytes !== expected.sizeBytes) {
+        return `live() entry #${i} is ${entryText(reported)}, the caller holds ${entryText(expected)} (${live.length} entries for ${tracked.length} live)`;
+      }
+    }
+    if (allocator.liveView !== undefined) {
+      const view = allocator.liveView();
+      if (view === live) return 'live() returned its view (liveView()), which the allocator rewrites at its next call, not a copy';
+      for (let i = 0; i < live.length; i++) if (live[i] === view[i]) return `live() entry #${i} is the view's reused record, which the allocator rewrites at its next call`;
+    }
+    const blocks = allocator.blocks();
+    const twin = inspectBlocks(allocator);
+    if (twin === blocks) return 'blocks() returned its view (blocksView()), which the allocator rewrites at its next call, not a copy';
+    for (let i = 0; i < Math.max(blocks.length, twin.length); i++) {
+      const reported = blocks[i];
+      const expected = twin[i];
+      if (reported === undefined || expected === undefined || reported.offsetBytes !== expected.offsetBytes || reported.sizeBytes !== expected.sizeBytes || reported.free !== expected.free) {
+        return `blocks() entry #${i} is ${entryText(reported)}, blocksView() has ${entryText(expected)} (${blocks.length} blocks, the view ${twin.length})`;
+      }
+      if (reported === expected) return `blocks() entry #${i} is the view's reused record, which the allocator rewrites at its next call`;
+    }
+    if (hasFreeBlocksBySize(allocator)) {
+      // The spec's FreeBlocks order (size ascending, ties by lower offset) of the free blocks the
+      // view shows; the model keeps the same order (models/alloc-best-fit.ts).
+      const bySize = allocator.freeBlocksBySize();
+      let free = 0;
+      for (let i = 0; i < twin.length; i++) if (twin[i]!.free) free++;
+      if (bySize.length !== free) return `freeBlocksBySize() lists ${bySize.length} free blocks, blocksView() has ${free}`;
+      for (let i = 0; i < bySize.length; i++) {
+        const entry = bySize[i]!;
+        const at = searchByOffset(twin, entry.offsetBytes, false);
+        const block = twin[at];
+        if (block === undefined || !block.free || block.offsetBytes !== entry.offsetBytes || block.sizeBytes !== entry.sizeBytes) {
+          return `freeBlocksBySize() entry #${i} is ${entryText(entry)}, which is no free block of blocksView()`;
+        }
+        const before = bySize[i - 1];
+        if (before !== undefined && (before.sizeBytes > entry.sizeBytes || (before.sizeBytes === entry.sizeBytes && before.offsetBytes >= entry.offsetBytes))) {
+          return `freeBlocksBySize() lists ${entryText(before)} before ${entryText(entry)}: not by size ascending, then offset ascending`;
+        }
+      }
+    }
+    return null;
+  },
+};
+
 export function describeBlocks(blocks: readonly BlockInfo[], max = 12): string {
   const shown = blocks.slice(0, max).map((block) => `${block.free ? 'free' : 'used'}[${block.offsetBytes}+${block.sizeBytes}]`);
   return shown.join(' ') + (blocks.length > max ? ` ... (${blocks.length} blocks)` : '');
@@ -550,6 +941,6 @@ export function noAdjacentFreeBlocks(blocks: readonly BlockInfo[]): string | nul
 }
 
 /** The invariants of a sub-allocator system, in the order the runner checks them. */
-export function subAllocatorInvariants<C>(structure: Invariant<AllocSide<BlockAllocator>, C>): Invariant<AllocSide<BlockAllocator>, C>[] {
-  return [noOverlap, inBoundsAligned, honestAnswers, accounting, noFalseOutOfMemory, matchesModel, structure];
+export function subAllocatorInvariants<C>(structure: Invariant<AllocSide<BlockAllocator>, C>, promise: EmptyPoolPromise<C>): Invariant<AllocSide<BlockAllocator>, C>[] {
+  return [noOverlap, inBoundsAligned, honestAnswers, accounting, emptyPoolLiveness(promise), noFalseOutOfMemory, matchesModel, structure, inspectionAnswers];
 }

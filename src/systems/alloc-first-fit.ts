@@ -4,14 +4,22 @@
  * implementation: src/alloc/first-fit.ts.
  */
 import fc from 'fast-check';
-import { Strict, type Static } from '../harness/schema';
-import { FirstFitModel } from '../../models/alloc-first-fit';
-import { FirstFitAllocator } from '../alloc/first-fit';
-import { blockStructure, noAdjacentFreeBlocks } from './alloc-common';
-import { SubAllocatorFields, subAllocatorSystem } from './alloc-sub';
+import { Strict, type Static } from '../harness/schema.js';
+import { FirstFitModel } from '../../models/alloc-first-fit.js';
+import { FirstFitAllocator } from '../alloc/first-fit.js';
+import { blockStructure, FITS_CAPACITY, noAdjacentFreeBlocks } from './alloc-common.js';
+import { SubAllocatorFields, subAllocatorSystem } from './alloc-sub.js';
 
 export const AllocFirstFitConfigSchema = Strict({ capacityBytes: SubAllocatorFields.capacityBytes });
 export type AllocFirstFitConfig = Static<typeof AllocFirstFitConfigSchema>;
+
+/** Scale configs have at least this many bytes (ordinary ones at most 1 MiB). */
+const SCALE_MIN_BYTES = 1 << 22;
+/** One config in SCALE_CONFIG_ODDS is a scale config. */
+export const SCALE_CONFIG_ODDS = 400;
+
+/** Scale: 4 - 16 MiB. */
+export const allocFirstFitScaleConfigArb = () => fc.integer({ min: SCALE_MIN_BYTES, max: 4 * SCALE_MIN_BYTES }).map((capacityBytes) => ({ capacityBytes }));
 
 export const allocFirstFitSystem = subAllocatorSystem({
   name: 'alloc-first-fit',
@@ -19,14 +27,19 @@ export const allocFirstFitSystem = subAllocatorSystem({
   config: {
     schema: AllocFirstFitConfigSchema,
     arbitrary: () =>
-      fc
-        .oneof(
-          { weight: 4, arbitrary: fc.integer({ min: 1, max: 4096 }) },
-          { weight: 1, arbitrary: fc.constantFrom(65536, 65537, 1 << 20) },
-        )
-        .map((capacityBytes) => ({ capacityBytes })),
+      fc.oneof(
+        {
+          weight: SCALE_CONFIG_ODDS - 1,
+          arbitrary: fc
+            .oneof({ weight: 4, arbitrary: fc.integer({ min: 1, max: 4096 }) }, { weight: 1, arbitrary: fc.constantFrom(65536, 65537, 1 << 20) })
+            .map((capacityBytes) => ({ capacityBytes })),
+        },
+        { weight: 1, arbitrary: allocFirstFitScaleConfigArb() },
+      ),
   },
   kind: 'first-fit',
+  isScaleConfig: (config) => config.capacityBytes >= SCALE_MIN_BYTES,
+  emptyPoolPromise: FITS_CAPACITY,
   grainsBytes: () => [16, 256, 4096],
   createModel: (config) => new FirstFitModel(config),
   createImpl: (config) => new FirstFitAllocator(config),

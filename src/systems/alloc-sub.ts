@@ -3,23 +3,26 @@
  * the side, the per-command bookkeeping and the common invariants live in alloc-common.ts.
  */
 import type fc from 'fast-check';
-import type { JsonObject } from '../harness/json';
-import type { Invariant, RunEnv } from '../harness/system';
-import { defineSystem, type DefinedSystem } from '../harness/define-system';
-import { Nat, type TObject } from '../harness/schema';
-import type { BlockAllocator } from '../alloc/allocator';
-import { subAllocatorConfigProblem, type SubAllocatorConfig, type SubAllocatorKind } from '../alloc/config';
+import type { JsonObject } from '../harness/json.js';
+import type { Invariant, RunEnv } from '../harness/system.js';
+import { defineSystem, type DefinedSystem } from '../harness/define-system.js';
+import { Nat, type TObject } from '../harness/schema.js';
+import type { BlockAllocator } from '../alloc/allocator.js';
+import { subAllocatorConfigProblem, type SubAllocatorConfig, type SubAllocatorKind } from '../alloc/config.js';
 import {
   allocOps,
   allocOpWeights,
   allocSide,
   allocStep,
+  allocTrace,
   COMMON_ALLOC_PROBES,
+  GROWTH_PROBES,
   subAllocatorInvariants,
   type AllocOps,
   type AllocOpsConfig,
   type AllocSide,
-} from './alloc-common';
+  type EmptyPoolPromise,
+} from './alloc-common.js';
 
 /** The config fields of the sub-allocators (src/alloc/config.ts); each system's schema takes the ones its allocator reads. */
 export const SubAllocatorFields = {
@@ -41,6 +44,13 @@ export interface SubAllocatorSystemParts<C extends SubAllocatorConfig & JsonObje
   createModel(config: C): BlockAllocator;
   createImpl(config: C): BlockAllocator;
   readonly structure: Invariant<AllocSide<BlockAllocator>, C>;
+  /** Which valid requests the policy places on an empty pool (the empty-pool-liveness check). */
+  readonly emptyPoolPromise: EmptyPoolPromise<C>;
+  /**
+   * Whether a config is a scale config (drawn by a low-weight branch of the config arbitrary):
+   * only there are bursts generated, reaching thousands of live blocks.
+   */
+  isScaleConfig(config: C): boolean;
   readonly policyProbes: readonly string[];
 }
 
@@ -56,13 +66,14 @@ export function subAllocatorSystem<C extends SubAllocatorConfig & JsonObject>(pa
       arbitrary: parts.config.arbitrary,
     },
     ops: allocOps<C>((config) => parts.grainsBytes(config)),
-    weights: (defaults, plan) => allocOpWeights(defaults, plan),
+    weights: (defaults, plan, config) => allocOpWeights(defaults, plan, true, parts.isScaleConfig(config)),
     around: allocStep,
     sequence: { minLength: 1, maxLength: 200 },
     createModel: (config: C, env: RunEnv): AllocSide<BlockAllocator> => allocSide(parts.createModel(config), config.capacityBytes, env, true),
     createImpl: (config: C, env: RunEnv): AllocSide<BlockAllocator> => allocSide(parts.createImpl(config), config.capacityBytes, env, false),
-    invariants: subAllocatorInvariants(parts.structure),
-    probes: [...COMMON_ALLOC_PROBES, ...parts.policyProbes],
+    invariants: subAllocatorInvariants(parts.structure, parts.emptyPoolPromise),
+    probes: [...COMMON_ALLOC_PROBES, ...parts.policyProbes, ...GROWTH_PROBES],
+    trace: allocTrace,
   });
 }
 

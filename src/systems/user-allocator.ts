@@ -11,33 +11,43 @@
  * The model side is our model of the declared policy, compared offset for offset (observation)
  * and for false out-of-memory. For policy 'any' it is a bookkeeping stand-in that never
  * allocates: then observations carry nothing and only the safety invariants judge (in bounds,
- * aligned, no overlap, honest answers, frees of live allocations accepted).
+ * aligned, no overlap, honest answers, frees of live allocations accepted) and liveness on an
+ * empty pool: with nothing live, every request up to the capacity, at any power-of-two
+ * alignment, gets an offset (`empty-pool-liveness`; for a named policy the request set its spec
+ * promises). That check also counts the allocator's null answers and those given while an
+ * aligned gap large enough existed (the false out-of-memory share of the fuzz summary).
  *
  * Only valid requests are generated (sizes >= 1, power-of-two alignments, frees of live
  * allocations): the user contract does not define answers to misuse.
  */
 import fc from 'fast-check';
 import path from 'node:path';
-import { isPlainObject } from '../harness/json';
-import type { Invariant, RunEnv } from '../harness/system';
-import { defineSystem, type DefinedSystem } from '../harness/define-system';
-import { Nat, OneOf, Str, Strict, type Static } from '../harness/schema';
-import type { Allocator, AllocatorPolicy } from '../alloc/allocator';
-import { subAllocatorConfigProblem, type SubAllocatorKind } from '../alloc/config';
-import { ALLOCATOR_POLICIES, loadUserAllocator, UserAllocatorError, type UserAllocatorModule } from '../alloc/user-allocator';
-import { createSubAllocatorModel } from '../../models/alloc-index';
+import { isPlainObject } from '../harness/json.js';
+import type { Invariant, RunEnv } from '../harness/system.js';
+import { defineSystem, type DefinedSystem } from '../harness/define-system.js';
+import { Nat, OneOf, Str, Strict, type Static } from '../harness/schema.js';
+import type { Allocator, AllocatorPolicy } from '../alloc/allocator.js';
+import { subAllocatorConfigProblem, type SubAllocatorKind } from '../alloc/config.js';
+import { ALLOCATOR_POLICIES, loadUserAllocator, UserAllocatorError, type UserAllocatorModule } from '../alloc/user-allocator.js';
+import { createSubAllocatorModel } from '../../models/alloc-index.js';
 import {
   allocOps,
   allocOpWeights,
   allocSide,
   allocStep,
+  allocTrace,
+  bestFitPromise,
+  BUDDY_PROMISE,
+  emptyPoolLiveness,
+  FITS_CAPACITY,
   honestAnswers,
   inBoundsAligned,
   noFalseOutOfMemory,
   noOverlap,
   type AllocOps,
   type AllocSide,
-} from './alloc-common';
+  type EmptyPoolPromise,
+} from './alloc-common.js';
 
 /** The system name of every user allocator (regression files of it name their module in the config). */
 export const USER_ALLOCATOR_SYSTEM = 'user-allocator';
@@ -106,19 +116,60 @@ class UserAllocatorAdapter implements Allocator {
   }
 }
 
+/** One config in SCALE_CONFIG_ODDS is a scale config (bursts, thousands of live allocations). */
+const SCALE_CONFIG_ODDS = 400;
+/** Scale configs: at least this many grains (ordinary ones have at most 4096 for policy any). */
+const SCALE_MIN_GRAINS = 8192;
+
 function capacityArb(policy: AllocatorPolicy, options: Required<UserAllocatorOptions>): fc.Arbitrary<number> {
   switch (policy) {
     case 'buddy':
-      return fc.integer({ min: 0, max: 10 }).map((order) => options.minBlockBytes * 2 ** order);
+      return fc
+        .oneof({ weight: SCALE_CONFIG_ODDS - 1, arbitrary: fc.integer({ min: 0, max: 10 }) }, { weight: 1, arbitrary: fc.integer({ min: 13, max: 15 }) })
+        .map((order) => options.minBlockBytes * 2 ** order);
     case 'best-fit':
-      return fc.oneof(fc.integer({ min: 1, max: 24 }), fc.integer({ min: 25, max: 256 })).map((units) => options.poolAlignBytes * units);
+      return fc
+        .oneof(
+          { weight: SCALE_CONFIG_ODDS, arbitrary: fc.integer({ min: 1, max: 24 }) },
+          { weight: SCALE_CONFIG_ODDS, arbitrary: fc.integer({ min: 25, max: 256 }) },
+          { weight: 2, arbitrary: fc.integer({ min: SCALE_MIN_GRAINS, max: 4 * SCALE_MIN_GRAINS }) },
+        )
+        .map((units) => options.poolAlignBytes * units);
     default:
-      return fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 1, max: 4096 }) }, { weight: 1, arbitrary: fc.constantFrom(65536, 65537, 1 << 20) });
+      return fc.oneof(
+        { weight: 4 * SCALE_CONFIG_ODDS - 4, arbitrary: fc.integer({ min: 1, max: 4096 }) },
+        { weight: SCALE_CONFIG_ODDS - 1, arbitrary: fc.constantFrom(65536, 65537, 1 << 20) },
+        { weight: 5, arbitrary: fc.integer({ min: 1 << 22, max: 1 << 24 }) },
+      );
   }
 }
 
-/** The ops of a user's allocator: valid requests and frees of live allocations only, what its contract promises. */
-type UserAllocatorOps = Pick<AllocOps<UserAllocatorConfig>, 'alloc' | 'free'>;
+/** Whether a capacity is one of the scale branch's (the bursts are generated only there). */
+function isScaleCapacity(policy: AllocatorPolicy, capacityBytes: number, options: Required<UserAllocatorOptions>): boolean {
+  switch (policy) {
+    case 'buddy':
+      return capacityBytes / options.minBlockBytes >= SCALE_MIN_GRAINS;
+    case 'best-fit':
+      return capacityBytes / options.poolAlignBytes >= SCALE_MIN_GRAINS;
+    default:
+      return capacityBytes >= 1 << 22;
+  }
+}
+
+/** Which requests the policy promises to place on an empty pool (see alloc-common.ts). */
+function promiseOf(policy: AllocatorPolicy, options: Required<UserAllocatorOptions>): EmptyPoolPromise<unknown> {
+  switch (policy) {
+    case 'buddy':
+      return BUDDY_PROMISE;
+    case 'best-fit':
+      return bestFitPromise(options.poolAlignBytes, undefined);
+    default:
+      return FITS_CAPACITY;
+  }
+}
+
+/** The ops of a user's allocator: valid requests and frees of live allocations only, what its contract promises (bursts of them in scale configs). */
+type UserAllocatorOps = Pick<AllocOps<UserAllocatorConfig>, 'alloc' | 'free' | 'allocBurst' | 'freeBurst'>;
 
 export type UserAllocatorSystem = DefinedSystem<UserAllocatorConfig, AllocSide, UserAllocatorOps>;
 
@@ -136,11 +187,14 @@ export function userAllocatorSystem(
     poolAlignBytes: resolved.poolAlignBytes,
   });
   const compareOffsets = kind !== null;
+  // A named policy's false out-of-memory is the model comparison's finding (it names the offset
+  // the model chose), so empty-pool-liveness comes after it.
   const invariants: Invariant<AllocSide, unknown>[] = [noOverlap, inBoundsAligned, honestAnswers];
   if (compareOffsets) invariants.push(noFalseOutOfMemory);
+  invariants.push(emptyPoolLiveness(promiseOf(policy, resolved), true));
   const grains = kind === 'buddy' ? [resolved.minBlockBytes] : kind === 'best-fit' ? [resolved.poolAlignBytes] : [8, 16, 256, 4096];
   const label = modulePath;
-  const { alloc, free } = allocOps<UserAllocatorConfig>(() => grains);
+  const { alloc, free, allocBurst, freeBurst } = allocOps<UserAllocatorConfig>(() => grains);
   return defineSystem({
     name: USER_ALLOCATOR_SYSTEM,
     summary: `the allocator in ${label} (policy ${policy})`,
@@ -154,9 +208,9 @@ export function userAllocatorSystem(
       },
       arbitrary: () => capacityArb(policy, resolved).map((capacityBytes): UserAllocatorConfig => ({ capacityBytes, allocatorModule: modulePath, policy })),
     },
-    ops: { alloc, free },
+    ops: { alloc, free, allocBurst, freeBurst },
     // No misuse: bad requests (the alloc op's badAlloc entry) are never generated.
-    weights: (defaults, plan) => allocOpWeights(defaults, plan, false),
+    weights: (defaults, plan, config) => allocOpWeights(defaults, plan, false, isScaleCapacity(policy, config.capacityBytes, resolved)),
     // Policy 'any': the stand-in model allocates nothing, so its frees are skipped; nothing of
     // either side's answer is compared but a contract error.
     around: compareOffsets ? allocStep : (s, command, dispatch) => {
@@ -174,6 +228,8 @@ export function userAllocatorSystem(
       allocSide(new UserAllocatorAdapter(createAllocator, config.capacityBytes, label), config.capacityBytes, env, false),
     invariants,
     probes: compareOffsets ? ['out-of-memory', 'freed-everything'] : [],
+    // Reports show the offsets the module returned (policy 'any' compares none of them).
+    trace: (s: AllocSide) => (s.allocator instanceof NoOpinionModel ? null : allocTrace(s)),
   });
 }
 
