@@ -3,13 +3,13 @@
  * pooled reuse (spec/allocators.md "Fence-delayed frees"; seed d3d12-memory-allocation.zh.txt §8.1;
  * seed gpu-resource-lifetime.zh.txt 池复用) by overriding one step of the shipped implementation.
  */
-import { mutantsOf } from './define';
-import type { AnyMutant } from '../src/harness/system';
-import { createSubAllocator } from '../src/alloc/index';
-import { DeferredFreeAllocatorImpl } from '../src/alloc/deferred-free';
-import type { BlockAllocator } from '../src/alloc/allocator';
-import type { FrameFence, PoolAcquireResult, PoolConfig } from '../src/alloc/deferred-free-types';
-import { deferredFreeSystem, deferredSide } from '../src/systems/deferred-free';
+import { mutantsOf } from './define.js';
+import type { AnyMutant } from '../src/harness/system.js';
+import { createSubAllocator } from '../src/alloc/index.js';
+import { DeferredFreeAllocatorImpl } from '../src/alloc/deferred-free.js';
+import type { BlockAllocator } from '../src/alloc/allocator.js';
+import type { FrameFence, PoolAcquireResult, PoolConfig } from '../src/alloc/deferred-free-types.js';
+import { deferredFreeSystem, deferredSide } from '../src/systems/deferred-free.js';
 
 type DeferredClass = new (inner: BlockAllocator, fence: FrameFence, pool: PoolConfig) => DeferredFreeAllocatorImpl;
 
@@ -58,7 +58,7 @@ export const DEFERRED_FREE_MUTANTS: AnyMutant[] = [
   ),
   mutant(
     'deferred-double-release-accepted',
-    'observation',
+    'accounting',
     'release does not check that the offset is still live: a second release queues the same bytes twice and the sub-allocator later sees a double free',
     class extends DeferredFreeAllocatorImpl {
       protected override takeLive(offsetBytes: number): number {
@@ -100,6 +100,16 @@ export const DEFERRED_FREE_MUTANTS: AnyMutant[] = [
           }
         }
         return super.poolAcquire(sizeClass);
+      }
+    },
+  ),
+  mutant(
+    'deferred-held-count-skips-pooled',
+    'accounting',
+    'heldCount() counts the pending releases only, not the pooled objects (the pool kept its own count and nobody added it): a caller waiting for heldCount() to reach 0 before tearing the heap down frees it under pooled objects',
+    class extends DeferredFreeAllocatorImpl {
+      override heldCount(): number {
+        return this.pending.count;
       }
     },
   ),

@@ -1,17 +1,27 @@
 import { describe, expect, it } from 'vitest';
-import { deferredFreeSystem, createDeferredImpl, DEFERRED_KINDS, type DeferredConfig } from '../src/systems/deferred-free';
-import { DeferredFreeModel } from '../models/deferred-free';
-import { createSubAllocatorModel } from '../models/alloc-index';
-import { DeferredErrors, type DeferredFreeAllocator, type FrameFence } from '../src/alloc/deferred-free-types';
-import { AllocErrors } from '../src/alloc/allocator';
-import { QueueTimeline } from '../src/gpu/queue-timeline';
-import { runSequence } from '../src/harness/runner';
-import type { Command } from '../src/harness/system';
-import type { SubAllocatorKind } from '../src/alloc/config';
-import { DEFERRED_FREE_MUTANTS } from '../mutants/deferred-free';
-import { describeSystem } from './support';
+import { deferredFreeSystem, createDeferredImpl, DEFERRED_KINDS, GROWTH_PROBES, scaleConfigArb, type DeferredConfig } from '../src/systems/deferred-free.js';
+import { DeferredFreeModel } from '../models/deferred-free.js';
+import { createSubAllocatorModel } from '../models/alloc-index.js';
+import { DeferredErrors, type DeferredFreeAllocator, type FrameFence } from '../src/alloc/deferred-free-types.js';
+import { AllocErrors } from '../src/alloc/allocator.js';
+import { QueueTimeline } from '../src/gpu/queue-timeline.js';
+import { RunContext, runSequence } from '../src/harness/runner.js';
+import { checkSystem } from '../src/harness/property.js';
+import type { Command } from '../src/harness/system.js';
+import type { SubAllocatorKind } from '../src/alloc/config.js';
+import { DEFERRED_FREE_MUTANTS } from '../mutants/deferred-free.js';
+import { describeSystem, TEST_SEED } from './support.js';
 
 describeSystem(deferredFreeSystem, { numRuns: 400, mutantRuns: 300 });
+
+describe('deferred-free: scale configs reach the growth paths', () => {
+  it('dozens of releases and pooled objects held at once grow the queues, with the model agreeing', () => {
+    const context = new RunContext();
+    const result = checkSystem({ ...deferredFreeSystem, configArb: scaleConfigArb }, { seed: TEST_SEED, numRuns: 30, context, unbiased: true });
+    expect(result.failed).toBe(false);
+    expect(GROWTH_PROBES.filter((probe) => (context.probeCounts.get(probe) ?? 0) === 0), 'growth probes the scale configs never reached').toEqual([]);
+  });
+});
 
 function configFor(kind: SubAllocatorKind): DeferredConfig {
   return {
