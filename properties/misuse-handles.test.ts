@@ -12,13 +12,13 @@
  * Models and implementations answer alike, so both are held to it.
  */
 import { describe, expect, it } from 'vitest';
-import { createSubAllocator } from '../src/alloc/index';
-import { createSubAllocatorModel } from '../models/alloc-index';
-import { BuddyAllocator } from '../src/alloc/buddy';
-import { BuddyModel } from '../models/alloc-buddy';
-import type { BlockAllocator } from '../src/alloc/allocator';
-import { ContractError } from '../src/contract';
-import { SlotPool } from '../src/residency/slot-pool';
+import { createSubAllocator } from '../src/alloc/index.js';
+import { createSubAllocatorModel } from '../models/alloc-index.js';
+import { BuddyAllocator } from '../src/alloc/buddy.js';
+import { BuddyModel } from '../models/alloc-buddy.js';
+import type { BlockAllocator } from '../src/alloc/allocator.js';
+import { ContractError } from '../src/contract.js';
+import { SlotPool } from '../src/residency/slot-pool.js';
 
 const describeBlocks = (a: BlockAllocator) => a.blocks().map((b) => `${b.free ? 'f' : 'u'}${b.offsetBytes}+${b.sizeBytes}`).join(' ');
 
@@ -65,7 +65,29 @@ describe('sub-allocators: free of anything but a live allocation start is BAD_FR
   }
 });
 
+/** Reaches the buddy's protected order step (it depends only on minBlockBytes, not on the heap). */
+class BuddyOrderProbe extends BuddyAllocator {
+  orderOfRequest(sizeBytes: number, alignBytes: number): number {
+    return this.orderFor(sizeBytes, alignBytes);
+  }
+}
+
 describe('buddy: heaps beyond 32 bits', () => {
+  it('the order of a request is exact up to the config limit of 2^30 units, and above every order past it', () => {
+    // A heap of 2^30 units needs gigabytes of tables; the order step does not, so it is asked directly.
+    const probe = new BuddyOrderProbe({ capacityBytes: 1024, minBlockBytes: 256 });
+    expect('orderOfRequest' in BuddyAllocator.prototype).toBe(false);
+    for (let k = 0; k <= 30; k++) {
+      expect(probe.orderOfRequest(256 * 2 ** k, 1), `2^${k} units`).toBe(k);
+      expect(probe.orderOfRequest(1, 256 * 2 ** k), `alignment of 2^${k} units`).toBe(k);
+      if (k < 30) expect(probe.orderOfRequest(256 * 2 ** k + 1, 1), `2^${k} units + 1 byte`).toBe(k + 1);
+    }
+    expect(probe.orderOfRequest(1, 1)).toBe(0);
+    for (const sizeBytes of [256 * 2 ** 30 + 1, 256 * 2 ** 31, 256 * (2 ** 32 + 1), 2 ** 53 - 1]) {
+      expect(probe.orderOfRequest(sizeBytes, 1), `${sizeBytes} bytes`).toBeGreaterThan(30);
+    }
+  });
+
   for (const [side, make] of [
     ['implementation', (capacityBytes: number, minBlockBytes: number) => new BuddyAllocator({ capacityBytes, minBlockBytes })],
     ['model', (capacityBytes: number, minBlockBytes: number) => new BuddyModel({ capacityBytes, minBlockBytes })],
