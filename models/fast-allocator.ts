@@ -23,6 +23,10 @@
  *   the next value to signal when handed out, and destroyed by the first cleanup after that value
  *   completes. It leaves the current page and its cursor alone. A request of exactly the page
  *   size is not "above" it and takes a page (a fresh one unless the cursor is at 0).
+ * - The next page is taken before the full one is retired, so the page a request retires is
+ *   never that request's candidate (a correct allocator could not take it anyway: its value is
+ *   this frame's). A page handed out from again after it left the current page starts a new
+ *   life; the harness tells lives apart by that.
  * - Pages are reused oldest first. Fence values along the pool never decrease, so only the
  *   oldest page can be the first to complete.
  * - Retirement happens only when a request does not fit: the current page is never retired at
@@ -31,11 +35,14 @@
  *   `minPagesToRetain` (the current page does not count), then every dedicated buffer whose value
  *   has completed (in hand-out order). Pages still in flight are never destroyed, so the pool
  *   can stay above the minimum.
+ * - `setMinPagesToRetain` (the seed's setting can change at run time) only changes what the next
+ *   cleanup keeps; lowering it destroys nothing by itself. A bad value is BAD_MIN_PAGES.
  * - Page ids are whatever the upload heap returns; the model never reuses a destroyed id.
  * - Bad requests: BAD_SIZE, then BAD_ALIGN (src/alloc/allocator.ts), before anything changes.
  */
 import { alignUp, validateRequest } from '../src/alloc/allocator.js';
 import {
+  badMinPages,
   DEFAULT_MIN_PAGES_TO_RETAIN,
   FAST_ALLOCATOR_PAGE_BYTES,
   type FastAllocator,
@@ -57,15 +64,16 @@ export class BumpPagesModel {
     protected readonly heap: UploadHeap,
     protected readonly fence: FenceView,
     readonly pageSizeBytes: number,
-    readonly minPagesToRetain: number,
+    public minPagesToRetain: number,
   ) {}
 
   /** Places `sizeBytes` at `alignBytes` on the current page, turning the page over when they do not fit. */
   protected place(sizeBytes: number, alignBytes: number): UploadLocation {
     let offsetBytes = alignUp(this.cursorBytes, alignBytes);
     if (this.current === -1 || offsetBytes + sizeBytes > this.pageSizeBytes) {
+      const next = this.takePage();
       if (this.current !== -1) this.pool.push({ bufferId: this.current, fenceValue: this.currentFrame });
-      this.current = this.takePage();
+      this.current = next;
       offsetBytes = 0;
     }
     this.cursorBytes = offsetBytes + sizeBytes;
@@ -130,6 +138,12 @@ export class FastAllocatorModel extends BumpPagesModel implements FastAllocator 
 
   forwardedBufferCount(): number {
     return this.forwarded.length;
+  }
+
+  setMinPagesToRetain(count: number): void {
+    const error = badMinPages(count);
+    if (error !== null) throw error;
+    this.minPagesToRetain = count;
   }
 
   override cleanup(): void {

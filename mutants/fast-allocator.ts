@@ -3,12 +3,12 @@
  * pitfall of bump-page upload allocators (seed d3d12-memory-allocation.zh.txt §1 constraint ④,
  * §5.3, §5.4) by overriding one step of the shipped implementation (src/alloc/upload-pages.ts).
  */
-import { mutantsOf } from './define';
-import type { AnyMutant } from '../src/harness/system';
-import { FastAllocatorImpl, FastConstantAllocatorImpl } from '../src/alloc/upload-pages';
-import type { FenceView, UploadHeap, UploadLocation } from '../src/alloc/upload-pages-types';
-import { fastAllocatorSystem, fastSide } from '../src/systems/fast-allocator';
-import { constantSide, fastConstantAllocatorSystem } from '../src/systems/fast-constant-allocator';
+import { mutantsOf } from './define.js';
+import type { AnyMutant } from '../src/harness/system.js';
+import { FastAllocatorImpl, FastConstantAllocatorImpl } from '../src/alloc/upload-pages.js';
+import type { FenceView, UploadHeap, UploadLocation } from '../src/alloc/upload-pages-types.js';
+import { fastAllocatorSystem, fastSide } from '../src/systems/fast-allocator.js';
+import { constantSide, fastConstantAllocatorSystem } from '../src/systems/fast-constant-allocator.js';
 
 type FastClass = new (heap: UploadHeap, fence: FenceView, pageSizeBytes: number, minPagesToRetain: number) => FastAllocatorImpl;
 type ConstantClass = new (heap: UploadHeap, fence: FenceView, pageSizeBytes: number, minPagesToRetain: number) => FastConstantAllocatorImpl;
@@ -52,12 +52,12 @@ export const FAST_ALLOCATOR_MUTANTS: AnyMutant[] = [
     },
   ),
   fast(
-    'fast-cursor-forgets-padding',
+    'fast-cursor-bump-lost',
     'no-overlap',
-    'The cursor moves by the size from where it was, not from the aligned start: after any padding the next request overlaps the end of this one',
+    'The cursor moves to the aligned start of a hand-out but the size is never added (the bump lands in a local copy): the next request on the page starts inside this one',
     class extends FastAllocatorImpl {
-      protected override advanceCursor(offsetBytes: number, sizeBytes: number): void {
-        this.cursorBytes = Math.min(offsetBytes, this.cursorBytes) + sizeBytes;
+      protected override advanceCursor(offsetBytes: number): void {
+        this.cursorBytes = offsetBytes;
       }
     },
   ),
@@ -110,6 +110,16 @@ export const FAST_ALLOCATOR_MUTANTS: AnyMutant[] = [
     },
   ),
   fast(
+    'fast-minimum-read-once',
+    'retained-bound',
+    'The minimum is read once, when the allocator is made: a value set at run time is accepted and ignored, so cleanup keeps the old number of pages',
+    class extends FastAllocatorImpl {
+      override setMinPagesToRetain(count: number): void {
+        if (!Number.isSafeInteger(count) || count < 0) super.setMinPagesToRetain(count);
+      }
+    },
+  ),
+  fast(
     'fast-forwarded-leak',
     'retained-bound',
     'Dedicated buffers of forwarded requests are never released',
@@ -155,8 +165,8 @@ export const FAST_CONSTANT_ALLOCATOR_MUTANTS: AnyMutant[] = [
   ),
   constant(
     'constant-update-in-place',
-    'no-rewrite-in-flight',
-    "A uniform buffer update rewrites the buffer's current location when the new contents fit, instead of allocating a new location and replacing: a draw the GPU has not finished reads the new bytes",
+    'no-overlap',
+    "A uniform buffer update rewrites the buffer's current location when the new contents fit, instead of allocating a new location and replacing: draws recorded earlier in the frame (or in a frame the GPU has not finished) read the new bytes",
     class extends FastConstantAllocatorImpl {
       override updateUniformBuffer(uniformBuffer: number, sizeBytes: number): UploadLocation {
         const old = this.locations.get(uniformBuffer);

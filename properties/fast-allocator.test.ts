@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { fastAllocatorSystem, UploadHeapJudge } from '../src/systems/fast-allocator';
-import { FastAllocatorImpl } from '../src/alloc/upload-pages';
-import { FastAllocatorModel } from '../models/fast-allocator';
-import { FAST_ALLOCATOR_PAGE_BYTES, DEFAULT_MIN_PAGES_TO_RETAIN, type FastAllocator } from '../src/alloc/upload-pages-types';
-import { AllocErrors } from '../src/alloc/allocator';
-import { QueueTimeline } from '../src/gpu/queue-timeline';
-import { runSequence } from '../src/harness/runner';
-import type { Command } from '../src/harness/system';
-import { FAST_ALLOCATOR_MUTANTS } from '../mutants/fast-allocator';
-import { describeSystem } from './support';
+import { fastAllocatorSystem, UploadHeapJudge } from '../src/systems/fast-allocator.js';
+import { FastAllocatorImpl } from '../src/alloc/upload-pages.js';
+import { FastAllocatorModel } from '../models/fast-allocator.js';
+import { FAST_ALLOCATOR_PAGE_BYTES, DEFAULT_MIN_PAGES_TO_RETAIN, type FastAllocator } from '../src/alloc/upload-pages-types.js';
+import { AllocErrors } from '../src/alloc/allocator.js';
+import { QueueTimeline } from '../src/gpu/queue-timeline.js';
+import { runSequence } from '../src/harness/runner.js';
+import type { Command } from '../src/harness/system.js';
+import { FAST_ALLOCATOR_MUTANTS } from '../mutants/fast-allocator.js';
+import { describeSystem } from './support.js';
 
 describeSystem(fastAllocatorSystem, { numRuns: 300, mutantRuns: 300 });
 
@@ -64,9 +64,9 @@ describe('fast-allocator: the judges', () => {
     expect(runSequence(fastAllocatorSystem, config, program)).toEqual({ ok: true, steps: program.length });
   });
 
-  it('a page stamped with the completed value is recycled in the frame that wrote it, and caught at that hand-out', () => {
+  it('a page stamped with the completed value is recycled while the GPU runs the frame that wrote it, and caught at that hand-out', () => {
     const outcome = runSequence(fastAllocatorSystem, config, program, { implFactory: mutant('fast-page-stamped-with-completed').createImpl });
-    expect(outcome.ok ? null : [outcome.failure.step, outcome.failure.check]).toEqual([2, 'page-reuse-after-fence']);
+    expect(outcome.ok ? null : [outcome.failure.step, outcome.failure.check]).toEqual([4, 'page-reuse-after-fence']);
     if (!outcome.ok) expect(outcome.failure.implObservation).toMatchObject({ bufferId: 1, offsetBytes: 0 });
   });
 });

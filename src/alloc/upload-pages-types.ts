@@ -16,6 +16,8 @@
  * (`FenceView`, the simulated GPU queue in src/gpu/queue-timeline.ts).
  */
 
+import { ContractError } from '../contract.js';
+
 /** The seed's page size of the fast allocator (FD3D12FastAllocator: 4 MB bump pages). */
 export const FAST_ALLOCATOR_PAGE_BYTES = 4 * 1024 * 1024;
 /** The seed's page size of the fast constant allocator (AllocFastConstantAllocationPage: 64 KB). */
@@ -80,6 +82,11 @@ export interface FastAllocator extends UploadPageState {
   forwardedBuffers(): readonly FencedBuffer[];
   /** forwardedBuffers().length, without building anything. */
   forwardedBufferCount(): number;
+  /**
+   * Changes the minimum at run time (the seed, §10: d3d12.FastAllocator.MinPagesToRetain can be
+   * changed while running); it applies from the next cleanup on, which destroys nothing early.
+   */
+  setMinPagesToRetain(count: number): void;
 }
 
 export interface FastConstantAllocator extends UploadPageState {
@@ -97,7 +104,16 @@ export const UploadPageErrors = {
   CONSTANT_TOO_LARGE: 'CONSTANT_TOO_LARGE',
   /** A uniform buffer handle that is not a non-negative safe integer. */
   BAD_UNIFORM_BUFFER: 'BAD_UNIFORM_BUFFER',
+  /** A page minimum that is not a non-negative safe integer. */
+  BAD_MIN_PAGES: 'BAD_MIN_PAGES',
 } as const;
+
+/** The BAD_MIN_PAGES error, or null when `count` is a valid page minimum. */
+export function badMinPages(count: number): ContractError | null {
+  return Number.isSafeInteger(count) && count >= 0
+    ? null
+    : new ContractError(UploadPageErrors.BAD_MIN_PAGES, `minPagesToRetain must be a non-negative integer, got ${count}`);
+}
 
 /** Checks a page allocator's configuration; returns a message or null. */
 export function pageConfigProblem(pageSizeBytes: number, minPagesToRetain: number, granuleBytes = 1): string | null {

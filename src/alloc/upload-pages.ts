@@ -16,6 +16,7 @@ import {
   FAST_ALLOCATOR_PAGE_BYTES,
   FAST_CONSTANT_PAGE_BYTES,
   UploadPageErrors,
+  badMinPages,
   type FastAllocator,
   type FastConstantAllocator,
   type FencedBuffer,
@@ -70,15 +71,16 @@ export class BumpPages {
     protected readonly heap: UploadHeap,
     protected readonly fence: FenceView,
     readonly pageSizeBytes: number,
-    readonly minPagesToRetain: number,
+    public minPagesToRetain: number,
   ) {}
 
   /** Places `sizeBytes` at `alignBytes`: on the current page if they fit, else at 0 of the next page. */
   protected place(sizeBytes: number, alignBytes: number): number {
     let offsetBytes = this.alignOffset(this.cursorBytes, alignBytes);
     if (this.current === NO_PAGE || !this.fits(offsetBytes, sizeBytes)) {
+      const next = this.takePage(); // before retiring: the retired page is never this request's candidate
       if (this.current !== NO_PAGE) this.pool.push(this.current, this.retireFenceValue());
-      this.current = this.takePage();
+      this.current = next;
       offsetBytes = 0;
     }
     this.advanceCursor(offsetBytes, sizeBytes);
@@ -174,6 +176,12 @@ export class FastAllocatorImpl extends BumpPages implements FastAllocator {
 
   forwardedBufferCount(): number {
     return this.forwarded.count;
+  }
+
+  setMinPagesToRetain(count: number): void {
+    const error = badMinPages(count);
+    if (error !== null) throw error;
+    this.minPagesToRetain = count;
   }
 
   override cleanup(): void {

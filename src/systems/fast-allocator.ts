@@ -53,6 +53,8 @@ interface HeapBuffer {
  */
 export class UploadHeapJudge implements UploadHeap {
   readonly buffers = new Map<number, HeapBuffer>();
+  /** Per page: how many times it was recycled (a hand-out on it after it had left the current page). */
+  readonly lives = new Map<number, number>();
   /**
    * Per buffer: the fence value of the frame of its last hand-out. Single-frame data may be read
    * by any GPU work of its frame, so until that value completes the GPU may read the buffer.
@@ -100,6 +102,7 @@ export class UploadHeapJudge implements UploadHeap {
     }
     this.buffers.delete(bufferId);
     this.lastFrame.delete(bufferId);
+    this.lives.delete(bufferId);
     this.destroyed.push(bufferId);
     if (buffer.kind === 'forwarded') this.destroyedForwarded++;
   }
@@ -127,6 +130,8 @@ export interface Handout {
   readonly offsetBytes: number;
   /** The bytes the caller writes and the GPU reads (a constant's size rounded up to 256). */
   readonly sizeBytes: number;
+  /** How many times the buffer had been recycled when this was handed out (its life). */
+  readonly life: number;
 }
 
 /** What both systems' sides have: the allocator, its queue and heap, and the caller's frame. */
@@ -136,7 +141,8 @@ export interface UploadSide<A extends UploadPageState> {
   readonly heap: UploadHeapJudge;
   readonly env: RunEnv;
   readonly pageSizeBytes: number;
-  readonly minPagesToRetain: number;
+  /** The minimum the caller last set (the config's, or a `retain` command's). */
+  minPagesToRetain: number;
   /** This frame's hand-outs the caller may still use (expire at `signal`). */
   readonly frame: Handout[];
   nextHandoutId: number;
@@ -176,7 +182,13 @@ export function uploadSide<A extends UploadPageState>(
 /**
  * Judges a hand-out of `sizeBytes` at `location` aligned to `alignBytes`, of a buffer of `kind`,
  * and returns it (the caller records it). `live` is what it must not overlap (this frame's
- * hand-outs).
+ * hand-outs); `currentBefore` is the allocator's current page before the request.
+ *
+ * A hand-out on a page that was handed out from before but was not the current page is a
+ * recycle: the page starts a new life, which must wait for the frame of its last hand-out to
+ * complete (page-reuse). Within one life a bump page only moves forward, so two hand-outs of the
+ * frame in the same life that share a byte are an overlap (no-overlap); the GPU timeline judges
+ * every hand-out against the unfinished reads, whatever the life.
  */
 export function judgeHandOut<A extends UploadPageState>(
   s: UploadSide<A>,
@@ -186,9 +198,21 @@ export function judgeHandOut<A extends UploadPageState>(
   alignBytes: number,
   kind: UploadBufferKind,
   live: readonly Handout[],
+  currentBefore: number,
 ): Handout {
   const { bufferId, offsetBytes } = location;
   const buffer = s.heap.buffers.get(bufferId);
+  const frameValue = s.heap.lastFrame.get(bufferId);
+  let life = s.heap.lives.get(bufferId) ?? 0;
+  if (kind === 'page' && bufferId !== currentBefore && frameValue !== undefined) {
+    s.heap.lives.set(bufferId, ++life);
+    if (frameValue > s.timeline.completedValue) {
+      s.inFlightViolations.push(
+        `${operation} recycled page ${bufferId} before the frame that last wrote it completed ` +
+          `(fence value ${frameValue}, completed ${s.timeline.completedValue}; hand-out at offset ${offsetBytes})`,
+      );
+    }
+  }
   const at = `${operation} handed out [${offsetBytes}, ${offsetBytes + sizeBytes}) of buffer ${bufferId}`;
   if (buffer === undefined) s.placementViolations.push(`${at}, which is not alive`);
   else if (!Number.isSafeInteger(offsetBytes) || offsetBytes < 0 || offsetBytes + sizeBytes > buffer.sizeBytes) {
@@ -197,27 +221,19 @@ export function judgeHandOut<A extends UploadPageState>(
   else if (buffer.kind !== kind) s.placementViolations.push(`${at}: a ${buffer.kind} buffer, where a ${kind} buffer is due`);
   for (let i = 0; i < live.length; i++) {
     const other = live[i]!;
-    if (other.bufferId === bufferId && other.offsetBytes < offsetBytes + sizeBytes && offsetBytes < other.offsetBytes + other.sizeBytes) {
+    if (other.bufferId === bufferId && other.life === life && other.offsetBytes < offsetBytes + sizeBytes && offsetBytes < other.offsetBytes + other.sizeBytes) {
       s.overlapViolations.push(`${at}, overlapping [${other.offsetBytes}, ${other.offsetBytes + other.sizeBytes}) handed out earlier this frame`);
       break;
     }
   }
   if (buffer !== undefined) {
     const violations = s.inFlightViolations;
-    const frameValue = s.heap.lastFrame.get(bufferId);
-    // A bump page only moves forward until it is recycled, and a recycled page starts at 0.
-    if (offsetBytes === 0 && frameValue !== undefined && kind === 'page' && frameValue > s.timeline.completedValue) {
-      violations.push(
-        `${operation} recycled page ${bufferId} (a hand-out at offset 0 again) before the frame that last wrote it completed ` +
-          `(fence value ${frameValue}, completed ${s.timeline.completedValue})`,
-      );
-    }
     const before = violations.length;
     s.timeline.judgeHandOut(operation, buffer.baseAddress + offsetBytes, sizeBytes, violations);
     if (violations.length > before) violations[violations.length - 1] += ` (buffer ${bufferId} at offset ${offsetBytes})`;
     s.heap.lastFrame.set(bufferId, s.timeline.nextValueToSignal);
   }
-  return { id: s.nextHandoutId++, bufferId, offsetBytes, sizeBytes };
+  return { id: s.nextHandoutId++, bufferId, offsetBytes, sizeBytes, life };
 }
 
 /** Records GPU work reading a hand-out; it completes with the frame's fence value. */
@@ -286,7 +302,7 @@ export function sharedInvariants<A extends UploadPageState, C>(heldBuffers: (all
     placement: (name, description) => ({ name, description, check: bothSides((s) => firstOf(s.placementViolations)) }),
     noOverlap: {
       name: 'no-overlap',
-      description: 'no two hand-outs of this frame share a byte of a buffer (a page is recycled only after the frame that wrote it completed)',
+      description: 'no two hand-outs of this frame in the same life of a page share a byte (within a life a bump page only moves forward)',
       check: bothSides((s) => firstOf(s.overlapViolations)),
     },
     inFlight: (name, description) => ({ name, description, check: bothSides((s) => firstOf(s.inFlightViolations)) }),
@@ -342,7 +358,7 @@ function allocate(s: FastSide, sizeBytes: number, alignBytes: number): Json {
   if (forwarded && s.heap.created.indexOf(location.bufferId) === -1) {
     s.placementViolations.push(`a request of ${sizeBytes} bytes above the page size was answered with buffer ${location.bufferId}, not a new dedicated buffer`);
   }
-  s.frame.push(judgeHandOut(s, 'allocate', location, sizeBytes, alignBytes, forwarded ? 'forwarded' : 'page', s.frame));
+  s.frame.push(judgeHandOut(s, 'allocate', location, sizeBytes, alignBytes, forwarded ? 'forwarded' : 'page', s.frame, before));
   if (forwarded) s.env.probe('forwarded');
   else {
     if (sizeBytes === s.pageSizeBytes) s.env.probe('exact-page-size');
@@ -370,11 +386,11 @@ const invariants: Invariant<FastSide, FastAllocatorConfig>[] = [
     'within-page-aligned',
     'every hand-out lies inside a live buffer at a multiple of its alignment; a request above the page size gets a new dedicated buffer, any other a page',
   ),
+  shared.noOverlap,
   shared.inFlight(
     'page-reuse-after-fence',
-    'a page is recycled (hands out offset 0 again) only once the frame of its last hand-out completed, and no hand-out uses bytes an unfinished GPU read still uses (judged by the GPU timeline)',
+    'a page is recycled (handed out from again after it left the current page) only once the frame of its last hand-out completed, and no hand-out uses bytes an unfinished GPU read still uses (judged by the GPU timeline)',
   ),
-  shared.noOverlap,
   shared.destroyed,
   shared.retained(
     'after cleanup the pool keeps at least min(minPagesToRetain, what it had) pages, keeps no completed page above the minimum, and keeps no dedicated buffer whose fence value completed',
@@ -447,6 +463,17 @@ const ops = {
     arbitrary: (config, op) => fc.tuple(sizeArb(config.pageSizeBytes), alignArb).map(([sizeBytes, alignBytes]) => ({ op, sizeBytes, alignBytes })),
     apply: (s, command) => allocate(s, command.sizeBytes, command.alignBytes),
   }),
+  retain: op({
+    fields: { count: Int() },
+    weight: 1,
+    arbitrary: (_config, op) => fc.constantFrom(0, 1, 2, 3, -1).map((count) => ({ op, count })),
+    apply: (s, command) => {
+      s.alloc.setMinPagesToRetain(command.count);
+      if (command.count < s.minPagesToRetain && s.alloc.pooledPageCount() > command.count) s.env.probe('minimum-lowered-below-pool');
+      s.minPagesToRetain = command.count;
+      return {};
+    },
+  }),
   use: frame.use,
   signal: frame.signal,
   gpuProgress: frame.gpuProgress,
@@ -496,6 +523,7 @@ export const fastAllocatorSystem = defineSystem({
     'forwarded',
     'exact-page-size',
     'forwarded-released',
+    'minimum-lowered-below-pool',
     'cleanup-destroyed',
     'cleanup-kept-minimum',
     'cleanup-blocked-by-fence',

@@ -69,7 +69,7 @@ function handOut(s: ConstantSide, operation: string, sizeBytes: number, give: ()
   const before = s.alloc.currentPage();
   const pooledBefore = s.alloc.pooledPageCount();
   const location = give();
-  const handout = judgeHandOut(s, operation, location, alignUp(sizeBytes, CONSTANT_ALIGN_BYTES), CONSTANT_ALIGN_BYTES, 'page', s.frame);
+  const handout = judgeHandOut(s, operation, location, alignUp(sizeBytes, CONSTANT_ALIGN_BYTES), CONSTANT_ALIGN_BYTES, 'page', s.frame, before);
   s.frame.push(handout);
   pageProbes(s, before, pooledBefore, location.bufferId);
   if (alignUp(sizeBytes, CONSTANT_ALIGN_BYTES) === s.pageSizeBytes) s.env.probe('constant-fills-page');
@@ -86,11 +86,11 @@ const shared = sharedInvariants<FastConstantAllocator, FastConstantConfig>(heldP
 
 const invariants: Invariant<ConstantSide, FastConstantConfig>[] = [
   shared.placement('constant-aligned-in-page', 'every constant starts at a multiple of 256 bytes of a live page and its 256-byte units end inside the page'),
+  shared.noOverlap,
   shared.inFlight(
     'no-rewrite-in-flight',
-    'no hand-out (a new constant, a uniform buffer update) uses bytes the GPU may be reading: updates allocate a new location, a page is recycled (offset 0 again) only once the frame of its last hand-out completed, and no hand-out overlaps an unfinished GPU read (the timeline)',
+    'no hand-out (a new constant, a uniform buffer update) uses bytes the GPU may be reading: updates allocate a new location, a page is recycled (handed out from again after it left the current page) only once the frame of its last hand-out completed, and no hand-out overlaps an unfinished GPU read (the timeline)',
   ),
-  shared.noOverlap,
   shared.destroyed,
   shared.retained('after cleanup the pool keeps at least min(minPagesToRetain, what it had) pages and keeps no completed page above the minimum'),
   shared.accounting,
