@@ -1,25 +1,27 @@
 import { describe, expect, it } from 'vitest';
 import seedrandom from 'seedrandom';
-import { describeSystem, TEST_SEED } from './support';
-import { allocBuddySystem } from '../src/systems/alloc-buddy';
-import { allocBestFitSystem } from '../src/systems/alloc-best-fit';
-import { allocFirstFitSystem } from '../src/systems/alloc-first-fit';
-import { createSubAllocator, type SubAllocatorKind } from '../src/alloc/index';
-import { createSubAllocatorModel } from '../models/alloc-index';
-import { BestFitAllocator } from '../src/alloc/best-fit';
-import { BestFitModel } from '../models/alloc-best-fit';
-import { BuddyAllocator } from '../src/alloc/buddy';
-import { BuddyModel } from '../models/alloc-buddy';
-import { FirstFitAllocator } from '../src/alloc/first-fit';
-import { FirstFitModel } from '../models/alloc-first-fit';
-import { BitsetIndex } from '../src/alloc/bitset-index';
-import { NumberMap } from '../src/alloc/typed-arrays';
-import { ContractError } from '../src/contract';
+import { describeSystem, TEST_SEED } from './support.js';
+import { allocBuddyScaleConfigArb, allocBuddySystem } from '../src/systems/alloc-buddy.js';
+import { allocBestFitScaleConfigArb, allocBestFitSystem } from '../src/systems/alloc-best-fit.js';
+import { allocFirstFitScaleConfigArb, allocFirstFitSystem } from '../src/systems/alloc-first-fit.js';
+import { checkSystem } from '../src/harness/property.js';
+import type { AnySystem } from '../src/harness/system.js';
+import { createSubAllocator, type SubAllocatorKind } from '../src/alloc/index.js';
+import { createSubAllocatorModel } from '../models/alloc-index.js';
+import { BestFitAllocator } from '../src/alloc/best-fit.js';
+import { BestFitModel } from '../models/alloc-best-fit.js';
+import { BuddyAllocator } from '../src/alloc/buddy.js';
+import { BuddyModel } from '../models/alloc-buddy.js';
+import { FirstFitAllocator } from '../src/alloc/first-fit.js';
+import { FirstFitModel } from '../models/alloc-first-fit.js';
+import { BitsetIndex } from '../src/alloc/bitset-index.js';
+import { NumberMap } from '../src/alloc/typed-arrays.js';
+import { ContractError } from '../src/contract.js';
 import fc from 'fast-check';
-import { allocOpWeights, DEFAULT_ALLOC_WEIGHTS, type AllocSide } from '../src/systems/alloc-common';
-import { isPowerOfTwo, type BlockAllocator } from '../src/alloc/allocator';
-import { subAllocatorSide } from '../src/systems/alloc-sub';
-import { RunContext } from '../src/harness/runner';
+import { allocOpWeights, DEFAULT_ALLOC_WEIGHTS, GROWTH_PROBES, SCALE_BURST_WEIGHTS, type AllocSide } from '../src/systems/alloc-common.js';
+import { isPowerOfTwo, type BlockAllocator } from '../src/alloc/allocator.js';
+import { subAllocatorSide } from '../src/systems/alloc-sub.js';
+import { RunContext } from '../src/harness/runner.js';
 
 describeSystem(allocBuddySystem, { numRuns: 3000, mutantRuns: 300 });
 describeSystem(allocBestFitSystem, { numRuns: 3000, mutantRuns: 300 });
@@ -270,5 +272,35 @@ describe('NumberMap (the allocators\' offset map)', () => {
       }),
       { seed: TEST_SEED, numRuns: 300 },
     );
+  });
+});
+
+describe('scale plans (issue 11): thousands of live blocks, the internal tables grow several times', () => {
+  // The systems draw a scale config once in a few thousand runs (too rare for the ordinary
+  // suites above); here the same generator runs on the scale branch of each config arbitrary.
+  const cases: [AnySystem, () => fc.Arbitrary<unknown>, number][] = [
+    [allocBuddySystem, allocBuddyScaleConfigArb, 6],
+    [allocBestFitSystem, allocBestFitScaleConfigArb, 6],
+    [allocFirstFitSystem, allocFirstFitScaleConfigArb, 3],
+  ];
+  for (const [system, scaleConfigArb, numRuns] of cases) {
+    it(`${system.name}: model and implementation agree on scale configs, and every growth probe fires`, () => {
+      const scaleSystem: AnySystem = { ...system, configArb: scaleConfigArb };
+      const context = new RunContext();
+      const result = checkSystem(scaleSystem, { seed: TEST_SEED, numRuns, context, unbiased: true });
+      expect(result.failed, result.failed ? result.failure.message : '').toBe(false);
+      const missed = GROWTH_PROBES.filter((probe) => (context.probeCounts.get(probe) ?? 0) === 0);
+      expect(missed, 'growth probes the scale generator never reached').toEqual([]);
+    });
+  }
+
+  it('bursts are generated only for scale configs, whatever the plan', () => {
+    // A swarm plan that enabled only the bursts (planRun draws a weight per op).
+    const plan = { weights: { alloc: 0, free: 0, freeAgain: 0, freeInterior: 0, freeUnknown: 0, allocBurst: 5, freeBurst: 5 } };
+    const ordinary = allocOpWeights(DEFAULT_ALLOC_WEIGHTS, plan, true, false);
+    expect([ordinary.allocBurst, ordinary.freeBurst, ordinary.alloc]).toEqual([0, 0, 1]);
+    const scale = allocOpWeights(DEFAULT_ALLOC_WEIGHTS, plan, true, true);
+    expect([scale.allocBurst, scale.freeBurst]).toEqual([SCALE_BURST_WEIGHTS.allocBurst, SCALE_BURST_WEIGHTS.freeBurst]);
+    expect(allocBuddySystem.checkConfig({ capacityBytes: 16 * 2 ** 14, minBlockBytes: 16 })).toBeNull();
   });
 });

@@ -16,7 +16,8 @@
  *   {op:'freeInterior', index, deltaBytes} frees live.offset + 1 + deltaBytes % live.size
  *   {op:'freeUnknown', offsetBytes}       frees a raw offset
  *   {op:'allocBurst', count, sizeBytes, spreadBytes, alignBytes}
- *                                         `count` allocs in one step, request i of size
+ *                                         up to `count` allocs in one step (it stops at the
+ *                                         first null), request i of size
  *                                         sizeBytes + (i * 37) % (spreadBytes + 1)
  *   {op:'freeBurst', index, count, stride} frees up to `count` live allocations, number
  *                                         (index + k * stride) modulo the live count each time
@@ -184,14 +185,20 @@ function allocOne(s: AllocSide, sizeBytes: number, alignBytes: number): number |
 /** Multiplier of the size spread inside a burst (request i adds (i * 37) % (spread + 1) bytes). */
 const BURST_SPREAD_STEP = 37;
 
-/** `count` allocs in one step; the observation lists every answer. */
+/**
+ * Up to `count` allocs in one step, stopping after the first null answer (a caller filling a
+ * pool stops when it is full; a model scan of a full pool per further request would make a scale
+ * run's cost quadratic for nothing); the observation lists every answer.
+ */
 function allocBurst(s: AllocSide, count: number, sizeBytes: number, spreadBytes: number, alignBytes: number): Json {
-  const offsets: (number | null)[] = new Array(count);
+  const offsets: (number | null)[] = [];
   for (let i = 0; i < count; i++) {
     const size = sizeBytes + ((i * BURST_SPREAD_STEP) % (spreadBytes + 1));
     s.lastSizeBytes = size;
     s.lastAlignBytes = alignBytes;
-    offsets[i] = allocOne(s, size, alignBytes);
+    const offsetBytes = allocOne(s, size, alignBytes);
+    offsets.push(offsetBytes);
+    if (offsetBytes === null) break;
   }
   return { offsetBytes: offsets };
 }
