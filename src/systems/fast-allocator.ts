@@ -13,9 +13,12 @@
  * commands; the defaults (4 MiB, 5 pages retained) are what a config without overrides means in
  * code (src/alloc/upload-pages-types.ts).
  *
- * The judges read the GPU timeline and the heap, not the allocator's bookkeeping: every hand-out
- * is checked against the bytes unfinished GPU reads still use (a page reused before its fence is
- * caught on the first bytes it hands out again), every destroyed buffer against the same reads.
+ * The judges read the GPU timeline and the heap, not the allocator's bookkeeping. Single-frame
+ * data may be read by any GPU work of its frame, so a buffer is busy until the frame of its last
+ * hand-out completes: a page handed out from again after it left the current page (a new life)
+ * and every destroyed buffer are held to that frame, and every hand-out and destruction is also
+ * checked against the bytes unfinished GPU reads still use. `retain` changes the minimum at run
+ * time (the seed, §10: d3d12.FastAllocator.MinPagesToRetain may be changed while running).
  */
 import fc from 'fast-check';
 import type { Json } from '../harness/json.js';
