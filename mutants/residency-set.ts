@@ -65,8 +65,8 @@ export const RESIDENCY_SET_MUTANTS: AnyMutant[] = [
   ),
   mutant(
     'set-master-without-slot',
-    'observation',
-    'The master set merges without taking a slot, so Execute succeeds when every slot is held by open sets',
+    'answers-match-model',
+    'The master set merges without taking a slot, so Execute succeeds when every slot is held by open sets (its private flag slot past the pool shows first, under the fixed seed, as flag memory one word larger than the pool needs; the stored regression shows the Execute itself)',
     class extends ResidencySetPoolImpl {
       /** A private flag slot past the pool: the master dedupes there without taking a pool slot. */
       private readonly privateSlot: number;

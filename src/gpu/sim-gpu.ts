@@ -448,7 +448,8 @@ export class SimGpu {
     const item = this.pagingItems[this.pagingHead++]!;
     if (item.fenceValue > this.pagingCompleted) this.pagingCompleted = item.fenceValue;
     if (this.checked) this.vetRunnable();
-    if (this.pagingHead > 64 && this.pagingHead * 2 > this.pagingItems.length) {
+    // Compacted once most of the list is processed (the same rule as the queues, with a lower floor: paging lists stay short).
+    if (this.pagingHead > 16 && this.pagingHead * 2 > this.pagingItems.length) {
       this.pagingItems.splice(0, this.pagingHead);
       this.pagingHead = 0;
     }

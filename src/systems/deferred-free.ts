@@ -297,6 +297,7 @@ function rangeText(allocation: LiveAllocation): string {
 /** The accounting invariant's own checks on each side (built once, not per step). */
 const accountingOwnSides = bothSides<DeferredSide>((s) => {
   const inner = s.allocator.inner;
+  if (s.allocator.capacityBytes !== s.config.capacityBytes) return `capacityBytes is ${s.allocator.capacityBytes}, the config's ${s.config.capacityBytes}`;
   const free = inner.freeBytes();
   const used = inner.usedBytes();
   const waste = inner.wasteBytes();
@@ -354,6 +355,10 @@ const invariants: Invariant<DeferredSide, DeferredConfig>[] = [
       if (s.timeline.inFlightCount === 0) return null;
       for (let i = 0; i < s.timeline.inFlightCount; i++) {
         const read = s.timeline.inFlightAt(i);
+        // The judge's own consistency: a listed read is unfinished and of a value signalled or about to be.
+        if (!s.timeline.isInFlight(read.fenceValue) || read.fenceValue > s.timeline.lastSignalledValue + 1) {
+          return `the timeline lists a read at fence value ${read.fenceValue} as in flight (completed ${s.timeline.completedValue}, last signalled ${s.timeline.lastSignalledValue})`;
+        }
         const sizeBytes = heldSizeAt(s, read.offsetBytes);
         if (sizeBytes === undefined || sizeBytes < read.sizeBytes) {
           return (

@@ -297,7 +297,7 @@ const ops = {
     apply: (s, command) => {
       const object = objectOf(s, command.obj);
       const moved = s.manager.gpu.moveToSegment(object, command.nonLocal);
-      if (moved && command.nonLocal && s.manager.gpu.isResident(object)) s.env.probe('resident-moved-to-non-local');
+      if (moved && s.manager.gpu.isNonLocal(object) && s.manager.gpu.isResident(object)) s.env.probe('resident-moved-to-non-local');
       return { moved };
     },
   }),
@@ -477,7 +477,8 @@ const invariants: Invariant<ManagerSide, ResidencyManagerSystemConfig>[] = [
   },
   {
     name: 'answers-match-model',
-    description: "the implementation's public answers are the model's: current generation, in-flight sync points, first uncompleted generation, queued works and the LRU counters",
+    description:
+      "the implementation's public answers are the model's: current generation, in-flight sync points, first uncompleted generation, queued works and the LRU counters; its device's paging fence, queue backlogs and segment usage are the model's device's",
     check: (model, impl) => {
       const m = model.manager;
       const i = impl.manager;
@@ -493,6 +494,17 @@ const invariants: Invariant<ManagerSide, ResidencyManagerSystemConfig>[] = [
       const expected = m.counters();
       if (counters.resident !== expected.resident || counters.evicted !== expected.evicted || counters.residentSizeBytes !== expected.residentSizeBytes) {
         return `counters() is ${JSON.stringify(counters)}, the model's ${JSON.stringify(expected)}`;
+      }
+      // The two devices answer alike too (their calls are compared in the observations): paging
+      // fence, queue backlogs and each segment's usage.
+      if (i.gpu.pagingFenceCompleted !== m.gpu.pagingFenceCompleted) return `paging fence at ${i.gpu.pagingFenceCompleted}, the model's device at ${m.gpu.pagingFenceCompleted}`;
+      for (let queue = 0; queue < impl.config.queueCount; queue++) {
+        if (i.gpu.pendingItems(queue) !== m.gpu.pendingItems(queue)) return `queue ${queue} holds ${i.gpu.pendingItems(queue)} items, the model's device ${m.gpu.pendingItems(queue)}`;
+      }
+      const local = i.gpu.localMemory().usageBytes;
+      const nonLocal = i.gpu.nonLocalMemory().usageBytes;
+      if (local !== m.gpu.localMemory().usageBytes || nonLocal !== m.gpu.nonLocalMemory().usageBytes) {
+        return `device usage local ${local} + non-local ${nonLocal}, the model's device ${m.gpu.localMemory().usageBytes} + ${m.gpu.nonLocalMemory().usageBytes}`;
       }
       return null;
     },

@@ -277,6 +277,10 @@ const invariants: Invariant<RingSide, RingUploadConfig>[] = [
       if (s.violations.length > 0) return s.violations[0]!;
       for (let i = 0; i < s.timeline.inFlightCount; i++) {
         const read = s.timeline.inFlightAt(i);
+        // The judge's own consistency: a listed read is unfinished and of a value signalled or about to be.
+        if (!s.timeline.isInFlight(read.fenceValue) || read.fenceValue > s.timeline.lastSignalledValue + 1) {
+          return `the timeline lists a read at fence value ${read.fenceValue} as in flight (completed ${s.timeline.completedValue}, last signalled ${s.timeline.lastSignalledValue})`;
+        }
         const range = s.ring.rangeView !== undefined ? s.ring.rangeView(read.offsetBytes) : s.ring.rangeAt(read.offsetBytes);
         if (range === null || range.state !== 'submitted' || range.sizeBytes !== read.sizeBytes || s.handouts.get(read.offsetBytes)?.id !== read.ownerId) {
           return (
