@@ -22,7 +22,7 @@
  *   its size (`createBuffer(size, 'forwarded')`, offset 0, so any alignment holds), stamped with
  *   the next value to signal when handed out, and destroyed by the first cleanup after that value
  *   completes. It leaves the current page and its cursor alone. A request of exactly the page
- *   size is not "above" it and takes a page (a fresh one unless the cursor is at 0).
+ *   size is not "above" it and takes a page (the next one: a full page fits only at offset 0).
  * - The next page is taken before the full one is retired, so the page a request retires is
  *   never that request's candidate (a correct allocator could not take it anyway: its value is
  *   this frame's). A page handed out from again after it left the current page starts a new
