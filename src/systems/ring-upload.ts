@@ -335,8 +335,8 @@ const invariants: Invariant<RingSide, RingUploadConfig>[] = [
   {
     name: 'answers-match-model',
     description:
-      "the ring's live() and rangeAt() answer as the model's (every live range, and each range's lookup by its offset), read every " +
-      '16th step',
+      "the ring's live() and rangeAt() answer as the model's (every live range, each range's lookup by its offset, and the lookup of " +
+      'the offset freed last), read every 16th step',
     check: (model, impl) => {
       // Sampled: live() and rangeAt() build fresh objects (the other invariants read the copy-free views).
       if (impl.step % ANSWER_SAMPLE_STEPS !== 0) return null;
@@ -348,6 +348,11 @@ const invariants: Invariant<RingSide, RingUploadConfig>[] = [
         if (!sameRange(actual[i]!, e)) return `live()[${i}] is ${rangeText(actual[i]!)}, the model's ${rangeText(e)}`;
         const found = impl.ring.rangeAt(e.offsetBytes);
         if (found === null || !sameRange(found, e)) return `rangeAt(${e.offsetBytes}) is ${found === null ? 'null' : rangeText(found)}, the model's ${rangeText(e)}`;
+      }
+      // The offset freed last (if no range starts there again) is found by neither.
+      if (impl.lastFreedOffset >= 0 && model.ring.rangeAt(impl.lastFreedOffset) === null) {
+        const stale = impl.ring.rangeAt(impl.lastFreedOffset);
+        if (stale !== null) return `rangeAt(${impl.lastFreedOffset}) still finds ${rangeText(stale)} after it was freed`;
       }
       return null;
     },
