@@ -13,14 +13,14 @@
  */
 import seedrandom from 'seedrandom';
 import { performance } from 'node:perf_hooks';
-import { parseOrExit } from '../src/cli/args.js';
+import { COMMANDS, parseOrExit } from '../src/cli/args.js';
 import { FastAllocatorImpl, FastConstantAllocatorImpl } from '../src/alloc/upload-pages.js';
 import { FastAllocatorModel } from '../models/fast-allocator.js';
 import { FastConstantAllocatorModel } from '../models/fast-constant-allocator.js';
 import type { FastAllocator, FastConstantAllocator, UploadHeap } from '../src/alloc/upload-pages-types.js';
 
 parseOrExit(
-  { usage: 'npm run bench -- upload-pages', positionals: false, options: {} },
+  COMMANDS['bench upload-pages'],
   `usage: npm run bench -- upload-pages
 
 Hand-outs per second, implementation vs model, of the fast allocator (4 MiB pages, 2,000

@@ -176,6 +176,7 @@ export const COMMANDS = {
     },
   },
   'bench residency-set': { usage: 'npm run bench -- residency-set', positionals: false, options: {} },
+  'bench upload-pages': { usage: 'npm run bench -- upload-pages', positionals: false, options: {} },
 } as const satisfies Record<string, CommandSpec>;
 
 // --- value checks ----------------------------------------------------------------------------
