@@ -19,7 +19,7 @@ const SCALE_MIN_ORDER = 14;
  * (measured: the model's linear scans and every check at thousands of blocks), so this share
  * keeps a campaign's commands/s within a few per cent while a 6 s campaign still runs several.
  */
-export const SCALE_CONFIG_ODDS = 3000;
+export const SCALE_CONFIG_ODDS = 5000;
 
 const ordinaryConfigArb = () =>
   fc

@@ -791,9 +791,10 @@ function entryText(entry: { readonly offsetBytes: number; readonly sizeBytes: nu
  * of a run's first INSPECTION_FULL_STEPS steps (so a shrunk counterexample, which is short, is
  * checked at every step), then every INSPECTION_PERIOD-th step, and with many allocations live
  * every live/4-th: the cost per step stays a small constant share of the other checks
- * (measured on buddy: checking every step cost about 14 % of a campaign's commands/s).
+ * (measured on buddy: checking every step cost about 14 % of a campaign's commands/s, this
+ * sample about 3 %).
  */
-const INSPECTION_FULL_STEPS = 8;
+const INSPECTION_FULL_STEPS = 5;
 const INSPECTION_PERIOD = 16;
 
 function inspectsAt(s: AllocSide): boolean {
@@ -816,7 +817,7 @@ function inspectsAt(s: AllocSide): boolean {
 export const inspectionAnswers: Invariant<AllocSide<BlockAllocator>, unknown> = {
   name: 'inspection-answers',
   description:
-    "the implementation's live(), blocks() and (best fit) freeBlocksBySize() equal the caller's live ranges, its blocksView() and that view's free blocks by size then offset, in fresh arrays of fresh records (sampled: each of a run's first 8 steps, then every 16th, or every live/4-th)",
+    "the implementation's live(), blocks() and (best fit) freeBlocksBySize() equal the caller's live ranges, its blocksView() and that view's free blocks by size then offset, in fresh arrays of fresh records (sampled: each of a run's first 5 steps, then every 16th, or every live/4-th)",
   check: (model, impl) => {
     if (!inspectsAt(impl)) return null;
     const allocator = impl.allocator;

@@ -20,7 +20,7 @@ const SCALE_MIN_BYTES = 1 << 22;
  * (measured: the model's linear scans and every check at thousands of blocks), so this share
  * keeps a campaign's commands/s within a few per cent while a 6 s campaign still runs several.
  */
-export const SCALE_CONFIG_ODDS = 8000;
+export const SCALE_CONFIG_ODDS = 12000;
 
 /** Scale: 4 - 16 MiB. */
 export const allocFirstFitScaleConfigArb = () => fc.integer({ min: SCALE_MIN_BYTES, max: 4 * SCALE_MIN_BYTES }).map((capacityBytes) => ({ capacityBytes }));
