@@ -72,7 +72,11 @@ export const PROBES = [
   'evict-failed',
   'resident-moved-to-non-local',
   'execute-with-non-local-usage',
+  'sync-point-ring-grown',
 ] as const;
+
+/** Sync points the implementation's ring holds before it first grows (src/residency/residency-manager.ts). */
+const INITIAL_SYNC_POINTS = 16;
 
 /** Wraps a manager as a side: creates the sets and tracks every object in id order. */
 export function managerSide(manager: ResidencyManager, config: ResidencyManagerSystemConfig, env: RunEnv): ManagerSide {
@@ -186,6 +190,8 @@ const ops = {
       const lists = ids.map((id) => (id === null ? [] : manager.sets.contents(id)));
       if (manager.gpu.nonLocalUsageBytes > 0) s.env.probe('execute-with-non-local-usage');
       const hr = manager.executeCommandLists(queueOf(s, command.queue), lists, ids);
+      // Growth path: more sync points in flight than the implementation's first ring holds.
+      if (manager.syncPointGenerations().length > INITIAL_SYNC_POINTS) s.env.probe('sync-point-ring-grown');
       return { hr };
     },
   }),
