@@ -152,4 +152,24 @@ export const RESIDENCY_SET_MUTANTS: AnyMutant[] = [
       }
     },
   ),
+  mutant(
+    'slot-pool-count-not-released',
+    'answers-match-model',
+    "The slot pool's release clears the slot's bit but not its count: which slot is free stays right (the bitset decides), so nothing else notices, but the taken count a caller reads for pool pressure only ever grows",
+    class extends ResidencySetPoolImpl {
+      constructor(config: ResidencySetConfig) {
+        super(config);
+        (this as unknown as { slots: SlotPool }).slots = new (class extends SlotPool {
+          private released = 0;
+          override release(slot: number): void {
+            super.release(slot);
+            this.released++;
+          }
+          override get taken(): number {
+            return super.taken + this.released;
+          }
+        })(config.slotCount);
+      }
+    },
+  ),
 ];

@@ -56,6 +56,11 @@ export class ResidencySetPoolImpl implements ResidencySetPool {
     this.sizesBytes = Float64Array.from(config.objectSizesBytes);
   }
 
+  /** The slot pool, for inspection (its taken count and per-slot answers); callers must not acquire or release through it. */
+  get slotPool(): SlotPool {
+    return this.slots;
+  }
+
   /** Bytes of flag memory each tracked object carries. */
   get flagBytesPerObject(): number {
     return this.wordsPerObject * 4;

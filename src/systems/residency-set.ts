@@ -383,10 +383,22 @@ const invariants: Invariant<SetSide, ResidencySetSystemConfig>[] = [
     name: 'answers-match-model',
     // takenSlots() needs no comparison here: slot-accounting holds it to the slots of the open
     // sets on each side, and each open set's slot is the model's (the open observation).
-    description: "every set's capacity(), size() and isOutOfMemory() are the model's answers; the flag memory per object is one bit per slot",
+    description:
+      "every set's capacity(), size() and isOutOfMemory() are the model's answers; the flag memory per object is one bit per slot; the slot pool's taken count and isTaken() agree with the open sets",
     check: (model, impl) => {
-      if (impl.pool instanceof ResidencySetPoolImpl && impl.pool.flagBytesPerObject !== 4 * Math.ceil(impl.config.slotCount / 32)) {
-        return `flagBytesPerObject is ${impl.pool.flagBytesPerObject}, not one bit per slot in 32-bit words (${4 * Math.ceil(impl.config.slotCount / 32)})`;
+      if (impl.pool instanceof ResidencySetPoolImpl) {
+        const pool = impl.pool;
+        if (pool.flagBytesPerObject !== 4 * Math.ceil(impl.config.slotCount / 32)) {
+          return `flagBytesPerObject is ${pool.flagBytesPerObject}, not one bit per slot in 32-bit words (${4 * Math.ceil(impl.config.slotCount / 32)})`;
+        }
+        // The slot pool's own answers: its count and its per-slot test agree with the slots of the open sets.
+        let open = 0;
+        for (const id of impl.live) {
+          if (!pool.isOpen(id)) continue;
+          open++;
+          if (!pool.slotPool.isTaken(pool.slotOf(id))) return `open set ${id} holds slot ${pool.slotOf(id)} but the slot pool says it is free`;
+        }
+        if (pool.slotPool.taken !== open) return `the slot pool counts ${pool.slotPool.taken} taken slots, the open sets hold ${open}`;
       }
       const count = Math.min(model.live.length, impl.live.length);
       for (let handle = 0; handle < count; handle++) {
