@@ -113,4 +113,14 @@ export const DEFERRED_FREE_MUTANTS: AnyMutant[] = [
       }
     },
   ),
+  mutant(
+    'deferred-capacity-net-of-held',
+    'accounting',
+    'capacityBytes reports the heap net of the bytes held back (pending releases and pooled objects), a number meant for "how much could I still get", under the name of the fixed capacity',
+    class extends DeferredFreeAllocatorImpl {
+      override get capacityBytes(): number {
+        return this.inner.capacityBytes - this.pendingByteCount - this.pooledByteCount;
+      }
+    },
+  ),
 ];
