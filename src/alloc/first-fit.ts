@@ -102,6 +102,8 @@ export class FirstFitAllocator implements BlockAllocator {
   private dirtyCount = 0;
   /** Every group from this one on waits for recomputation (the directory shifted). */
   private groupsStaleFrom = 0;
+  /** A chunk-array index where a node was last seen (indexInChunk tries it first; -1: none). */
+  private entryHint = -1;
 
   /** Free blocks by start offset and by end offset (node ids). */
   protected readonly freeByStart = new NumberMap();
@@ -226,7 +228,10 @@ export class FirstFitAllocator implements BlockAllocator {
           const blockSize = this.entrySize[i]!;
           if (blockSize < sizeBytes) continue;
           const start = this.entryStart[i]!;
-          if (this.fits(start, start + blockSize, sizeBytes, alignBytes)) return this.chunkNodes[i]!;
+          if (this.fits(start, start + blockSize, sizeBytes, alignBytes)) {
+            this.entryHint = i;
+            return this.chunkNodes[i]!;
+          }
         }
       }
     }
@@ -374,6 +379,7 @@ export class FirstFitAllocator implements BlockAllocator {
   private setBlock(node: number, start: number, sizeBytes: number): void {
     const chunk = this.chunkOf[node]!;
     const entry = chunk * CHUNK + this.indexInChunk(chunk, node);
+    this.entryHint = entry;
     if (start > this.key[node]! || start + sizeBytes < this.key[node]! + this.size[node]!) this.lowering(entry, chunk);
     this.key[node] = start;
     this.size[node] = sizeBytes;
@@ -467,6 +473,7 @@ export class FirstFitAllocator implements BlockAllocator {
     const at = this.indexInChunk(chunk, node);
     this.lowering(base + at, chunk);
     this.moveEntries(base + at, base + at + 1, count - at - 1);
+    this.entryHint = base + at - 1;
     this.chunkCount[chunk] = count - 1;
     this.chunkOf[node] = NIL;
     if (count - 1 === 0) {
@@ -495,8 +502,11 @@ export class FirstFitAllocator implements BlockAllocator {
 
   /** The index of `node` in `chunk` (it must be there). */
   private indexInChunk(chunk: number, node: number): number {
-    // Binary search by start (the chunk's starts ascend and differ), then the id to confirm.
     const base = chunk * CHUNK;
+    // The entry last seen for a node (search's answer, a resized block): checked, not trusted.
+    const hint = this.entryHint - base;
+    if (hint >= 0 && hint < this.chunkCount[chunk]! && this.chunkNodes[this.entryHint] === node) return hint;
+    // Binary search by start (the chunk's starts ascend and differ), then the id to confirm.
     const start = this.key[node]!;
     let low = 0;
     let high = this.chunkCount[chunk]! - 1;
