@@ -20,11 +20,11 @@ export type AllocBestFitConfig = Static<typeof AllocBestFitConfigSchema>;
 /** Scale configs have at least this many pool-alignment units (ordinary ones at most 256). */
 const SCALE_MIN_UNITS = 8192;
 /**
- * One config in SCALE_CONFIG_ODDS is a scale config. A scale run costs about 160 ordinary ones
+ * One config in SCALE_CONFIG_ODDS is a scale config. A scale run costs about 110 ordinary ones
  * (measured: the model's linear scans and every check at thousands of blocks), so this share
  * keeps a campaign's commands/s within a few per cent while a 6 s campaign still runs several.
  */
-export const SCALE_CONFIG_ODDS = 5000;
+export const SCALE_CONFIG_ODDS = 3000;
 
 const ordinaryConfigArb = () =>
   fc

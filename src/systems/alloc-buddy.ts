@@ -15,11 +15,11 @@ export type AllocBuddyConfig = Static<typeof AllocBuddyConfigSchema>;
 /** Scale configs have at least 2^SCALE_MIN_ORDER order-0 blocks (ordinary ones at most 2^12). */
 const SCALE_MIN_ORDER = 14;
 /**
- * One config in SCALE_CONFIG_ODDS is a scale config. A scale run costs about 160 ordinary ones
+ * One config in SCALE_CONFIG_ODDS is a scale config. A scale run costs about 75 ordinary ones
  * (measured: the model's linear scans and every check at thousands of blocks), so this share
  * keeps a campaign's commands/s within a few per cent while a 6 s campaign still runs several.
  */
-export const SCALE_CONFIG_ODDS = 5000;
+export const SCALE_CONFIG_ODDS = 2500;
 
 const ordinaryConfigArb = () =>
   fc
