@@ -438,7 +438,7 @@ const SCALE_CONFIG_WEIGHT = [5000, 1] as const;
 
 /** The shapes of scale config (see isScaleConfig) and their weights among the scale configs. */
 const SCALE_SHAPES = {
-  /** 65 to 100 objects in a pool of ordinary size. */
+  /** 65 to 256 objects in a pool of ordinary size. */
   objects: { weight: 30 },
   /** Few objects, 34 to 100 slots. */
   slots: { weight: 19 },
@@ -454,7 +454,7 @@ function scaleShapeArb(shape: ScaleShape): fc.Arbitrary<ResidencySetSystemConfig
       return fc.record({
         slotCount: fc.constantFrom(8, 32, 33),
         initialCapacity: fc.integer({ min: 2, max: 5 }),
-        objectSizesBytes: fc.array(fc.integer({ min: 1, max: 1 << 20 }), { minLength: INITIAL_MASTER_SCRATCH + 1, maxLength: INITIAL_MASTER_SCRATCH + 36 }),
+        objectSizesBytes: fc.array(fc.integer({ min: 1, max: 1 << 20 }), { minLength: INITIAL_MASTER_SCRATCH + 1, maxLength: 4 * INITIAL_MASTER_SCRATCH }),
       });
     case 'slots':
       return fc.record({ slotCount: fc.integer({ min: 34, max: 100 }), initialCapacity: fc.integer({ min: 2, max: 5 }), objectSizesBytes: fewObjects });
