@@ -22,10 +22,10 @@
  *   interior, unknown) is BAD_FREE; poolRelease of a plain allocation is DEFERRED_NOT_POOLED; a
  *   size class out of range is DEFERRED_BAD_SIZE_CLASS; bad requests are the sub-allocator's.
  */
-import type { BlockAllocator } from '../src/alloc/allocator';
-import { badFree } from '../src/alloc/allocator';
-import { ContractError } from '../src/contract';
-import { DeferredErrors, type DeferredFreeAllocator, type FrameFence, type PoolAcquireResult, type PoolConfig } from '../src/alloc/deferred-free-types';
+import type { BlockAllocator } from '../src/alloc/allocator.js';
+import { badFree } from '../src/alloc/allocator.js';
+import { ContractError } from '../src/contract.js';
+import { DeferredErrors, type DeferredFreeAllocator, type FrameFence, type PoolAcquireResult, type PoolConfig } from '../src/alloc/deferred-free-types.js';
 
 interface LiveEntry {
   offsetBytes: number;

@@ -30,9 +30,9 @@
  *   the last one back to the cursor (alignment padding, skipped tails, holes). The harness checks
  *   free against the caller's own view and free + used + waste = capacity.
  */
-import { ContractError } from '../src/contract';
-import { alignUp, validateRequest } from '../src/alloc/allocator';
-import { RingErrors, type RingRange, type RingRangeState, type RingUploadAllocator } from '../src/alloc/ring-upload-types';
+import { ContractError } from '../src/contract.js';
+import { alignUp, validateRequest } from '../src/alloc/allocator.js';
+import { RingErrors, type RingRange, type RingRangeState, type RingUploadAllocator } from '../src/alloc/ring-upload-types.js';
 
 interface ModelRange {
   offsetBytes: number;

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { residencyManagerSystem } from '../src/systems/residency-manager';
-import { ResidencyManagerModel } from '../models/residency-manager';
-import { ResidencyManagerImpl } from '../src/residency/residency-manager';
-import { NEVER_TRIM_TICKS, TRIM_THRESHOLD, type ResidencyManager, type ResidencyManagerConfig } from '../src/residency/residency-manager-types';
-import { SimGpu } from '../src/gpu/sim-gpu';
-import { describeSystem } from './support';
+import { residencyManagerSystem } from '../src/systems/residency-manager.js';
+import { ResidencyManagerModel } from '../models/residency-manager.js';
+import { ResidencyManagerImpl } from '../src/residency/residency-manager.js';
+import { NEVER_TRIM_TICKS, TRIM_THRESHOLD, type ResidencyManager, type ResidencyManagerConfig } from '../src/residency/residency-manager-types.js';
+import { SimGpu } from '../src/gpu/sim-gpu.js';
+import { describeSystem } from './support.js';
 
 describeSystem(residencyManagerSystem, { numRuns: 8000, mutantRuns: 400 });
 

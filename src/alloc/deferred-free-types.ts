@@ -3,7 +3,7 @@
  * (spec/allocators.md "Fence-delayed frees"; seed d3d12-memory-allocation.zh.txt §8.1
  * FD3D12ManualFence; seed gpu-resource-lifetime.zh.txt 池复用), shared by model and implementation.
  */
-import type { BlockAllocator } from './allocator';
+import type { BlockAllocator } from './allocator.js';
 
 /** The frame fence as an allocator sees it (FD3D12ManualFence): it reads, it never advances. */
 export interface FrameFence {

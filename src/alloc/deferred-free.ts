@@ -17,10 +17,10 @@
  *
  * Steps are protected so the bug catalog (mutants/) can re-create a pitfall by overriding one.
  */
-import { badFree, type BlockAllocator } from './allocator';
-import { ContractError } from '../contract';
-import { DeferredErrors, type DeferredFreeAllocator, type FrameFence, type PoolAcquireResult, type PoolConfig } from './deferred-free-types';
-import { NumberDeque } from './number-deque';
+import { badFree, type BlockAllocator } from './allocator.js';
+import { ContractError } from '../contract.js';
+import { DeferredErrors, type DeferredFreeAllocator, type FrameFence, type PoolAcquireResult, type PoolConfig } from './deferred-free-types.js';
+import { NumberDeque } from './number-deque.js';
 
 const PLAIN = -1;
 

@@ -3,7 +3,7 @@
  * two-sided form of a single-side invariant, list comparison and search by offset. (A contract
  * error becomes an observation in the runner, through `contractErrorObservation`.)
  */
-import type { Json } from '../harness/json';
+import type { Json } from '../harness/json.js';
 
 /** The observation of a command whose handle resolves to nothing live (a valid no-op). */
 export const SKIPPED: Json = { skipped: true };
