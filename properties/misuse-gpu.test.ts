@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { SimGpu } from '../src/gpu/sim-gpu';
-import { QueueTimeline } from '../src/gpu/queue-timeline';
+import { MAX_IN_FLIGHT_READS, QueueTimeline } from '../src/gpu/queue-timeline';
 
 const makeGpu = () => new SimGpu({ objectSizesBytes: [4, 6, 8], queueCount: 2, ticksPerSecond: 1000, localBudgetBytes: 100, nonLocalBudgetBytes: 0 });
 
@@ -158,5 +158,18 @@ describe('queue timeline: progress, order and bounds', () => {
     expect(timeline.inFlightAt(9).ownerId).toBe(160);
     timeline.advance(50);
     expect(timeline.inFlightCount).toBe(0);
+  });
+
+  it(`refuses more than MAX_IN_FLIGHT_READS (${MAX_IN_FLIGHT_READS}) reads in flight, counting only those not completed`, () => {
+    const timeline = new QueueTimeline();
+    for (let i = 0; i < 10; i++) timeline.submitRead(i, 1, 1, i);
+    timeline.signal();
+    timeline.advance(1); // those ten completed: they do not count
+    for (let i = 0; i < MAX_IN_FLIGHT_READS; i++) timeline.submitRead(i, 1, 2, i);
+    expect(timeline.inFlightCount).toBe(MAX_IN_FLIGHT_READS);
+    expect(() => timeline.submitRead(0, 1, 2, 0)).toThrow('queue timeline: too many in-flight reads');
+    expect(timeline.inFlightCount).toBe(MAX_IN_FLIGHT_READS);
+    timeline.submitRead(0, 1, 1, 0); // work at the completed value is done: accepted even at the bound
+    expect(timeline.inFlightCount).toBe(MAX_IN_FLIGHT_READS);
   });
 });
