@@ -16,10 +16,10 @@
  *   one free block.
  * - A reservation larger than the pool answers null (no error).
  */
-import { IntervalModel, freeBlock } from './alloc-blocks';
-import { mergeWithFreeNeighbours } from './alloc-first-fit';
-import { alignUp } from '../src/alloc/allocator';
-import { checkSubAllocatorConfig, DEFAULT_POOL_ALIGN_BYTES, type SubAllocatorConfig } from '../src/alloc/config';
+import { IntervalModel, freeBlock } from './alloc-blocks.js';
+import { mergeWithFreeNeighbours } from './alloc-first-fit.js';
+import { alignUp } from '../src/alloc/allocator.js';
+import { checkSubAllocatorConfig, DEFAULT_POOL_ALIGN_BYTES, type SubAllocatorConfig } from '../src/alloc/config.js';
 
 /**
  * The reservation of the spec's aligned-size rule. The implementation computes it on its own

@@ -10,7 +10,7 @@ import {
   type BlockAllocator,
   type BlockInfo,
   type LiveAllocation,
-} from '../src/alloc/allocator';
+} from '../src/alloc/allocator.js';
 
 export interface ModelBlock {
   offsetBytes: number;

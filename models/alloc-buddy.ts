@@ -13,8 +13,8 @@
  * - The buddy of (offset, size) is offset XOR size; computed here with arithmetic
  *   (offset / size even: offset + size, else offset - size) because JS XOR truncates to 32 bits.
  */
-import { IntervalModel, freeBlock } from './alloc-blocks';
-import { buddyMaxOrder, checkSubAllocatorConfig, DEFAULT_MIN_BLOCK_BYTES, type SubAllocatorConfig } from '../src/alloc/config';
+import { IntervalModel, freeBlock } from './alloc-blocks.js';
+import { buddyMaxOrder, checkSubAllocatorConfig, DEFAULT_MIN_BLOCK_BYTES, type SubAllocatorConfig } from '../src/alloc/config.js';
 
 /**
  * The order a request takes (may exceed maxOrder), by counting up. The implementation computes it

@@ -11,10 +11,10 @@
  * - Free merges with the previous and the next block when they are free, so no two free blocks
  *   are ever adjacent.
  */
-import { IntervalModel, freeBlock, type ModelBlock } from './alloc-blocks';
-import { alignUp } from '../src/alloc/allocator';
-import type { SubAllocatorConfig } from '../src/alloc/config';
-import { checkSubAllocatorConfig } from '../src/alloc/config';
+import { IntervalModel, freeBlock, type ModelBlock } from './alloc-blocks.js';
+import { alignUp } from '../src/alloc/allocator.js';
+import type { SubAllocatorConfig } from '../src/alloc/config.js';
+import { checkSubAllocatorConfig } from '../src/alloc/config.js';
 
 export class FirstFitModel extends IntervalModel {
   constructor(config: SubAllocatorConfig) {

@@ -3,7 +3,7 @@
  * (`npm run fuzz -- --allocator path/to/module`): spec/allocators.md, "Common contract".
  */
 
-import { ContractError } from '../contract';
+import { ContractError } from '../contract.js';
 
 /** What a user's module must return from `createAllocator(capacityBytes)`. */
 export interface Allocator {

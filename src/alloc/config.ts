@@ -3,7 +3,7 @@
  * the fields it needs and ignores the others, so callers that wrap "some sub-allocator" (the
  * fence-delayed free queue, benchmarks, the fuzz CLI) pass one object.
  */
-import { isPowerOfTwo } from './allocator';
+import { isPowerOfTwo } from './allocator.js';
 
 export type SubAllocatorKind = 'buddy' | 'best-fit' | 'first-fit';
 

@@ -10,7 +10,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { isPowerOfTwo, type Allocator, type AllocatorPolicy } from './allocator';
+import { isPowerOfTwo, type Allocator, type AllocatorPolicy } from './allocator.js';
 
 export const ALLOCATOR_POLICIES: readonly AllocatorPolicy[] = ['first-fit', 'best-fit', 'buddy', 'any'];
 const MODULE_EXTENSIONS = ['.js', '.mjs', '.cjs', '.ts', '.mts'];
