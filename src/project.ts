@@ -21,16 +21,16 @@
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { Type } from '@sinclair/typebox';
-import { Registry } from './harness/registry';
-import { parseWith, Str, Bool, Strict } from './harness/schema';
-import type { AnyMutant, AnySystem } from './harness/system';
-import { InputError } from './harness/json';
-import { BUILTIN_SYSTEMS, loadBuiltinMutants } from './systems/index';
-import { USER_ALLOCATOR_SYSTEM, userAllocatorSystemFromModule } from './systems/user-allocator';
-import { ALLOCATOR_POLICIES, loadUserAllocator, UserAllocatorError } from './alloc/user-allocator';
-import type { AllocatorPolicy } from './alloc/allocator';
-import { importUserModule, isTypeScriptFile, registerTypeScript } from './load-module';
-import { DEFAULT_SEED } from './harness/seed';
+import { Registry } from './harness/registry.js';
+import { parseWith, Str, Bool, Strict } from './harness/schema.js';
+import type { AnyMutant, AnySystem } from './harness/system.js';
+import { InputError } from './harness/json.js';
+import { BUILTIN_SYSTEMS, loadBuiltinMutants } from './systems/index.js';
+import { USER_ALLOCATOR_SYSTEM, userAllocatorSystemFromModule } from './systems/user-allocator.js';
+import { ALLOCATOR_POLICIES, loadUserAllocator, UserAllocatorError } from './alloc/user-allocator.js';
+import type { AllocatorPolicy } from './alloc/allocator.js';
+import { importUserModule, isTypeScriptFile, registerTypeScript } from './load-module.js';
+import { DEFAULT_SEED } from './harness/seed.js';
 
 /** File names a config may have, in the order they are looked for in each folder. */
 export const CONFIG_FILE_NAMES = ['gpumv.config.ts', 'gpumv.config.mts', 'gpumv.config.js', 'gpumv.config.mjs'] as const;

@@ -17,16 +17,16 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fc } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
-import { checkSystem, saveCommandLine, type CheckResult } from './harness/property';
-import { formatReport } from './harness/report';
-import { RunContext, type ImplFactory } from './harness/runner';
-import type { AnyMutant, AnySystem } from './harness/system';
-import { loadRegression, replayProblems, replayRegression } from './harness/regression';
-import { DEFAULT_SEED } from './harness/seed';
-import { loadProject, type Project } from './project';
-import { USER_ALLOCATOR_SYSTEM } from './systems/user-allocator';
-import { fileSystemName } from './cli/fuzz-targets';
-import { WATCHDOG_CHECKS } from './cli/watchdog';
+import { checkSystem, saveCommandLine, type CheckResult } from './harness/property.js';
+import { formatReport } from './harness/report.js';
+import { RunContext, type ImplFactory } from './harness/runner.js';
+import type { AnyMutant, AnySystem } from './harness/system.js';
+import { loadRegression, replayProblems, replayRegression } from './harness/regression.js';
+import { DEFAULT_SEED } from './harness/seed.js';
+import { loadProject, type Project } from './project.js';
+import { USER_ALLOCATOR_SYSTEM } from './systems/user-allocator.js';
+import { fileSystemName } from './cli/fuzz-targets.js';
+import { WATCHDOG_CHECKS } from './cli/watchdog.js';
 
 export interface SystemTestParameters {
   /** fast-check seed (default: fast-check's global seed, else the project's fixed seed). */

@@ -1,11 +1,11 @@
 /** The shipped sub-allocators, built from the one shared config type (src/alloc/config.ts). */
-import type { BlockAllocator } from './allocator';
-import type { SubAllocatorConfig, SubAllocatorKind } from './config';
-import { BestFitAllocator } from './best-fit';
-import { BuddyAllocator } from './buddy';
-import { FirstFitAllocator } from './first-fit';
+import type { BlockAllocator } from './allocator.js';
+import type { SubAllocatorConfig, SubAllocatorKind } from './config.js';
+import { BestFitAllocator } from './best-fit.js';
+import { BuddyAllocator } from './buddy.js';
+import { FirstFitAllocator } from './first-fit.js';
 
-export type { SubAllocatorConfig, SubAllocatorKind } from './config';
+export type { SubAllocatorConfig, SubAllocatorKind } from './config.js';
 export { BestFitAllocator, BuddyAllocator, FirstFitAllocator };
 
 export function createSubAllocator(kind: SubAllocatorKind, config: SubAllocatorConfig): BlockAllocator {

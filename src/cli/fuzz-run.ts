@@ -1,7 +1,7 @@
 /** One measured campaign run, shared by the in-thread loop and the worker threads. */
 import { performance } from 'node:perf_hooks';
-import { executeRun, planRun, type RunResult } from '../harness/campaign';
-import type { Target } from './fuzz-targets';
+import { executeRun, planRun, type RunResult } from '../harness/campaign.js';
+import type { Target } from './fuzz-targets.js';
 
 /** Executes run `runIndex` of the target and records how long it took (the harness reads no clock). */
 export function timedRun(target: Target, seed: string, runIndex: number): RunResult {

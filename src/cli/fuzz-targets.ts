@@ -4,14 +4,14 @@
  * worker threads so both build exactly the same targets from the same plain-data spec.
  */
 import path from 'node:path';
-import type { ImplFactory } from '../harness/runner';
-import type { AnySystem } from '../harness/system';
-import type { TargetSpec } from '../harness/campaign';
-import { UsageError } from './args';
-import { UserAllocatorError } from '../alloc/user-allocator';
-import { USER_ALLOCATOR_SYSTEM } from '../systems/user-allocator';
-import { projectRelative, userAllocatorForProject, type Project } from '../project';
-import { ModuleLoadError } from '../load-module';
+import type { ImplFactory } from '../harness/runner.js';
+import type { AnySystem } from '../harness/system.js';
+import type { TargetSpec } from '../harness/campaign.js';
+import { UsageError } from './args.js';
+import { UserAllocatorError } from '../alloc/user-allocator.js';
+import { USER_ALLOCATOR_SYSTEM } from '../systems/user-allocator.js';
+import { projectRelative, userAllocatorForProject, type Project } from '../project.js';
+import { ModuleLoadError } from '../load-module.js';
 
 export type { TargetSpec };
 

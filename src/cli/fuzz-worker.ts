@@ -4,14 +4,14 @@
  * (src/cli/watchdog.ts), so the main thread can tell a run that never returns and terminate it.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { RunResult } from '../harness/campaign';
-import type { JsonObject } from '../harness/json';
-import { runSequence, setRunMonitor, type Failure } from '../harness/runner';
-import type { Command } from '../harness/system';
-import { loadProject } from '../project';
-import { resolveTargets, type TargetSpec } from './fuzz-targets';
-import { timedRun } from './fuzz-run';
-import { CELL_BATCH_POSITION, CELL_BUSY, CELL_TASK } from './watchdog';
+import type { RunResult } from '../harness/campaign.js';
+import type { JsonObject } from '../harness/json.js';
+import { runSequence, setRunMonitor, type Failure } from '../harness/runner.js';
+import type { Command } from '../harness/system.js';
+import { loadProject } from '../project.js';
+import { resolveTargets, type TargetSpec } from './fuzz-targets.js';
+import { timedRun } from './fuzz-run.js';
+import { CELL_BATCH_POSITION, CELL_BUSY, CELL_TASK } from './watchdog.js';
 
 export interface WorkerInit {
   readonly campaignSeed: string;

@@ -27,20 +27,20 @@ import {
   type FindingEntry,
   type RunResult,
   type Shard,
-} from '../harness/campaign';
-import { originDate, regressionPath, schemaReference, serializeRegression, shortHash, REGRESSION_FORMAT, SUMMARY_SCHEMA_FILE } from '../harness/regression';
-import { DEFAULT_SEED } from '../harness/seed';
-import type { SystemDef } from '../harness/system';
-import { findingSignature, type RunFinding } from '../harness/campaign';
-import { writeFileAtomic } from '../harness/files';
-import { formatReport } from '../harness/report';
-import { runSequence } from '../harness/runner';
-import { loadProject, type Project } from '../project';
-import { COMMANDS, parseCommand, runMain, UsageError, type ParsedArgs } from './args';
-import { allocatorSpecPath, fileSystemName, resolveTargets, type Target, type TargetSpec } from './fuzz-targets';
-import type { WorkerReply, WorkerTask } from './fuzz-worker';
-import { DEFAULT_TIMEOUT_MS, WatchedWorker, WATCHDOG_CHECKS, type Death, type WorkerInitFields } from './watchdog';
-import { CaseEvaluator, shrinkDeath } from './hang-shrink';
+} from '../harness/campaign.js';
+import { originDate, regressionPath, schemaReference, serializeRegression, shortHash, REGRESSION_FORMAT, SUMMARY_SCHEMA_FILE } from '../harness/regression.js';
+import { DEFAULT_SEED } from '../harness/seed.js';
+import type { SystemDef } from '../harness/system.js';
+import { findingSignature, type RunFinding } from '../harness/campaign.js';
+import { writeFileAtomic } from '../harness/files.js';
+import { formatReport } from '../harness/report.js';
+import { runSequence } from '../harness/runner.js';
+import { loadProject, type Project } from '../project.js';
+import { COMMANDS, parseCommand, runMain, UsageError, type ParsedArgs } from './args.js';
+import { allocatorSpecPath, fileSystemName, resolveTargets, type Target, type TargetSpec } from './fuzz-targets.js';
+import type { WorkerReply, WorkerTask } from './fuzz-worker.js';
+import { DEFAULT_TIMEOUT_MS, WatchedWorker, WATCHDOG_CHECKS, type Death, type WorkerInitFields } from './watchdog.js';
+import { CaseEvaluator, shrinkDeath } from './hang-shrink.js';
 
 const DEFAULT_RUNS = 3000;
 /**

@@ -6,11 +6,11 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { checkSystem, saveCommandLine } from '../harness/property';
-import { loadProject } from '../project';
-import { DEFAULT_SEED } from '../harness/seed';
-import { writeFileAtomic } from '../harness/files';
-import { COMMANDS, parseCommand, runMain, UsageError } from './args';
+import { checkSystem, saveCommandLine } from '../harness/property.js';
+import { loadProject } from '../project.js';
+import { DEFAULT_SEED } from '../harness/seed.js';
+import { writeFileAtomic } from '../harness/files.js';
+import { COMMANDS, parseCommand, runMain, UsageError } from './args.js';
 
 const HELP = `usage: npm run mutants -- [--system NAME] [--mutant NAME] [--seed S] [--runs N] [--json FILE] [--commands]
 

@@ -5,10 +5,10 @@
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { checkSystem } from '../harness/property';
-import { formatReport } from '../harness/report';
-import type { RunOutcome } from '../harness/runner';
-import type { AnySystem } from '../harness/system';
+import { checkSystem } from '../harness/property.js';
+import { formatReport } from '../harness/report.js';
+import type { RunOutcome } from '../harness/runner.js';
+import type { AnySystem } from '../harness/system.js';
 import {
   originDate,
   loadRegression,
@@ -21,13 +21,13 @@ import {
   type Lookup,
   type Regression,
   type ReplayResult,
-} from '../harness/regression';
-import { loadProject, type Project } from '../project';
-import { USER_ALLOCATOR_SYSTEM } from '../systems/user-allocator';
-import { COMMANDS, HelpRequested, parseCommand, runMain, UsageError } from './args';
-import { allocatorSpecPath, resolveTargets } from './fuzz-targets';
-import { CaseEvaluator } from './hang-shrink';
-import { DEFAULT_TIMEOUT_MS, WATCHDOG_CHECKS } from './watchdog';
+} from '../harness/regression.js';
+import { loadProject, type Project } from '../project.js';
+import { USER_ALLOCATOR_SYSTEM } from '../systems/user-allocator.js';
+import { COMMANDS, HelpRequested, parseCommand, runMain, UsageError } from './args.js';
+import { allocatorSpecPath, resolveTargets } from './fuzz-targets.js';
+import { CaseEvaluator } from './hang-shrink.js';
+import { DEFAULT_TIMEOUT_MS, WATCHDOG_CHECKS } from './watchdog.js';
 
 const SAVE_USAGE = `npm run regress -- save --system NAME --seed S --path P [--mutant M | --allocator MODULE]
                           [--slug NAME] [--description TEXT] [--out DIR] [--force]

@@ -8,8 +8,8 @@
  * user's code does can stop a campaign without a finding and a summary.
  */
 import { Worker } from 'node:worker_threads';
-import { MONITOR_SEQUENCES, MONITOR_STEP } from '../harness/runner';
-import type { WorkerInit, WorkerReply, WorkerTask } from './fuzz-worker';
+import { MONITOR_SEQUENCES, MONITOR_STEP } from '../harness/runner.js';
+import type { WorkerInit, WorkerReply, WorkerTask } from './fuzz-worker.js';
 
 export const CELL_SEQUENCES = MONITOR_SEQUENCES;
 export const CELL_STEP = MONITOR_STEP;

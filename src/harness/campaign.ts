@@ -4,12 +4,12 @@
  * seedrandom), how to execute it, and how per-run results fold into a summary that shards can
  * merge. The CLI (src/cli/fuzz.ts) adds workers, time budgets, progress and files.
  */
-import { checkSystem, firstCase } from './property';
-import { RunContext, runSequence, type ImplFactory } from './runner';
-import { jsonEqual, type Json, type JsonObject } from './json';
-import type { AnySystem, Command, GenerationPlan } from './system';
-import { Bool, Nat, OneOf, parseWith, Str, Strict, Type, type Static } from './schema';
-import { runStream } from './seed';
+import { checkSystem, firstCase } from './property.js';
+import { RunContext, runSequence, type ImplFactory } from './runner.js';
+import { jsonEqual, type Json, type JsonObject } from './json.js';
+import type { AnySystem, Command, GenerationPlan } from './system.js';
+import { Bool, Nat, OneOf, parseWith, Str, Strict, Type, type Static } from './schema.js';
+import { runStream } from './seed.js';
 
 /** Share of runs that use the system's default weights instead of a swarm draw. */
 const DEFAULT_PLAN_SHARE = 0.25;

@@ -22,9 +22,9 @@
  *   });
  */
 import fc from 'fast-check';
-import { InputError, isPlainObject, type Json, type JsonObject } from './json';
-import { parseWith, Strict, Type, type Static, type TObject, type TProperties } from './schema';
-import type { GenerationPlan, Invariant, RunEnv, SystemDef } from './system';
+import { InputError, isPlainObject, type Json, type JsonObject } from './json.js';
+import { parseWith, Strict, Type, type Static, type TObject, type TProperties } from './schema.js';
+import type { GenerationPlan, Invariant, RunEnv, SystemDef } from './system.js';
 
 /** The command of an op with fields `F`, as its `apply` receives it. */
 export type OpCommand<F extends TProperties, K extends string = string> = { readonly op: K } & Static<TObject<F>>;

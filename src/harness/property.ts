@@ -4,9 +4,9 @@
  * the same counterexample from the command line.
  */
 import fc from 'fast-check';
-import type { JsonObject } from './json';
-import { failureKey, runSequence, minimizeCase, RunContext, type Failure, type ImplFactory, type RunOptions } from './runner';
-import type { Command, GenerationPlan, OpNamed, SystemDef } from './system';
+import type { JsonObject } from './json.js';
+import { failureKey, runSequence, minimizeCase, RunContext, type Failure, type ImplFactory, type RunOptions } from './runner.js';
+import type { Command, GenerationPlan, OpNamed, SystemDef } from './system.js';
 
 export interface Case<C = JsonObject, Cmd = Command> {
   readonly config: C;

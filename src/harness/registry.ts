@@ -3,7 +3,7 @@
  * takes one as input and imports no system; src/systems/index.ts builds the built-in one, and a
  * user's config file can build another.
  */
-import type { AnyMutant, AnySystem } from './system';
+import type { AnyMutant, AnySystem } from './system.js';
 
 /** Builds a system from a regression file's config (e.g. a user's allocator module it names). */
 export type SystemResolver = (rawConfig: unknown) => Promise<AnySystem>;

@@ -3,9 +3,9 @@
  * runs every invariant, compares the two observations, and stops at the first step where
  * anything fails with a report that names the system, config, step, command and check.
  */
-import { contractErrorObservation } from '../contract';
-import { jsonDiff, jsonEqual, type Json, type JsonObject } from './json';
-import type { Command, OpNamed, RunEnv, SystemDef } from './system';
+import { contractErrorObservation } from '../contract.js';
+import { jsonDiff, jsonEqual, type Json, type JsonObject } from './json.js';
+import type { Command, OpNamed, RunEnv, SystemDef } from './system.js';
 
 /** The check name used when the two observations differ. */
 export const OBSERVATION_CHECK = 'observation';

@@ -9,7 +9,7 @@
  */
 import { Type, type Static, type TObject, type TProperties, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { InputError } from './json';
+import { InputError } from './json.js';
 
 export { Type, type Static, type TObject, type TProperties, type TSchema };
 

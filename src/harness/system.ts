@@ -11,8 +11,8 @@
  * The harness only sees the `SystemDef` built from them.
  */
 import type fc from 'fast-check';
-import type { TObject } from './schema';
-import type { Json, JsonObject } from './json';
+import type { TObject } from './schema.js';
+import type { Json, JsonObject } from './json.js';
 
 /** A command is plain data: an `op` name plus JSON fields (each system narrows it to its op union). */
 export type Command = { readonly op: string } & JsonObject;
