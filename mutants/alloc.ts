@@ -452,6 +452,17 @@ export const INSPECTION_MUTANTS: AnyMutant[] = [
     },
   ),
   bestFit(
+    'bf-pristine-ignores-free-flag',
+    'inspection-answers',
+    'isPristine() checks that the first block spans the pool but not that it is free, so a pool holding one allocation of its whole capacity calls itself pristine',
+    class extends BestFitAllocator {
+      override isPristine(): boolean {
+        const blocks = this.blocksView();
+        return blocks.length === 1 && blocks[0]!.sizeBytes === this.capacityBytes;
+      }
+    },
+  ),
+  bestFit(
     'bf-free-by-size-ties-descending',
     'inspection-answers',
     'freeBlocksBySize() walks each size\'s free blocks from the top of its tree down, so equal-size free blocks come out by descending offset instead of the spec\'s ascending (FreeBlocks ties: lower offset first)',

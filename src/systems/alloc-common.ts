@@ -817,7 +817,7 @@ function inspectsAt(s: AllocSide): boolean {
 export const inspectionAnswers: Invariant<AllocSide<BlockAllocator>, unknown> = {
   name: 'inspection-answers',
   description:
-    "the implementation's live(), blocks() and (best fit) freeBlocksBySize() equal the caller's live ranges, its blocksView() and that view's free blocks by size then offset, in fresh arrays of fresh records (sampled: each of a run's first 5 steps, then every 16th, or every live/4-th)",
+    "the implementation's live(), blocks(), isPristine() and (best fit) freeBlocksBySize() agree with the caller's live ranges, its blocksView() and that view's free blocks by size then offset, in fresh arrays of fresh records (sampled: each of a run's first 5 steps, then every 16th, or every live/4-th)",
   check: (model, impl) => {
     if (!inspectsAt(impl)) return null;
     const allocator = impl.allocator;
@@ -845,6 +845,11 @@ export const inspectionAnswers: Invariant<AllocSide<BlockAllocator>, unknown> = 
         return `blocks() entry #${i} is ${entryText(reported)}, blocksView() has ${entryText(expected)} (${blocks.length} blocks, the view ${twin.length})`;
       }
       if (reported === expected) return `blocks() entry #${i} is the view's reused record, which the allocator rewrites at its next call`;
+    }
+    // isPristine(): back to the initial state, one free block of full size, exactly when nothing is live.
+    const pristine = tracked.length === 0 && twin.length === 1 && twin[0]!.free && twin[0]!.sizeBytes === impl.capacityBytes;
+    if (allocator.isPristine() !== pristine) {
+      return `isPristine() answers ${!pristine} with ${tracked.length} allocations live and ${twin.length} blocks`;
     }
     if (hasFreeBlocksBySize(allocator)) {
       // The spec's FreeBlocks order (size ascending, ties by lower offset) of the free blocks the
