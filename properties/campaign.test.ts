@@ -189,7 +189,7 @@ describe('fuzz CLI', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'fuzz-allocator-'));
     const campaign = fuzz('--allocator', 'examples/broken-allocator.mjs', '--runs', '20', '--workers', '1', '--out', dir, '--json', path.join(dir, 's.json'));
     expect(campaign.status, campaign.stderr).toBe(1);
-    const [name] = readdirSync(path.join(dir, 'user-allocator'));
+    const name = readdirSync(path.join(dir, 'user-allocator')).find((candidate) => candidate.startsWith('fuzz-no-overlap-'));
     const file = path.join(dir, 'user-allocator', name!);
     expect(JSON.parse(readFileSync(file, 'utf8')).config.allocatorModule).toBe('examples/broken-allocator.mjs');
     const replay = spawnSync(tsx, [path.join(ROOT, 'src', 'cli', 'regress.ts'), 'replay', file], { encoding: 'utf8', cwd: ROOT });
@@ -221,6 +221,17 @@ describe('fuzz CLI', () => {
     const replay = spawnSync(tsx, [path.join(ROOT, 'src', 'cli', 'regress.ts'), 'replay', file, '--timeout', '400ms'], { encoding: 'utf8', cwd: ROOT });
     expect(replay.status).toBe(1);
     expect(replay.stdout).toMatch(/fails against the implementation: hang at step \d+/);
+  });
+
+  it('--max-false-oom-share turns an allocator\'s false out-of-memory share into a failure', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'fuzz-oom-share-'));
+    const roundsUp = fuzz('--allocator', 'examples/size-class-allocator.mjs', '--runs', '60', '--workers', '1', '--max-false-oom-share', '0.05', '--out', dir, '--json', path.join(dir, 'a.json'));
+    expect(roundsUp.status).toBe(1);
+    expect(roundsUp.stdout).toMatch(/FALSE OUT OF MEMORY user-allocator: \d+ of \d+ null answers \([\d.]+ %\) were given while an aligned free gap large enough existed; the limit is 5\.0 %/);
+    const exact = fuzz('--allocator', 'examples/simple-first-fit-allocator.mjs', '--runs', '60', '--workers', '1', '--max-false-oom-share', '0.05', '--out', dir, '--json', path.join(dir, 'b.json'));
+    expect(exact.status, exact.stdout).toBe(0);
+    expect(exact.stdout).toMatch(/false OOM/);
+    expect(exact.stdout).not.toMatch(/FALSE OUT OF MEMORY/);
   });
 
   it('--stop-on-first ends the campaign at its first finding', () => {

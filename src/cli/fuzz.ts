@@ -41,6 +41,7 @@ import { allocatorSpecPath, fileSystemName, resolveTargets, type Target, type Ta
 import type { WorkerReply, WorkerTask } from './fuzz-worker.js';
 import { DEFAULT_TIMEOUT_MS, WatchedWorker, WATCHDOG_CHECKS, type Death, type WorkerInitFields } from './watchdog.js';
 import { CaseEvaluator, shrinkDeath } from './hang-shrink.js';
+import { falseOutOfMemoryFailures, falseOutOfMemoryShare } from '../systems/alloc-common.js';
 
 const DEFAULT_RUNS = 3000;
 /**
@@ -93,8 +94,9 @@ generated sequence side by side (model vs implementation) with every invariant c
               SIGKILL loses the runs finished since, which a resume runs again
   --config    the project's config file (default: gpumv.config.{ts,mts,js,mjs} found walking up
               from the working directory); its folder is the root paths in files are relative to
-  --max-false-oom-share P  fail when a policy-'any' allocator's share of false out-of-memory
-              answers exceeds P (0..1)
+  --max-false-oom-share P  fail when an allocator's false out-of-memory share exceeds P (0..1):
+              the share of its null answers given while an aligned free gap large enough
+              existed (counted for every allocator system; the table's 'false OOM' column)
   -h, --help  this help
 
 Exit codes: 0 no finding, 1 findings (each written as a regression file), 2 bad arguments,
@@ -129,6 +131,7 @@ interface CampaignOptions {
   readonly checkpointMs: number;
   readonly timeoutMs: number;
   readonly stopOnFirst: boolean;
+  readonly maxFalseOomShare: number | null;
 }
 
 /** A path as written into files and shown: relative to the project root inside it, absolute outside. */
@@ -180,6 +183,18 @@ function ensureWritableDir(dir: string, what: string): void {
   } catch (error) {
     throw new UsageError(`${what} ${dir} is not writable (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
   }
+}
+
+function maxFalseOomShare(value: number | undefined): number | null {
+  if (value === undefined) return null;
+  if (value > 1) throw new UsageError(`--max-false-oom-share is a share between 0 and 1, got ${value}`);
+  return value;
+}
+
+/** The 'false OOM' cell of a system: its share of null answers given while a fitting gap existed. */
+function falseOomCell(probes: Readonly<Record<string, number>>): string {
+  const stats = falseOutOfMemoryShare(probes);
+  return stats === null ? '-' : `${(100 * stats.share).toFixed(1)} % of ${stats.nullAnswers}`;
 }
 
 type CampaignArgs = ParsedArgs<(typeof COMMANDS)['fuzz']['options']>;
@@ -250,6 +265,7 @@ async function parseCampaign(args: CampaignArgs): Promise<CampaignOptions> {
     checkpointMs: args.values.checkpoint ?? 0,
     timeoutMs: args.values.timeout ?? DEFAULT_TIMEOUT_MS,
     stopOnFirst: args.values['stop-on-first'],
+    maxFalseOomShare: maxFalseOomShare(args.values['max-false-oom-share']),
   };
 }
 
@@ -615,11 +631,12 @@ function printSummary(summary: CampaignSummary): void {
     String(system.commands),
     String(summary.timing.commandsPerSecond[name] ?? 0),
     String(summary.findings.filter((finding) => finding.system === name).length),
+    falseOomCell(system.probes),
     system.probesNeverHit.length === 0 ? '-' : system.probesNeverHit.join(','),
   ]);
-  const header = ['system', 'runs', 'commands', 'commands/s/core', 'findings', 'probes never hit'];
+  const header = ['system', 'runs', 'commands', 'commands/s/core', 'findings', 'false OOM', 'probes never hit'];
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
-  const format = (row: string[]) => row.map((cell, column) => (column === 0 || column === 5 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ');
+  const format = (row: string[]) => row.map((cell, column) => (column === 0 || column === 6 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ');
   console.log(format(header));
   for (const row of rows) console.log(format(row));
   const total = Object.values(summary.systems).reduce((sum, system) => sum + system.commands, 0);
@@ -660,7 +677,9 @@ async function campaignMain(args: CampaignArgs): Promise<number> {
   process.off('SIGTERM', onSignal);
   printSummary(summary);
   console.log(`summary: ${rootRelative(options.project.root, options.jsonFile)}`);
-  if (summary.findings.length > 0) return 1;
+  const overShare = options.maxFalseOomShare === null ? [] : falseOutOfMemoryFailures(summary.systems, options.maxFalseOomShare);
+  for (const line of overShare) console.log(`FALSE OUT OF MEMORY ${line}`);
+  if (summary.findings.length > 0 || overShare.length > 0) return 1;
   return summary.stopped === 'interrupted' ? 3 : 0;
 }
 
