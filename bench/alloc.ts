@@ -1,11 +1,11 @@
 /**
  * `npm run bench -- alloc [--workload default,small,mixed] [--live 1000,10000] [--seconds 2] [--only name,name]`
  *
- * Alloc+free pairs per second at a steady number of live allocations, for our sub-allocators,
+ * Alloc+free pairs per CPU second at a steady number of live allocations, for our sub-allocators,
  * their reference models, @thi.ng/malloc (a first-fit MemPool over an ArrayBuffer, O(n)) and
  * AssemblyScript's runtime TLSF compiled to wasm (bench/_tlsf; the strongest peer that runs
- * here). Everything runs in one process, one after the other, on the same request stream;
- * ratios are taken within this one run.
+ * here). Each case runs in its own child process, one after the other, on the same request
+ * stream; ratios are taken within this one run.
  *
  * Workloads (each its own table):
  * - default: sizes 256 B - 4 MiB, 256 * 2^(14 u^3) for uniform u (mean ~150 KiB: mostly small,
@@ -232,8 +232,9 @@ const contestants: Contestant[] = [
 // --- arguments ---------------------------------------------------------------------------------
 const HELP = `usage: npm run bench -- alloc [--workload default,small,mixed] [--live 1000,10000] [--seconds 2] [--only NAME,NAME]
 
-Alloc+free pairs per second at a steady number of live allocations: our sub-allocators, their
-models, @thi.ng/malloc and AssemblyScript's TLSF (wasm), each case in its own child process.
+Alloc+free pairs per CPU second (the case's own process time, not wall time) at a steady number
+of live allocations: our sub-allocators, their models, @thi.ng/malloc and AssemblyScript's TLSF
+(wasm), each case in its own child process.
 
   --workload W,W  request streams (default all): default (256 B - 4 MiB, 3 GiB), small
                   (256 B - 64 KiB log-uniform, align 16, 1 GiB), mixed (small's sizes,
