@@ -66,15 +66,16 @@ export class NumberMap {
     return (h ^ (h >>> 13)) & (this.keys.length - 1);
   }
 
-  /** The slot holding `key`, or -1. */
+  /** The slot holding `key`, or -1 (also for a key no entry can have: negative, NaN). */
   private find(key: number): number {
     const keys = this.keys;
     const mask = keys.length - 1;
     let slot = this.homeSlot(key);
     for (;;) {
       const at = keys[slot]!;
-      if (at === key) return slot;
+      // EMPTY first: a lookup of -1 (the empty mark) must not match an empty slot.
       if (at === EMPTY) return -1;
+      if (at === key) return slot;
       slot = (slot + 1) & mask;
     }
   }
