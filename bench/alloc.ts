@@ -246,8 +246,7 @@ of live allocations: our sub-allocators, their models, @thi.ng/malloc and Assemb
   -h, --help      this help`;
 const contestantNames = contestants.map((contestant) => contestant.name);
 /** The shared 'bench alloc' options plus --workload (this bench's own). */
-const SPEC = { ...COMMANDS['bench alloc'], options: { ...COMMANDS['bench alloc'].options, workload: { type: 'string' } } } as const;
-const args = parseOrExit(SPEC, () => HELP.replace('CONTESTANTS', contestantNames.join(', ')));
+const args = parseOrExit(COMMANDS['bench alloc'], () => HELP.replace('CONTESTANTS', contestantNames.join(', ')));
 const liveCounts = args.values.live ?? [1000, 10000];
 const secondsPerCase = args.values.seconds ?? 2;
 const only = args.values.only?.split(',').map((name) => name.trim());

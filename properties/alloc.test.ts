@@ -244,6 +244,7 @@ describe('BitsetIndex', () => {
         }
         const from = Math.floor(random() * (bitCount + 1));
         expect(bits.findNext(from)).toBe(plain.indexOf(1, from));
+        expect(bits.findFirst()).toBe(plain.indexOf(1));
       }
       expect(bits.count).toBe(plain.reduce((sum, bit) => sum + bit, 0));
     }
@@ -269,6 +270,8 @@ describe('NumberMap (the allocators\' offset map)', () => {
           expect(map.has(key)).toBe(reference.has(key));
         }
         expect(new Map(map)).toEqual(reference);
+        // A key never set, of a kind a misuse could pass (negative): answered as absent.
+        expect(map.get(-1)).toBeUndefined();
       }),
       { seed: TEST_SEED, numRuns: 300 },
     );

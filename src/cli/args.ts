@@ -153,6 +153,7 @@ export const COMMANDS = {
       live: { type: 'int-list', min: 1 },
       seconds: { type: 'number' },
       only: { type: 'string' },
+      workload: { type: 'string' },
       /** Internal: the child process measuring one contestant. */
       case: { type: 'string' },
     },

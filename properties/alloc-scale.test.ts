@@ -1,0 +1,74 @@
+/**
+ * The allocators' indexes at a scale the generated sequences do not reach: first fit's chunked
+ * index splits chunks past 32 free blocks and forms groups past 32 chunks, so a few thousand
+ * free blocks are needed before those paths run. One deterministic stream of allocs and frees
+ * (three phases: fill, drain, churn; sizes 1 B - 16 KiB, alignments 1 B - 8 MiB) drives each
+ * implementation beside its model: every offset must match, and checkIndexes, the block tiling
+ * and the live list are compared at intervals.
+ */
+import { describe, expect, it } from 'vitest';
+import { BestFitAllocator } from '../src/alloc/best-fit.js';
+import { BuddyAllocator } from '../src/alloc/buddy.js';
+import { FirstFitAllocator } from '../src/alloc/first-fit.js';
+import { BestFitModel } from '../models/alloc-best-fit.js';
+import { BuddyModel } from '../models/alloc-buddy.js';
+import { FirstFitModel } from '../models/alloc-first-fit.js';
+import type { BlockAllocator } from '../src/alloc/allocator.js';
+
+function drive(impl: BlockAllocator, model: BlockAllocator, steps: number): { maxLive: number } {
+  let state = 0x9e3779b9;
+  const next = () => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return (state >>> 0) / 2 ** 32;
+  };
+  const live: number[] = [];
+  let maxLive = 0;
+  for (let step = 0; step < steps; step++) {
+    const phase = Math.floor(step / 3000) % 3;
+    const allocate = live.length === 0 || next() < (phase === 0 ? 0.75 : phase === 1 ? 0.3 : 0.5);
+    if (allocate) {
+      const sizeBytes = 1 + Math.floor(2 ** (next() * 14));
+      const r = next();
+      const alignBytes = r < 0.3 ? 1 : r < 0.5 ? 16 : r < 0.8 ? 256 : r < 0.95 ? 4096 : 2 ** Math.floor(next() * 24);
+      const offset = impl.alloc(sizeBytes, alignBytes);
+      expect(offset, `step ${step}: alloc(${sizeBytes}, ${alignBytes})`).toBe(model.alloc(sizeBytes, alignBytes));
+      if (offset !== null) live.push(offset);
+    } else {
+      const k = Math.floor(next() * live.length);
+      const offset = live[k]!;
+      live[k] = live[live.length - 1]!;
+      live.pop();
+      impl.free(offset);
+      model.free(offset);
+    }
+    maxLive = Math.max(maxLive, live.length);
+    if (step % 211 === 0) expect(impl.checkIndexes(), `step ${step}`).toBeNull();
+    if (step % 1009 === 0) {
+      expect(impl.blocks(), `step ${step}`).toEqual(model.blocks());
+      expect(impl.live(), `step ${step}`).toEqual(model.live());
+    }
+  }
+  for (const offset of live) {
+    impl.free(offset);
+    model.free(offset);
+  }
+  expect(impl.checkIndexes()).toBeNull();
+  expect(impl.isPristine()).toBe(true);
+  return { maxLive };
+}
+
+describe('allocator indexes at scale (thousands of free blocks)', () => {
+  const capacityBytes = 3 * 2 ** 22 + 4096;
+  it('first fit: chunk splits, merges and groups agree with the model offset for offset', () => {
+    const { maxLive } = drive(new FirstFitAllocator({ capacityBytes }), new FirstFitModel({ capacityBytes }), 12000);
+    expect(maxLive).toBeGreaterThan(1500); // enough free blocks for groups of chunks
+  });
+  it('best fit agrees with the model over the same stream', () => {
+    drive(new BestFitAllocator({ capacityBytes, poolAlignBytes: 256 }), new BestFitModel({ capacityBytes, poolAlignBytes: 256 }), 12000);
+  });
+  it('buddy agrees with the model over the same stream', () => {
+    drive(new BuddyAllocator({ capacityBytes: 2 ** 24, minBlockBytes: 256 }), new BuddyModel({ capacityBytes: 2 ** 24, minBlockBytes: 256 }), 12000);
+  });
+});
