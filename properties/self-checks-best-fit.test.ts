@@ -9,7 +9,7 @@
  * head, not by assuming which ids the allocator hands out. Pool: 4096 bytes, 256-byte units.
  */
 import { describe, expect, it } from 'vitest';
-import { BestFitAllocator } from '../src/alloc/best-fit';
+import { BestFitAllocator } from '../src/alloc/best-fit.js';
 
 const NIL = -1;
 
@@ -32,22 +32,38 @@ class CorruptibleBestFit extends BestFitAllocator {
   units(node: number): number {
     return this.sizeUnits[node]!;
   }
-  root(sizeUnits: number): number {
-    return this.bucketRoot[sizeUnits]!;
+  offsetOf(node: number): number {
+    return this.offsetUnits[node]! * this.poolAlignBytes;
   }
-  setRoot(sizeUnits: number, node: number): void {
-    this.bucketRoot[sizeUnits] = node;
+  slotOf(sizeUnits: number): number {
+    return this.heapSlot[sizeUnits]!;
+  }
+  setSlot(sizeUnits: number, slot: number): void {
+    this.heapSlot[sizeUnits] = slot;
+  }
+  /** The heap of a size: [count, unused, offset units of entry 1, node of entry 1, ...]. */
+  heapOf(sizeUnits: number): Int32Array {
+    return this.heaps[this.heapSlot[sizeUnits]!]!;
+  }
+  /** Entry i (1-based) of a size's heap as [offset in bytes, node]. */
+  entry(sizeUnits: number, i: number): [number, number] {
+    const heap = this.heapOf(sizeUnits);
+    return [heap[2 * i]! * this.poolAlignBytes, heap[2 * i + 1]!];
+  }
+  setEntry(sizeUnits: number, i: number, offsetBytes: number, node: number): void {
+    const heap = this.heapOf(sizeUnits);
+    heap[2 * i] = offsetBytes / this.poolAlignBytes;
+    heap[2 * i + 1] = node;
+  }
+  setHeapCount(sizeUnits: number, count: number): void {
+    this.heapOf(sizeUnits)[0] = count;
+  }
+  setHeapPosition(node: number, position: number): void {
+    this.heapPos[node] = position;
   }
   setSizeBit(sizeUnits: number, on: boolean): void {
     if (on) this.freeSizes.set(sizeUnits);
     else this.freeSizes.clear(sizeUnits);
-  }
-  setChildren(node: number, left: number, right: number): void {
-    this.bucketLeft[node] = left;
-    this.bucketRight[node] = right;
-  }
-  setPriority(node: number, priority: number): void {
-    this.bucketPriority[node] = priority;
   }
   setFreeFlag(node: number, free: boolean): void {
     this.isFree[node] = free ? 1 : 0;
@@ -78,7 +94,7 @@ class CorruptibleBestFit extends BestFitAllocator {
 /**
  * Blocks: live [0,256), free [256,512), live [512,768), free [768,1024), live [1024,1280),
  * free [1280,1536), live [1536,1792), free [1792,4096): three free blocks of one unit (one size
- * bucket with three nodes) and one of nine units.
+ * heap with three entries) and one of nine units.
  */
 function threeHoles(): CorruptibleBestFit {
   const pool = new CorruptibleBestFit();
@@ -111,8 +127,8 @@ describe('best-fit checkIndexes: every condition reported when (and only when) i
 
   it('a node reached twice by the size index', () => {
     const pool = threeHoles();
-    const hole = pool.nodeAt(1792); // nine units, alone in its bucket
-    pool.setRoot(12, hole);
+    const hole = pool.nodeAt(1792); // nine units, alone in its heap
+    pool.setSlot(12, pool.slotOf(9)); // size 12 shares size 9's heap
     pool.setSizeBit(12, true);
     expect(pool.checkIndexes()).toBe(`the size index reaches node ${hole} twice`);
   });
@@ -124,53 +140,70 @@ describe('best-fit checkIndexes: every condition reported when (and only when) i
     expect(pool.checkIndexes()).toBe(`the size index lists node ${hole} under size 9 but it is not a free block of that size`);
   });
 
-  it('an indexed node whose size is not its bucket', () => {
+  it('an indexed node whose size is not its heap', () => {
     const pool = threeHoles();
     const hole = pool.nodeAt(1792);
     pool.setSizeUnits(hole, 8);
     expect(pool.checkIndexes()).toBe(`the size index lists node ${hole} under size 9 but it is not a free block of that size`);
   });
 
-  /** Rebuilds the one-unit bucket as middle (root) with the lower hole left and the upper right. */
-  function balancedBucket(pool: CorruptibleBestFit): { low: number; middle: number; high: number } {
-    const [low, middle, high] = [256, 768, 1280].map((offset) => pool.nodeAt(offset)) as [number, number, number];
-    pool.setRoot(1, middle);
-    pool.setChildren(middle, low, high);
-    pool.setChildren(low, NIL, NIL);
-    pool.setChildren(high, NIL, NIL);
-    pool.setPriority(middle, 1000);
-    pool.setPriority(low, 10);
-    pool.setPriority(high, 10);
+  it('a heap whose count runs past its array', () => {
+    const pool = threeHoles();
+    const room = (pool.heapOf(9).length >> 1) - 1;
+    pool.setHeapCount(9, room + 1);
+    expect(pool.checkIndexes()).toBe(`size 9: the heap counts ${room + 1} entries but has room for ${room}`);
+  });
+
+  it('a heap entry that names no node', () => {
+    const pool = threeHoles();
+    pool.setEntry(9, 1, 1792, 999);
+    expect(pool.checkIndexes()).toBe('size 9: heap entry 1 names no node (999)');
+  });
+
+  it('the one-unit heap as built: lowest offset on top, every hole once', () => {
+    const pool = threeHoles();
+    expect(pool.heapOf(1)[0]).toBe(3);
+    expect(pool.entry(1, 1)[0]).toBe(256);
+    expect([1, 2, 3].map((i) => pool.entry(1, i)[0]).sort((a, b) => a - b)).toEqual([256, 768, 1280]);
+    for (const i of [1, 2, 3]) expect(pool.offsetOf(pool.entry(1, i)[1])).toBe(pool.entry(1, i)[0]);
+  });
+
+  it('a heap entry whose offset key is not its node\'s offset', () => {
+    const pool = threeHoles();
+    const [offset, node] = pool.entry(1, 2);
+    pool.setEntry(1, 2, 3840, node);
+    expect(pool.checkIndexes()).toBe(`size 1: heap entry 2 keeps offset 3840 for node ${node} at ${offset}`);
+  });
+
+  it('a node whose recorded heap position is not where it sits', () => {
+    const pool = threeHoles();
+    const [, node] = pool.entry(1, 2);
+    pool.setHeapPosition(node, 3);
+    expect(pool.checkIndexes()).toBe(`size 1: node ${node} records heap position 3 but sits at 2`);
+  });
+
+  it('a child with a lower offset than its parent (entries swapped, positions kept consistent)', () => {
+    const pool = threeHoles();
+    const [topOffset, top] = pool.entry(1, 1);
+    const [childOffset, child] = pool.entry(1, 2);
+    pool.setEntry(1, 1, childOffset, child);
+    pool.setEntry(1, 2, topOffset, top);
+    pool.setHeapPosition(child, 1);
+    pool.setHeapPosition(top, 2);
+    expect(pool.checkIndexes()).toBe(`size 1: node ${top} sits below a parent with a higher offset`);
+  });
+
+  it('siblings in either order are allowed (the heap orders parent to child only)', () => {
+    const pool = threeHoles();
+    const [leftOffset, left] = pool.entry(1, 2);
+    const [rightOffset, right] = pool.entry(1, 3);
+    pool.setEntry(1, 2, rightOffset, right);
+    pool.setEntry(1, 3, leftOffset, left);
+    pool.setHeapPosition(right, 2);
+    pool.setHeapPosition(left, 3);
     expect(pool.checkIndexes()).toBeNull();
-    return { low, middle, high };
-  }
-
-  it('a size bucket out of offset order', () => {
-    const pool = threeHoles();
-    const { low, middle, high } = balancedBucket(pool);
-    pool.setChildren(middle, high, low); // in order: 1280, 768, 256
-    expect(pool.checkIndexes()).toBe('size 1: the index is not in offset order');
-  });
-
-  it('a left child that outranks its parent', () => {
-    const pool = threeHoles();
-    const { low, middle } = balancedBucket(pool);
-    pool.setPriority(low, 1001);
-    expect(pool.checkIndexes()).toBe(`size 1: node ${low} outranks its parent ${middle}`);
-  });
-
-  it('a right child that outranks its parent', () => {
-    const pool = threeHoles();
-    const { high, middle } = balancedBucket(pool);
-    pool.setPriority(high, 1001);
-    expect(pool.checkIndexes()).toBe(`size 1: node ${high} outranks its parent ${middle}`);
-  });
-
-  it('equal priorities are allowed (a parent at least its children)', () => {
-    const pool = threeHoles();
-    const { low, high } = balancedBucket(pool);
-    pool.setPriority(low, 1000);
-    pool.setPriority(high, 1000);
+    // The allocator still hands out the lowest offset of the size first.
+    expect(pool.alloc(256, 1)).toBe(256);
     expect(pool.checkIndexes()).toBeNull();
   });
 
@@ -195,7 +228,7 @@ describe('best-fit checkIndexes: every condition reported when (and only when) i
 
   it('a free block missing from the size index', () => {
     const pool = threeHoles();
-    pool.setRoot(9, NIL);
+    pool.setSlot(9, NIL);
     pool.setSizeBit(9, false);
     pool.addIndexedCount(-1);
     expect(pool.checkIndexes()).toBe('free block at 1792 is missing from the size index');

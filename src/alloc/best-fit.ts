@@ -7,11 +7,14 @@
  * - The spec's FreeBlocks array (free blocks sorted by size, ties by lower offset, searched for
  *   the first block >= the reservation) is kept as an index with the same order but without the
  *   O(n) memmove a flat sorted array pays on every split and merge: a BitsetIndex over sizes
- *   (bit s set when some free block has s units) and, per size, a treap of that size's free
- *   nodes keyed by offset (typed-array links, priorities from a fixed xorshift sequence).
- *   "First entry >= reservation" is findNext(reservation), then the leftmost node of that size's
- *   treap; inserting and removing a free block are O(log n) expected even when thousands of free
- *   blocks share one size. checkIndexes() verifies the index against the list after every step.
+ *   (bit s set when some free block has s units) and, per size, a binary min-heap of that size's
+ *   free blocks keyed by offset, stored flat in one Int32Array per size ((offset, node) pairs,
+ *   the count in the first slot; each node records its heap position). "First entry >=
+ *   reservation" is findNext(reservation), then the heap's top: the lowest offset of that size.
+ *   Inserting is O(1) expected (a new offset seldom rises far), removing the top or any entry
+ *   (a merged neighbour, found by its recorded position) is O(log n) over one contiguous array,
+ *   even when thousands of free blocks share one size. checkIndexes() verifies the index against
+ *   the list after every step.
  * - Live allocations are found by their caller offset in a Map: free is O(1) plus the index
  *   updates of the merge with both neighbours.
  *
@@ -21,7 +24,7 @@
 import { alignUp, badFree, copyBlocks, copyLive, setBlockEntry, setLiveEntry, validateRequest, type BlockAllocator, type BlockInfo, type LiveAllocation } from './allocator.js';
 import { checkSubAllocatorConfig, DEFAULT_POOL_ALIGN_BYTES, type SubAllocatorConfig } from './config.js';
 import { BitsetIndex } from './bitset-index.js';
-import { grownCopy, inOrderNodes, xorshift32 } from './typed-arrays.js';
+import { grownCopy } from './typed-arrays.js';
 
 const NIL = -1;
 
@@ -45,14 +48,16 @@ export class BestFitAllocator implements BlockAllocator {
   protected nodeHighWater = 0;
   protected readonly head: number;
 
-  // The free index: sizes with free blocks, and per size a treap of the free nodes keyed by
-  // offset (root per size in `bucketRoot`, children in bucketLeft/bucketRight).
+  // The free index: sizes with free blocks, and per size a min-heap of its free blocks by
+  // offset. `heapSlot[size]` is the size's index into `heaps` (NIL: no free block of that size);
+  // heap h holds its entry count in h[0], and entry i (1-based, parent i >> 1) in h[2i] (offset
+  // in units) and h[2i + 1] (node id); `heapPos[node]` is the node's entry number. A heap that
+  // empties gives its slot back (`spareSlots`), keeping its array for the next size.
   protected readonly freeSizes: BitsetIndex;
-  protected readonly bucketRoot: Int32Array;
-  protected bucketLeft: Int32Array;
-  protected bucketRight: Int32Array;
-  protected bucketPriority: Uint32Array;
-  private prioritySeed = 0x9e3779b9;
+  protected readonly heapSlot: Int32Array;
+  protected readonly heaps: Int32Array[] = [];
+  protected spareSlots: number[] = [];
+  protected heapPos: Int32Array;
   protected indexedCount = 0;
 
   /**
@@ -71,8 +76,6 @@ export class BestFitAllocator implements BlockAllocator {
   private readonly livePool: { offsetBytes: number; sizeBytes: number }[] = [];
   private blocksValid = false;
   private listScratch = new Int32Array(16);
-  private bucketScratch = new Int32Array(16);
-  private stackScratch = new Int32Array(16);
   private marks = new Int32Array(16);
   private markEpoch = 0;
 
@@ -91,11 +94,9 @@ export class BestFitAllocator implements BlockAllocator {
     this.userOffsetBytes = new Float64Array(nodes);
     this.userSizeBytes = new Float64Array(nodes);
     this.spareNodes = new Int32Array(nodes);
-    this.bucketLeft = new Int32Array(nodes);
-    this.bucketRight = new Int32Array(nodes);
-    this.bucketPriority = new Uint32Array(nodes);
+    this.heapPos = new Int32Array(nodes);
     this.freeSizes = new BitsetIndex(this.capacityUnits + 1);
-    this.bucketRoot = new Int32Array(this.capacityUnits + 1).fill(NIL);
+    this.heapSlot = new Int32Array(this.capacityUnits + 1).fill(NIL);
     this.liveAtUnit = new Int32Array(this.capacityUnits).fill(NIL);
     this.head = this.newNode(0, this.capacityUnits, NIL, NIL);
     this.indexInsert(this.head);
@@ -154,7 +155,7 @@ export class BestFitAllocator implements BlockAllocator {
   /** The first free block in (size, offset) order that holds `reservationUnits`, or NIL. */
   protected chooseFree(reservationUnits: number): number {
     const size = this.freeSizes.findNext(reservationUnits);
-    return size < 0 ? NIL : this.leftmost(this.bucketRoot[size]!);
+    return size < 0 ? NIL : this.heaps[this.heapSlot[size]!]![3]!;
   }
 
   /** Shrinks the (unindexed) block to its low `units`; the rest becomes a free, indexed block. */
@@ -208,141 +209,95 @@ export class BestFitAllocator implements BlockAllocator {
     return node;
   }
 
-  /** Adds a free node to its size's treap. */
+  /** Adds a free node to its size's heap. */
   protected indexInsert(node: number): void {
     const size = this.sizeUnits[node]!;
-    const root = this.bucketRoot[size]!;
-    if (root === NIL) this.freeSizes.set(size);
-    this.prioritySeed = xorshift32(this.prioritySeed);
-    this.bucketPriority[node] = this.prioritySeed;
-    this.bucketLeft[node] = NIL;
-    this.bucketRight[node] = NIL;
-    this.bucketRoot[size] = this.treapInsert(root, node);
+    let slot = this.heapSlot[size]!;
+    if (slot === NIL) {
+      slot = this.spareSlots.length > 0 ? this.spareSlots.pop()! : this.heaps.push(new Int32Array(16)) - 1;
+      this.heapSlot[size] = slot;
+      this.freeSizes.set(size);
+    }
+    let heap = this.heaps[slot]!;
+    const count = heap[0]! + 1;
+    if (2 * count + 1 >= heap.length) {
+      heap = grownCopy(heap, heap.length * 2);
+      this.heaps[slot] = heap;
+    }
+    heap[0] = count;
+    this.siftUp(heap, count, this.offsetUnits[node]!, node);
     this.indexedCount++;
   }
 
-  /** Removes a free node from its size's treap (it must be there). */
+  /** Removes a free node from its size's heap (it must be there, at its recorded position). */
   protected indexRemove(node: number): void {
     const size = this.sizeUnits[node]!;
-    const root = this.treapRemove(this.bucketRoot[size]!, this.offsetUnits[node]!);
-    this.bucketRoot[size] = root;
-    if (root === NIL) this.freeSizes.clear(size);
+    const slot = this.heapSlot[size]!;
+    const heap = this.heaps[slot]!;
+    const count = heap[0]!;
+    const at = this.heapPos[node]!;
+    heap[0] = count - 1;
     this.indexedCount--;
-  }
-
-  // --- per-size treaps (keyed by offset; depth O(log n) expected) ----------------------------
-
-  private leftmost(root: number): number {
-    let node = root;
-    if (node === NIL) return NIL;
-    while (this.bucketLeft[node] !== NIL) node = this.bucketLeft[node]!;
-    return node;
-  }
-
-  /**
-   * Inserts `node` (children NIL): down by offset while the nodes outrank it, then it takes the
-   * place of the subtree there, split around its offset into its children. Iterative; the tree
-   * is the one the textbook recursion builds.
-   */
-  private treapInsert(root: number, node: number): number {
-    const key = this.offsetUnits[node]!;
-    const priority = this.bucketPriority[node]!;
-    let parent = NIL;
-    let goLeft = false;
-    let at = root;
-    while (at !== NIL && !(priority > this.bucketPriority[at]!)) {
-      parent = at;
-      goLeft = key < this.offsetUnits[at]!;
-      at = goLeft ? this.bucketLeft[at]! : this.bucketRight[at]!;
+    if (count === 1) {
+      this.heapSlot[size] = NIL;
+      this.spareSlots.push(slot);
+      this.freeSizes.clear(size);
+      return;
     }
-    if (at !== NIL) this.treapSplit(at, key, node);
-    if (parent === NIL) return node;
-    if (goLeft) this.bucketLeft[parent] = node;
-    else this.bucketRight[parent] = node;
-    return root;
+    if (at === count) return;
+    // The last entry fills the hole, then moves up or down to where its offset belongs.
+    const key = heap[2 * count]!;
+    const moved = heap[2 * count + 1]!;
+    if (at > 1 && heap[2 * (at >> 1)]! > key) this.siftUp(heap, at, key, moved);
+    else this.siftDown(heap, at, count - 1, key, moved);
   }
 
-  /** Splits `root` into offsets < key and > key, stored as `into`'s left and right children. */
-  private treapSplit(root: number, key: number, into: number): void {
-    let leftTail = NIL;
-    let rightTail = NIL;
-    this.bucketLeft[into] = NIL;
-    this.bucketRight[into] = NIL;
-    let node = root;
-    while (node !== NIL) {
-      if (this.offsetUnits[node]! < key) {
-        if (leftTail === NIL) this.bucketLeft[into] = node;
-        else this.bucketRight[leftTail] = node;
-        leftTail = node;
-        node = this.bucketRight[node]!;
-      } else {
-        if (rightTail === NIL) this.bucketRight[into] = node;
-        else this.bucketLeft[rightTail] = node;
-        rightTail = node;
-        node = this.bucketLeft[node]!;
+  // --- per-size heaps (min-heaps by offset in one Int32Array each) -----------------------------
+
+  /** Places (key, node) at entry `at` or above it, moving larger parents down. */
+  private siftUp(heap: Int32Array, at: number, key: number, node: number): void {
+    const pos = this.heapPos;
+    let i = at;
+    while (i > 1) {
+      const parent = i >> 1;
+      const parentKey = heap[2 * parent]!;
+      if (parentKey <= key) break;
+      const parentNode = heap[2 * parent + 1]!;
+      heap[2 * i] = parentKey;
+      heap[2 * i + 1] = parentNode;
+      pos[parentNode] = i;
+      i = parent;
+    }
+    heap[2 * i] = key;
+    heap[2 * i + 1] = node;
+    pos[node] = i;
+  }
+
+  /** Places (key, node) at entry `at` or below it (in a heap of `count` entries), moving smaller children up. */
+  private siftDown(heap: Int32Array, at: number, count: number, key: number, node: number): void {
+    const pos = this.heapPos;
+    let i = at;
+    for (;;) {
+      let child = 2 * i;
+      if (child > count) break;
+      let childKey = heap[2 * child]!;
+      if (child < count) {
+        const rightKey = heap[2 * child + 2]!;
+        if (rightKey < childKey) {
+          child++;
+          childKey = rightKey;
+        }
       }
+      if (childKey >= key) break;
+      const childNode = heap[2 * child + 1]!;
+      heap[2 * i] = childKey;
+      heap[2 * i + 1] = childNode;
+      pos[childNode] = i;
+      i = child;
     }
-    if (leftTail !== NIL) this.bucketRight[leftTail] = NIL;
-    if (rightTail !== NIL) this.bucketLeft[rightTail] = NIL;
-  }
-
-  /** Joins two treaps (every offset of `low` below every offset of `high`): zips the right spine of `low` with the left spine of `high`. */
-  private treapJoin(low: number, high: number): number {
-    let top = NIL;
-    let attachTo = NIL;
-    let attachLeft = false;
-    let a = low;
-    let b = high;
-    while (a !== NIL && b !== NIL) {
-      const winner = this.bucketPriority[a]! > this.bucketPriority[b]! ? a : b;
-      if (attachTo === NIL) top = winner;
-      else if (attachLeft) this.bucketLeft[attachTo] = winner;
-      else this.bucketRight[attachTo] = winner;
-      attachTo = winner;
-      if (winner === a) {
-        attachLeft = false;
-        a = this.bucketRight[a]!;
-      } else {
-        attachLeft = true;
-        b = this.bucketLeft[b]!;
-      }
-    }
-    const rest = a !== NIL ? a : b;
-    if (attachTo === NIL) return rest;
-    if (attachLeft) this.bucketLeft[attachTo] = rest;
-    else this.bucketRight[attachTo] = rest;
-    return top;
-  }
-
-  /** Removes the node with offset `key` (if there): its children, joined, take its place. */
-  private treapRemove(root: number, key: number): number {
-    let parent = NIL;
-    let goLeft = false;
-    let at = root;
-    while (at !== NIL && this.offsetUnits[at] !== key) {
-      parent = at;
-      goLeft = key < this.offsetUnits[at]!;
-      at = goLeft ? this.bucketLeft[at]! : this.bucketRight[at]!;
-    }
-    if (at === NIL) return root;
-    const joined = this.treapJoin(this.bucketLeft[at]!, this.bucketRight[at]!);
-    if (parent === NIL) return joined;
-    if (goLeft) this.bucketLeft[parent] = joined;
-    else this.bucketRight[parent] = joined;
-    return root;
-  }
-
-  /**
-   * The nodes of one size's treap in offset order into bucketScratch (inspection only; bounded
-   * by the node count); returns how many.
-   */
-  private bucketInOrder(root: number): number {
-    const bound = this.nodeHighWater + 1;
-    if (this.bucketScratch.length < bound + 2) {
-      this.bucketScratch = new Int32Array(bound + 2);
-      this.stackScratch = new Int32Array(bound + 2);
-    }
-    return inOrderNodes(root, NIL, this.bucketLeft, this.bucketRight, this.bucketScratch, this.stackScratch, bound);
+    heap[2 * i] = key;
+    heap[2 * i + 1] = node;
+    pos[node] = i;
   }
 
   // --- node pool -------------------------------------------------------------------------------
@@ -385,9 +340,7 @@ export class BestFitAllocator implements BlockAllocator {
     this.userOffsetBytes = grownCopy(this.userOffsetBytes, length);
     this.userSizeBytes = grownCopy(this.userSizeBytes, length);
     this.spareNodes = grownCopy(this.spareNodes, length);
-    this.bucketLeft = grownCopy(this.bucketLeft, length);
-    this.bucketRight = grownCopy(this.bucketRight, length);
-    this.bucketPriority = grownCopy(this.bucketPriority, length);
+    this.heapPos = grownCopy(this.heapPos, length);
   }
 
   // --- inspection ------------------------------------------------------------------------------
@@ -450,11 +403,13 @@ export class BestFitAllocator implements BlockAllocator {
   freeBlocksBySize(): { offsetBytes: number; sizeBytes: number }[] {
     const out: { offsetBytes: number; sizeBytes: number }[] = [];
     for (let size = this.freeSizes.findNext(0); size >= 0; size = this.freeSizes.findNext(size + 1)) {
-      const count = this.bucketInOrder(this.bucketRoot[size]!);
-      for (let i = 0; i < count; i++) {
-        const node = this.bucketScratch[i]!;
-        out.push({ offsetBytes: this.offsetUnits[node]! * this.poolAlignBytes, sizeBytes: this.sizeUnits[node]! * this.poolAlignBytes });
-      }
+      const heap = this.heaps[this.heapSlot[size]!]!;
+      const count = heap[0]!;
+      // A heap is ordered only from parent to child: its offsets, sorted, are the size's run.
+      const offsets: number[] = [];
+      for (let i = 1; i <= count; i++) offsets.push(heap[2 * i]!);
+      offsets.sort((a, b) => a - b);
+      for (const offsetUnits of offsets) out.push({ offsetBytes: offsetUnits * this.poolAlignBytes, sizeBytes: size * this.poolAlignBytes });
     }
     return out;
   }
@@ -462,9 +417,10 @@ export class BestFitAllocator implements BlockAllocator {
   checkIndexes(): string | null {
     const nodeCount = this.listNodes();
     const nodes = this.listScratch;
-    // Walk the size treaps through the bitset: each set size has a non-empty treap, in offset
-    // order, each parent's priority at least its children's. Nodes reached are marked with
-    // this call's epoch.
+    // Walk the size heaps through the bitset: each set size has a non-empty heap whose entries
+    // name free nodes of that size by their offset, each entry's recorded position is where it
+    // is, and no parent's offset is above its child's. Nodes reached are marked with this
+    // call's epoch.
     if (this.marks.length < this.offsetUnits.length) this.marks = new Int32Array(this.offsetUnits.length);
     if (this.markEpoch >= 0x3fffffff) {
       this.marks.fill(0);
@@ -474,26 +430,25 @@ export class BestFitAllocator implements BlockAllocator {
     const epoch = ++this.markEpoch;
     let indexedSize = 0;
     for (let size = this.freeSizes.findNext(0); size >= 0; size = this.freeSizes.findNext(size + 1)) {
-      let previous = NIL;
-      if (this.bucketRoot[size] === NIL) return `size ${size} has its bit set but no free blocks`;
-      const count = this.bucketInOrder(this.bucketRoot[size]!);
-      const bucket = this.bucketScratch;
-      for (let i = 0; i < count; i++) {
-        const node = bucket[i]!;
+      const slot = this.heapSlot[size]!;
+      const heap = slot === NIL ? undefined : this.heaps[slot];
+      if (heap === undefined || heap[0]! < 1) return `size ${size} has its bit set but no free blocks`;
+      const count = heap[0]!;
+      if (2 * count + 1 >= heap.length) return `size ${size}: the heap counts ${count} entries but has room for ${(heap.length >> 1) - 1}`;
+      for (let i = 1; i <= count; i++) {
+        const node = heap[2 * i + 1]!;
+        if (!(node >= 0 && node < this.nodeHighWater)) return `size ${size}: heap entry ${i} names no node (${node})`;
         if (marks[node] === epoch) return `the size index reaches node ${node} twice`;
         if (this.isFree[node] !== 1 || this.sizeUnits[node] !== size) return `the size index lists node ${node} under size ${size} but it is not a free block of that size`;
-        if (previous !== NIL && this.offsetUnits[previous]! >= this.offsetUnits[node]!) return `size ${size}: the index is not in offset order`;
-        const left = this.bucketLeft[node]!;
-        if (left !== NIL && this.bucketPriority[left]! > this.bucketPriority[node]!) return `size ${size}: node ${left} outranks its parent ${node}`;
-        const right = this.bucketRight[node]!;
-        if (right !== NIL && this.bucketPriority[right]! > this.bucketPriority[node]!) return `size ${size}: node ${right} outranks its parent ${node}`;
+        if (heap[2 * i] !== this.offsetUnits[node]) return `size ${size}: heap entry ${i} keeps offset ${heap[2 * i]! * this.poolAlignBytes} for node ${node} at ${this.offsetUnits[node]! * this.poolAlignBytes}`;
+        if (this.heapPos[node] !== i) return `size ${size}: node ${node} records heap position ${this.heapPos[node]} but sits at ${i}`;
+        if (i > 1 && heap[2 * (i >> 1)]! > heap[2 * i]!) return `size ${size}: node ${node} sits below a parent with a higher offset`;
         marks[node] = epoch;
         indexedSize++;
-        previous = node;
       }
     }
-    for (let size = 0; size < this.bucketRoot.length; size++) {
-      if (this.bucketRoot[size] !== NIL && !this.freeSizes.test(size)) return `size ${size} has free blocks but its bit is clear`;
+    for (let size = 0; size < this.heapSlot.length; size++) {
+      if (this.heapSlot[size] !== NIL && !this.freeSizes.test(size)) return `size ${size} has free blocks but its bit is clear`;
     }
     if (indexedSize !== this.indexedCount) return `the size index holds ${indexedSize} entries but counts ${this.indexedCount}`;
     let freeCount = 0;
