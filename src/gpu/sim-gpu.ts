@@ -552,7 +552,7 @@ export class SimGpu {
   }
 
   private assertObject(object: number): void {
-    if (!(object >= 0 && object < this.objectCount)) throw new RangeError(`gpu: no object ${object}`);
+    if (!(Number.isInteger(object) && object >= 0 && object < this.objectCount)) throw new RangeError(`gpu: no object ${object}`);
   }
 }
 

@@ -34,7 +34,7 @@ export class SlotPool {
   release(slot: number): void {
     const index = slot >>> 5;
     const bit = 1 << (slot & 31);
-    if (slot < 0 || slot >= this.slotCount || (this.takenWords[index]! & bit) === 0) {
+    if (!Number.isInteger(slot) || slot < 0 || slot >= this.slotCount || (this.takenWords[index]! & bit) === 0) {
       throw new Error(`slot pool: release of slot ${slot} that is not taken`);
     }
     this.takenWords[index] = this.takenWords[index]! & ~bit;
