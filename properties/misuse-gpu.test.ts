@@ -7,8 +7,8 @@
  * done, and keeps reads in fence order whatever order they come in.
  */
 import { describe, expect, it } from 'vitest';
-import { SimGpu } from '../src/gpu/sim-gpu';
-import { MAX_IN_FLIGHT_READS, QueueTimeline } from '../src/gpu/queue-timeline';
+import { SimGpu } from '../src/gpu/sim-gpu.js';
+import { MAX_IN_FLIGHT_READS, QueueTimeline } from '../src/gpu/queue-timeline.js';
 
 const makeGpu = () => new SimGpu({ objectSizesBytes: [4, 6, 8], queueCount: 2, ticksPerSecond: 1000, localBudgetBytes: 100, nonLocalBudgetBytes: 0 });
 

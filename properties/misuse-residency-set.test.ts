@@ -5,9 +5,9 @@
  * slot past the first flag word still answers a flagged object as a duplicate.
  */
 import { describe, expect, it } from 'vitest';
-import { ResidencySetPoolImpl } from '../src/residency/residency-set';
-import { ResidencySetModel } from '../models/residency-set';
-import { ContractError } from '../src/contract';
+import { ResidencySetPoolImpl } from '../src/residency/residency-set.js';
+import { ResidencySetModel } from '../models/residency-set.js';
+import { ContractError } from '../src/contract.js';
 
 const config = (slotCount: number) => ({ slotCount, initialCapacity: 2, objectSizesBytes: [10, 20, 30] });
 

@@ -9,7 +9,7 @@
  * The heap: 1024 bytes of 64-byte blocks, 16 units, orders 0..4.
  */
 import { describe, expect, it } from 'vitest';
-import { BuddyAllocator } from '../src/alloc/buddy';
+import { BuddyAllocator } from '../src/alloc/buddy.js';
 
 class CorruptibleBuddy extends BuddyAllocator {
   constructor() {
