@@ -48,6 +48,19 @@ describe('the installed package', () => {
     const fuzzHelp = gpumv(['fuzz', '--help']);
     expect(fuzzHelp.stdout).toMatch(/gpumv fuzz/);
     expect(fuzzHelp.stdout).not.toMatch(/npm run fuzz/);
+    const benches = gpumv(['bench', '--help']);
+    expect(benches.stdout).toMatch(/benchmarks: alloc, campaign, residency-manager, residency-set, upload-pages/);
+    // A benchmark whose peers are the repository's dev dependencies says so.
+    const peers = gpumv(['bench', 'alloc', '--seconds', '0.1']);
+    expect(peers.status).toBe(2);
+    expect(peers.stderr).toMatch(/error: benchmark 'alloc' compares with @thi\.ng\/malloc, a dev dependency/);
+  });
+
+  it('gpumv mutants runs the team\'s own mutants, each caught by the check it names', () => {
+    const mutants = gpumv(['mutants', '--runs', '300']);
+    expect(mutants.status, output(mutants)).toBe(0);
+    expect(mutants.stdout).toMatch(/detected +loses-counter-zero +counter-pool/);
+    expect(mutants.stdout).toMatch(/detected +keeps-last-free +counter-pool/);
   });
 
   it('fuzz finds the planted allocator bug; regress save, replay and show work from a sub-directory', () => {
