@@ -33,13 +33,13 @@ import { DEFAULT_SEED } from '../harness/seed.js';
 import type { SystemDef } from '../harness/system.js';
 import { findingSignature, type RunFinding } from '../harness/campaign.js';
 import { writeFileAtomic } from '../harness/files.js';
-import { formatReport } from '../harness/report.js';
+import { formatReport, formatUnreturnedReport } from '../harness/report.js';
 import { runSequence } from '../harness/runner.js';
 import { loadProject, type Project } from '../project.js';
 import { COMMANDS, parseCommand, runMain, UsageError, type ParsedArgs } from './args.js';
 import { allocatorSpecPath, fileSystemName, resolveTargets, type Target, type TargetSpec } from './fuzz-targets.js';
 import type { WorkerReply, WorkerTask } from './fuzz-worker.js';
-import { DEFAULT_TIMEOUT_MS, WatchedWorker, WATCHDOG_CHECKS, type Death, type WorkerInitFields } from './watchdog.js';
+import { campaignWorkerUrl, DEFAULT_TIMEOUT_MS, WatchedWorker, WATCHDOG_CHECKS, type Death, type WorkerInitFields } from './watchdog.js';
 import { CaseEvaluator, shrinkDeath } from './hang-shrink.js';
 import { falseOutOfMemoryFailures, falseOutOfMemoryShare } from '../systems/alloc-common.js';
 
@@ -538,14 +538,7 @@ function findingReport(target: Target, finding: RunFinding, entry: FindingEntry,
     `keep it: npm run regress -- save --finding ${entry.file}`,
   ];
   if (WATCHDOG_CHECKS.includes(finding.check)) {
-    // Replaying a run that never returns here would hang this thread: its sequence is listed as is.
-    return [
-      `FINDING ${finding.system}: ${finding.check}: ${finding.message}`,
-      ...notes.map((note) => `  ${note}`),
-      `  config:  ${JSON.stringify(finding.config)}`,
-      `  sequence (${finding.commands.length} commands; the last one never returned):`,
-      ...finding.commands.map((command, index) => `    ${String(index).padStart(3)}  ${JSON.stringify(command)}`),
-    ].join('\n');
+    return formatUnreturnedReport(`FINDING ${finding.system}: ${finding.check}: ${finding.message}`, notes, finding.config, finding.commands);
   }
   const runOptions = target.implFactory === undefined ? {} : { implFactory: target.implFactory };
   const outcome = runSequence(target.system, finding.config, finding.commands, runOptions);
@@ -556,17 +549,12 @@ function findingReport(target: Target, finding: RunFinding, entry: FindingEntry,
 /** Batches queued per worker: one running, one waiting, so a worker never idles on the main thread. */
 const BATCHES_IN_FLIGHT_PER_WORKER = 2;
 
-/** The worker entry: the compiled JavaScript next to this file, or (sources) a boot file that registers tsx. */
-function workerUrl(): URL {
-  return import.meta.url.endsWith('.js') ? new URL('./fuzz-worker.js', import.meta.url) : new URL('./fuzz-worker-boot.mjs', import.meta.url);
-}
-
 /**
  * Runs the campaign on `count` watched worker threads. A worker that hangs or dies is replaced
  * by a fresh one; the run it was stuck in becomes a finding and the other runs it held run again.
  */
 async function runInWorkers(campaign: Campaign, options: CampaignOptions, count: number): Promise<void> {
-  const url = workerUrl();
+  const url = campaignWorkerUrl();
   const init: WorkerInitFields = { campaignSeed: options.seed, targets: options.targetSpec, configFile: options.project.configFile, cwd: options.project.root };
   const slot = (): Promise<void> =>
     new Promise<void>((resolve, reject) => {

@@ -6,7 +6,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { checkSystem } from '../harness/property.js';
-import { formatReport } from '../harness/report.js';
+import { formatReport, formatUnreturnedReport } from '../harness/report.js';
 import type { RunOutcome } from '../harness/runner.js';
 import type { AnySystem } from '../harness/system.js';
 import {
@@ -27,7 +27,7 @@ import { USER_ALLOCATOR_SYSTEM } from '../systems/user-allocator.js';
 import { COMMANDS, HelpRequested, parseCommand, runMain, UsageError } from './args.js';
 import { allocatorSpecPath, resolveTargets } from './fuzz-targets.js';
 import { CaseEvaluator } from './hang-shrink.js';
-import { DEFAULT_TIMEOUT_MS, WATCHDOG_CHECKS } from './watchdog.js';
+import { campaignWorkerUrl, DEFAULT_TIMEOUT_MS, WATCHDOG_CHECKS } from './watchdog.js';
 
 const SAVE_USAGE = `npm run regress -- save --system NAME --seed S --path P [--mutant M | --allocator MODULE]
                           [--slug NAME] [--description TEXT] [--out DIR] [--force]
@@ -234,7 +234,7 @@ async function save(argv: string[]): Promise<number> {
 
 /** Replays a file recorded as a hang (or a worker death) in watched workers, so a replay cannot hang this thread. */
 async function replayWatched(known: Project, file: string, regression: Regression, timeoutMs: number): Promise<ReplayResult> {
-  const url = import.meta.url.endsWith('.js') ? new URL('./fuzz-worker.js', import.meta.url) : new URL('./fuzz-worker-boot.mjs', import.meta.url);
+  const url = campaignWorkerUrl();
   const allocator = regression.system === USER_ALLOCATOR_SYSTEM ? String(regression.config.allocatorModule) : undefined;
   const outcome = async (mutant?: string): Promise<RunOutcome> => {
     const targets = allocator !== undefined ? { systems: 'all', allocator } : { systems: regression.system, ...(mutant === undefined ? {} : { mutant }) };
@@ -295,7 +295,7 @@ async function show(argv: string[]): Promise<number> {
     const notes = [`file:    ${shown(file)}`, `about:   ${regression.description}`, ...(regression.catches.length > 0 ? [`catches: ${regression.catches.join(', ')} (shown against ${regression.catches[0]})`] : [])];
     if (WATCHDOG_CHECKS.includes(regression.origin.check ?? '')) {
       // Running it here could hang: list it as recorded.
-      console.log([`${regression.origin.check?.toUpperCase()} ${regression.system}: ${regression.description}`, ...notes.map((note) => `  ${note}`), `  config:  ${JSON.stringify(regression.config)}`, '  sequence (the last command never returned):', ...regression.commands.map((command, index) => `    ${String(index).padStart(3)}  ${JSON.stringify(command)}`)].join('\n'));
+      console.log(formatUnreturnedReport(`${regression.origin.check?.toUpperCase()} ${regression.system}: ${regression.description}`, notes, regression.config, regression.commands));
       continue;
     }
     // A file that catches a mutant is shown failing against it; otherwise against the implementation.

@@ -50,6 +50,11 @@ export interface WatchedWorkerHandlers {
 
 export type WorkerInitFields = Omit<WorkerInit, 'monitor'>;
 
+/** The worker entry: the compiled JavaScript next to this file, or (sources) a boot file that registers tsx. */
+export function campaignWorkerUrl(): URL {
+  return import.meta.url.endsWith('.js') ? new URL('./fuzz-worker.js', import.meta.url) : new URL('./fuzz-worker-boot.mjs', import.meta.url);
+}
+
 /** A worker thread with a watchdog; `timeoutMs` 0 disables the time limit (deaths are still reported). */
 export class WatchedWorker {
   private readonly worker: Worker;

@@ -80,3 +80,17 @@ export function formatReport(input: ReportInput): string {
   }
   return lines.join('\n');
 }
+
+/**
+ * The report of a run that never returned (or killed its worker): replaying it here could hang
+ * this thread, so the sequence is listed as recorded, without answers.
+ */
+export function formatUnreturnedReport(heading: string, notes: readonly string[], config: Json, commands: readonly Command[]): string {
+  return [
+    heading,
+    ...notes.map((note) => `  ${note}`),
+    `  config:  ${JSON.stringify(config)}`,
+    `  sequence (${commands.length} commands; the last one never returned):`,
+    ...commands.map((command, index) => `    ${String(index).padStart(3)}  ${JSON.stringify(command)}`),
+  ].join('\n');
+}
