@@ -13,7 +13,7 @@
  *   describeSystem(mySystem, { numRuns: 200 });   // agreement, mutants, probes
  *   replayRegressions();                          // every file in the config's regressions folder
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fc } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
@@ -26,7 +26,7 @@ import { DEFAULT_SEED } from './harness/seed.js';
 import { loadProject, type Project } from './project.js';
 import { USER_ALLOCATOR_SYSTEM } from './systems/user-allocator.js';
 import { fileSystemName } from './cli/fuzz-targets.js';
-import { WATCHDOG_CHECKS } from './cli/watchdog.js';
+import { isWatchdogFile, regressionFilesUnder as filesUnder } from './cli/preflight.js';
 
 export interface SystemTestParameters {
   /** fast-check seed (default: fast-check's global seed, else the project's fixed seed). */
@@ -142,26 +142,6 @@ export interface ReplayParameters {
   /** The project (default: loaded from `configFile`, or the config found from the working directory). */
   readonly project?: Project;
   readonly configFile?: string;
-}
-
-/** Whether a regression file records a hang or a worker death (read without validating it). */
-function isWatchdogFile(file: string): boolean {
-  try {
-    const check = (JSON.parse(readFileSync(file, 'utf8')) as { origin?: { check?: unknown } }).origin?.check;
-    return typeof check === 'string' && WATCHDOG_CHECKS.includes(check);
-  } catch {
-    return false; // a malformed file fails in its test, with the file and field named
-  }
-}
-
-/** Every .json file under `dir`, sorted. */
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir)
-    .sort()
-    .flatMap((name) => {
-      const full = path.join(dir, name);
-      return statSync(full).isDirectory() ? filesUnder(full) : name.endsWith('.json') ? [full] : [];
-    });
 }
 
 /**

@@ -98,6 +98,7 @@ export const COMMANDS = {
       checkpoint: { type: 'duration' },
       timeout: { type: 'duration' },
       'stop-on-first': { type: 'boolean' },
+      'no-preflight': { type: 'boolean' },
       'max-false-oom-share': { type: 'number' },
       config: { type: 'string' },
     },

@@ -41,6 +41,7 @@ import { allocatorSpecPath, fileSystemName, resolveTargets, type Target, type Ta
 import type { WorkerReply, WorkerTask } from './fuzz-worker.js';
 import { campaignWorkerUrl, DEFAULT_TIMEOUT_MS, WatchedWorker, WATCHDOG_CHECKS, type Death, type WorkerInitFields } from './watchdog.js';
 import { CaseEvaluator, shrinkDeath } from './hang-shrink.js';
+import { preflightDirs, runPreflight } from './preflight.js';
 import { falseOutOfMemoryFailures, falseOutOfMemoryShare } from '../systems/alloc-common.js';
 
 const DEFAULT_RUNS = 3000;
@@ -82,6 +83,11 @@ generated sequence side by side (model vs implementation) with every invariant c
               in a fresh worker; a run that exhausts the worker's memory or kills it becomes an
               'out-of-memory' or 'worker-crash' finding. The campaign goes on with a fresh worker.
   --stop-on-first  end the campaign at its first finding (interactive use)
+  --no-preflight   skip the preflight: before fuzzing, every stored regression of the campaign's
+              systems (the project's and the built-ins') is replayed; each must pass against the
+              implementation and fail against the mutants it names with its recorded check, so a
+              fixed bug that came back, or a judge that no longer detects what it should, stops
+              the campaign before it starts (exit code 1)
   --workers   worker threads running the runs (default: the number of cores)
   --shard k/K take only runs i with i mod K = k; the K shards together are the whole campaign
   --json      summary file, rewritten after every batch of runs (default .fuzz/last-campaign.json)
@@ -131,6 +137,8 @@ interface CampaignOptions {
   readonly checkpointMs: number;
   readonly timeoutMs: number;
   readonly stopOnFirst: boolean;
+  /** Replay the stored regressions before fuzzing (off for --no-preflight and mutant campaigns). */
+  readonly preflight: boolean;
   readonly maxFalseOomShare: number | null;
 }
 
@@ -265,6 +273,7 @@ async function parseCampaign(args: CampaignArgs): Promise<CampaignOptions> {
     checkpointMs: args.values.checkpoint ?? 0,
     timeoutMs: args.values.timeout ?? DEFAULT_TIMEOUT_MS,
     stopOnFirst: args.values['stop-on-first'],
+    preflight: !args.values['no-preflight'] && mutant === undefined,
     maxFalseOomShare: maxFalseOomShare(args.values['max-false-oom-share']),
   };
 }
@@ -638,8 +647,32 @@ function printSummary(summary: CampaignSummary): void {
   }
 }
 
+/** Runs the preflight (see preflight.ts) and says what it found; false stops the campaign. */
+async function preflightHolds(options: CampaignOptions): Promise<boolean> {
+  const systems = new Set(options.targets.map((target) => fileSystemName(target.system.name)));
+  const dirs = preflightDirs(options.project);
+  const result = await runPreflight(options.project, systems, dirs);
+  const skipped = result.skipped === 0 ? '' : `, ${result.skipped} hang file${result.skipped === 1 ? '' : 's'} left to regress replay`;
+  if (result.problems.length === 0) {
+    console.log(
+      `preflight: ${result.files} stored regression${result.files === 1 ? '' : 's'} hold (${result.mutantReplays} mutant replays caught by their checks${skipped}) in ${(result.elapsedMs / 1000).toFixed(1)} s`,
+    );
+    return true;
+  }
+  for (const { file, problems } of result.problems) {
+    console.log(`PREFLIGHT ${rootRelative(options.project.root, file)}: ${problems.join('; ')}`);
+  }
+  console.log(
+    `preflight: ${result.problems.length} of ${result.files} stored regressions do not hold, so the campaign did not start: ` +
+      `a fixed bug is back, or a check no longer fires on the mutant that proves it. Replay one with ` +
+      `npm run regress -- replay FILE, or skip this with --no-preflight.`,
+  );
+  return false;
+}
+
 async function campaignMain(args: CampaignArgs): Promise<number> {
   const options = await parseCampaign(args);
+  if (options.preflight && !(await preflightHolds(options))) return 1;
   if (!existsSync(options.outDir)) mkdirSync(options.outDir, { recursive: true });
   const campaign = new Campaign(options);
   let interrupts = 0;

@@ -1,0 +1,111 @@
+/**
+ * The campaign preflight: before a fuzz campaign spends its budget, it replays the stored
+ * regressions of the systems it fuzzes. Each file must pass against the implementation (a fixed
+ * bug that came back is reported before the night starts, not after) and fail against every
+ * mutant it names, the one it was found against first with the check recorded then.
+ *
+ * The second half is what makes a night's "no findings" mean something: a campaign is only as
+ * good as its judges (the invariants, the simulated GPU, the queue timeline), and their
+ * detection code runs only when something is wrong. The stored regressions are canaries: each
+ * drives a known-broken implementation into one check, so a judge that stopped detecting (an
+ * edited invariant, a refactored violation path) fails the preflight, and the campaign does not
+ * start. It costs a fraction of a second; `--no-preflight` skips it.
+ *
+ * Regression files come from the project's regressions folder and, when the project includes
+ * the built-in systems, from the package's own folder (the canaries of the built-ins). Files
+ * recorded as hangs or worker deaths are skipped: replaying one here would hang the campaign
+ * (`regress replay` runs them in a watched worker).
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { loadRegression, replayProblems, replayRegression } from '../harness/regression.js';
+import { PACKAGE_ROOT } from '../package-root.js';
+import type { Project } from '../project.js';
+import { WATCHDOG_CHECKS } from './watchdog.js';
+
+/** Whether a regression file records a hang or a worker death (read without validating it). */
+export function isWatchdogFile(file: string): boolean {
+  try {
+    const check = (JSON.parse(readFileSync(file, 'utf8')) as { origin?: { check?: unknown } }).origin?.check;
+    return typeof check === 'string' && WATCHDOG_CHECKS.includes(check);
+  } catch {
+    return false; // a malformed file is reported where it is loaded, with the file and field named
+  }
+}
+
+/** Every .json file under `dir`, sorted. */
+export function regressionFilesUnder(dir: string): string[] {
+  return readdirSync(dir)
+    .sort()
+    .flatMap((name) => {
+      const full = path.join(dir, name);
+      return statSync(full).isDirectory() ? regressionFilesUnder(full) : name.endsWith('.json') ? [full] : [];
+    });
+}
+
+/** The folders a project's preflight reads: its own, and the package's when it has the built-ins. */
+export function preflightDirs(project: Project): string[] {
+  const dirs = [project.regressionsDir];
+  const builtin = path.join(PACKAGE_ROOT, 'regressions');
+  if (project.builtins && path.resolve(builtin) !== path.resolve(project.regressionsDir)) dirs.push(builtin);
+  return dirs.filter((dir) => existsSync(dir));
+}
+
+/** The system a file names, read without validating it (validation happens when it is loaded). */
+function systemOfFile(file: string): string | undefined {
+  try {
+    const system = (JSON.parse(readFileSync(file, 'utf8')) as { system?: unknown }).system;
+    return typeof system === 'string' ? system : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface PreflightResult {
+  /** Files replayed. */
+  readonly files: number;
+  /** Mutant replays among them (each must fail, the recorded one with its check). */
+  readonly mutantReplays: number;
+  /** Hang and worker-death files left to `regress replay`. */
+  readonly skipped: number;
+  /** One entry per file that does not hold: its path and what is wrong. */
+  readonly problems: readonly { readonly file: string; readonly problems: readonly string[] }[];
+  readonly elapsedMs: number;
+}
+
+/**
+ * Replays the files of `systems` (file system names) found in `dirs`. A file that cannot be
+ * read or loaded is a problem like any other (its message names the file and the field).
+ */
+export async function runPreflight(project: Project, systems: ReadonlySet<string>, dirs: readonly string[] = preflightDirs(project)): Promise<PreflightResult> {
+  const start = performance.now();
+  const registry = project.registry;
+  const mutants = await registry.mutants();
+  const mutantSystems = await registry.mutantSystems();
+  let files = 0;
+  let mutantReplays = 0;
+  let skipped = 0;
+  const problems: { file: string; problems: string[] }[] = [];
+  for (const dir of dirs) {
+    for (const file of regressionFilesUnder(dir)) {
+      const system = systemOfFile(file);
+      if (system !== undefined && !systems.has(system)) continue;
+      if (isWatchdogFile(file)) {
+        skipped++;
+        continue;
+      }
+      files++;
+      try {
+        const loaded = await loadRegression(file, mutantSystems, (name, rawConfig) => registry.systemForFile(name, rawConfig));
+        const result = replayRegression(file, loaded.regression, loaded.system, mutants);
+        mutantReplays += result.mutants.length;
+        const wrong = replayProblems(result);
+        if (wrong.length > 0) problems.push({ file, problems: wrong });
+      } catch (error) {
+        problems.push({ file, problems: [(error as Error).message] });
+      }
+    }
+  }
+  return { files, mutantReplays, skipped, problems, elapsedMs: performance.now() - start };
+}
