@@ -101,10 +101,24 @@ describe('simulated GPU: state and queries', () => {
       expect(gpu.fenceCompleted(queue)).toBe(1);
     }
     expect(() => gpu.queueSignal(2, 1)).toThrow(new RangeError('gpu: no queue 2'));
+    expect(gpu.violations).toEqual([]);
+  });
+
+  it('the clock moves by natural numbers only, and a step that would leave the safe integers is refused without moving it', () => {
+    const gpu = makeGpu();
     gpu.advanceClock(0);
     expect(gpu.ticks).toBe(0);
-    expect(() => gpu.advanceClock(-1)).toThrow(new RangeError('clock advance must be a natural number, got -1'));
-    expect(gpu.violations).toEqual([]);
+    for (const ticks of [-1, 0.5, Number.NaN, 2 ** 53]) {
+      expect(() => gpu.advanceClock(ticks), `advanceClock(${ticks})`).toThrow(new RangeError(`clock advance must be a natural number, got ${ticks}`));
+    }
+    expect(gpu.ticks).toBe(0);
+    gpu.advanceClock(Number.MAX_SAFE_INTEGER - 1);
+    gpu.advanceClock(1);
+    expect(gpu.ticks).toBe(Number.MAX_SAFE_INTEGER);
+    expect(() => gpu.advanceClock(1)).toThrow(new RangeError('clock left the safe-integer range'));
+    expect(gpu.ticks).toBe(Number.MAX_SAFE_INTEGER);
+    gpu.createObject(0, true);
+    expect(gpu.objectHistory(0)).toEqual([`t=${Number.MAX_SAFE_INTEGER}: created resident`]);
   });
 
   it('a created object exists resident or not; a second create of a resident one is refused, of an evicted one is not', () => {
@@ -412,6 +426,28 @@ describe('simulated GPU: touches', () => {
     expect(gpu.violations).toHaveLength(2);
   });
 
+  it('the paging queue reaching a wait makes the lists behind it runnable: judged then, by pagingProgress and by a CPU wait', () => {
+    const gpu = makeGpu();
+    gpu.createObject(1, false);
+    gpu.enqueueMakeResident([], 0, 0, 1, 'batch');
+    gpu.enqueueMakeResident([], 0, 0, 2, 'batch');
+    gpu.queueWaitPaging(0, 1);
+    gpu.executeCommandLists(0, [[1]]);
+    gpu.queueWaitPaging(1, 2);
+    gpu.executeCommandLists(1, [[1]]);
+    gpu.queueSignal(1, 1);
+    expect(gpu.violations).toEqual([]);
+    expect(gpu.pagingProgress(1)).toBe(1);
+    expect(gpu.violations.map((v) => v.message.split('\n')[0])).toEqual([
+      'submission #1 on queue 0 became runnable and references object 1, which is not resident on the device',
+    ]);
+    expect(gpu.cpuWait(1, 1)).toBe(true); // runs the paging queue to 2: #2 becomes runnable, then runs
+    expect(since(gpu, 1).map((v) => v.message.split('\n')[0])).toEqual([
+      'submission #2 on queue 1 became runnable and references object 1, which is not resident on the device',
+      'submission #2 on queue 1 touched object 1, which is not resident on the device',
+    ]);
+  });
+
   it('the correct queued use: the queue waits for the paging fence the make-resident signals', () => {
     const gpu = makeGpu();
     gpu.createObject(2, false);
@@ -654,7 +690,7 @@ describe('simulated GPU: injected failures and the call log', () => {
     gpu.queueSignal(1, 1);
     gpu.cpuSignalPaging(4);
     expect(gpu.cpuWait(1, 1)).toBe(true);
-    expect(gpu.drainCalls()).toEqual([
+    expect(gpu.drainCalls()).toStrictEqual([
       ['makeResident', 'batch', [0], 'E_OUTOFMEMORY'],
       ['makeResident', 'batch', [0]],
       ['evict', [0], 'E_OUTOFMEMORY'],
@@ -683,6 +719,9 @@ describe('simulated GPU: injected failures and the call log', () => {
     expect(gpu.residencyRefCount(2)).toBe(0);
     expect(gpu.executeCommandLists(0, [[3]])).toBe(1);
     gpu.queueSignal(0, 1);
+    expect(gpu.evict([1], 0, 1)).toBe(true); // a list is pending, and unchecked nothing scans it
+    expect(gpu.residencyRefCount(1)).toBe(0);
+    gpu.makeResident([1], 0, 1, 'batch');
     expect(gpu.progress(0, 2)).toBe(2); // the lists are not kept: nothing is touched or judged
     gpu.enqueueMakeResident([3], 0, 1, 1, 'batch');
     expect(gpu.pagingProgress(1)).toBe(1);
@@ -854,14 +893,20 @@ describe('queue timeline: the judge of hand-outs', () => {
   it(`holds exactly MAX_IN_FLIGHT_READS (${MAX_IN_FLIGHT_READS}) reads in flight; one more is refused until some complete`, () => {
     const timeline = new QueueTimeline();
     timeline.signal();
-    for (let i = 0; i < MAX_IN_FLIGHT_READS - 1; i++) timeline.submitRead(i, 1, 1, i);
-    timeline.submitRead(0, 1, 2, -2); // the last one that fits
+    timeline.signal();
+    for (let i = 0; i < 5; i++) timeline.submitRead(i, 1, 1, i);
+    timeline.advance(1); // five completed reads, still in the list: they do not count
+    for (let i = 0; i < MAX_IN_FLIGHT_READS - 1; i++) timeline.submitRead(i, 1, 2, i);
+    timeline.submitRead(0, 1, 3, -2); // the last one that fits
     expect(timeline.inFlightCount).toBe(MAX_IN_FLIGHT_READS);
-    expect(() => timeline.submitRead(0, 1, 2, -3)).toThrow(new Error('queue timeline: too many in-flight reads'));
+    expect(timeline.inFlightAt(MAX_IN_FLIGHT_READS - 1).ownerId).toBe(-2);
+    expect(() => timeline.submitRead(0, 1, 3, -3)).toThrow(new Error('queue timeline: too many in-flight reads'));
     expect(timeline.inFlightCount).toBe(MAX_IN_FLIGHT_READS);
-    expect(timeline.advance(1)).toBe(1);
+    timeline.submitRead(0, 1, 1, -4); // work at the completed value is done: not refused, not recorded
+    expect(timeline.inFlightCount).toBe(MAX_IN_FLIGHT_READS);
+    expect(timeline.advance(1)).toBe(2);
     expect(timeline.inFlightCount).toBe(1);
-    timeline.submitRead(0, 1, 2, -4);
+    timeline.submitRead(0, 1, 3, -5);
     expect(timeline.inFlightCount).toBe(2);
   });
 });

@@ -162,8 +162,9 @@ export class SimGpu {
   }
   advanceClock(ticks: number): void {
     if (!Number.isSafeInteger(ticks) || ticks < 0) throw new RangeError(`clock advance must be a natural number, got ${ticks}`);
+    // Refused before it moves: a refused advance leaves the clock where it was.
+    if (!Number.isSafeInteger(this.clockTicks + ticks)) throw new RangeError('clock left the safe-integer range');
     this.clockTicks += ticks;
-    if (!Number.isSafeInteger(this.clockTicks)) throw new RangeError('clock left the safe-integer range');
   }
 
   setBudgets(localBytes: number, nonLocalBytes: number): void {
