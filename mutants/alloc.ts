@@ -583,4 +583,120 @@ export const LIVENESS_MUTANTS: AnyMutant[] = [
   ),
 ];
 
-export const ALLOC_MUTANTS: AnyMutant[] = [...BUDDY_MUTANTS, ...BEST_FIT_MUTANTS, ...FIRST_FIT_MUTANTS, ...INSPECTION_MUTANTS, ...LIVENESS_MUTANTS];
+/**
+ * The allocators' self-checks (issues 11 and 14): each mutant corrupts exactly one internal index
+ * the way a plausible bug would, so that `checkIndexes()` reports it with the message of one
+ * condition (named in the comment above each) at the step the index breaks, before any answer
+ * goes wrong. Their stored regressions make every campaign's preflight run those conditions and
+ * the defensive fallbacks for a broken index (the plain scan of a chunk, the sorted blocks view).
+ */
+export const SELF_CHECK_MUTANTS: AnyMutant[] = [
+  // first fit: "chunk C at directory position P holds 0 blocks (1..32 allowed)"
+  firstFit(
+    'ff-empty-chunk-kept',
+    'block-structure',
+    'Taking the last free block out of a chunk leaves the emptied chunk in the directory (the "count - 1 === 0" case forgotten)',
+    class extends FirstFitAllocator {
+      protected override indexRemove(node: number): void {
+        const chunk = this.chunkOf[node]!;
+        if (this.chunkCount[chunk] !== 1) return super.indexRemove(node);
+        this.chunkCount[chunk] = 0;
+        this.chunkOf[node] = -1;
+      }
+    },
+  ),
+  // first fit: "chunk C is at directory position P but records Q"
+  firstFit(
+    'ff-inserted-chunk-position-stale',
+    'block-structure',
+    'Inserting a chunk into the directory renumbers the chunks it shifts but not the inserted one, which keeps its old position (right by accident for a fresh chunk at 0, wrong for a recycled one)',
+    class extends FirstFitAllocator {
+      protected override directoryInsert(pos: number, chunk: number): void {
+        const recorded = this.chunkPos[chunk]!;
+        super.directoryInsert(pos, chunk);
+        this.chunkPos[chunk] = recorded;
+      }
+    },
+  ),
+  // first fit: "free block at X sits in chunk C but records chunk D"
+  firstFit(
+    'ff-chunk-of-not-recorded',
+    'block-structure',
+    'A free block inserted into a chunk is not told which chunk holds it (it keeps the NIL a new node starts with); lookups by node then fall back to scanning',
+    class extends FirstFitAllocator {
+      protected override insertAt(chunk: number, at: number, node: number): void {
+        super.insertAt(chunk, at, node);
+        this.chunkOf[node] = -1;
+      }
+    },
+  ),
+  // first fit: "free block [S+Z]: its chunk's copy says [S'+Z']"
+  firstFit(
+    'ff-chunk-copy-size-stale',
+    'block-structure',
+    "Resizing a free block updates its node's size but not the copy of the size its chunk keeps for scans, so the search sees the old size",
+    class extends FirstFitAllocator {
+      protected override setBlock(node: number, start: number, sizeBytes: number): void {
+        const chunk = this.chunkOf[node]!;
+        const entry = chunk * 32 + this.indexInChunk(chunk, node);
+        const copied = this.entrySize[entry]!;
+        super.setBlock(node, start, sizeBytes);
+        this.entrySize[entry] = copied;
+      }
+    },
+  ),
+  // first fit: "the index is out of offset order at X"
+  firstFit(
+    'ff-tail-before-padding',
+    'block-structure',
+    'The tail left after an aligned allocation is inserted at the padding block\'s index instead of just after it, so the chunk lists the tail before the padding',
+    class extends FirstFitAllocator {
+      protected override insertFreeAfter(prior: number, start: number, sizeBytes: number): void {
+        const node = this.newNode(start, sizeBytes);
+        const chunk = this.chunkOf[prior]!;
+        this.insertAt(chunk, this.indexInChunk(chunk, prior), node);
+        this.freeByStart.set(start, node);
+        this.freeByEnd.set(start + sizeBytes, node);
+        this.freeBytesTotal += sizeBytes;
+      }
+    },
+  ),
+  // first fit: "free block [S+Z] is not found by its start and end"
+  firstFit(
+    'ff-merged-end-names-absorbed',
+    'block-structure',
+    'A free that joins both free neighbours files the merged end in the end map under the absorbed next block (whose id goes back to the spares) instead of the surviving previous one',
+    class extends FirstFitAllocator {
+      protected override coalesce(start: number, end: number): void {
+        const after = this.freeByStart.get(end);
+        const before = this.freeByEnd.get(start);
+        super.coalesce(start, end);
+        if (after !== undefined && before !== undefined) this.freeByEnd.set(this.key[before]! + this.size[before]!, after);
+      }
+    },
+  ),
+  // first fit: "chunk at directory position P: largest usable size at alignment A is X, should be Y"
+  firstFit(
+    'ff-shrink-keeps-chunk-max',
+    'block-structure',
+    'A free block that shrinks or leaves never marks its chunk for recomputation, so the chunk keeps a largest usable size none of its blocks has',
+    class extends FirstFitAllocator {
+      protected override lowering(): void {}
+    },
+  ),
+  // first fit: "chunk group G: largest usable size at alignment A is X, should be Y"
+  firstFit(
+    'ff-raise-skips-group-max',
+    'block-structure',
+    "A free block that grows raises its chunk's largest usable size but not its group's, so the search skips the group",
+    class extends FirstFitAllocator {
+      protected override raised(entry: number, chunk: number): void {
+        const groups = this.groupFit.slice();
+        super.raised(entry, chunk);
+        this.groupFit.set(groups);
+      }
+    },
+  ),
+];
+
+export const ALLOC_MUTANTS: AnyMutant[] = [...BUDDY_MUTANTS, ...BEST_FIT_MUTANTS, ...FIRST_FIT_MUTANTS, ...INSPECTION_MUTANTS, ...LIVENESS_MUTANTS, ...SELF_CHECK_MUTANTS];

@@ -255,7 +255,7 @@ export class BestFitAllocator implements BlockAllocator {
   // --- per-size heaps (min-heaps by offset in one Int32Array each) -----------------------------
 
   /** Places (key, node) at entry `at` or above it, moving larger parents down. */
-  private siftUp(heap: Int32Array, at: number, key: number, node: number): void {
+  protected siftUp(heap: Int32Array, at: number, key: number, node: number): void {
     const pos = this.heapPos;
     let i = at;
     while (i > 1) {

@@ -338,7 +338,7 @@ export class FirstFitAllocator implements BlockAllocator {
   }
 
   /** Adds the free block [start, start + sizeBytes) right after free node `prior` in the order. */
-  private insertFreeAfter(prior: number, start: number, sizeBytes: number): void {
+  protected insertFreeAfter(prior: number, start: number, sizeBytes: number): void {
     const node = this.newNode(start, sizeBytes);
     const chunk = this.chunkOf[prior]!;
     this.insertAt(chunk, this.indexInChunk(chunk, prior) + 1, node);
@@ -347,7 +347,7 @@ export class FirstFitAllocator implements BlockAllocator {
     this.freeBytesTotal += sizeBytes;
   }
 
-  private newNode(start: number, sizeBytes: number): number {
+  protected newNode(start: number, sizeBytes: number): number {
     let node: number;
     if (this.spareCount > 0) {
       node = this.spareNodes[--this.spareCount]!;
@@ -376,7 +376,7 @@ export class FirstFitAllocator implements BlockAllocator {
    * the order; updates its chunk's copy and the maxima (raised at once, or the chunk marked
    * dirty when a value it held may fall).
    */
-  private setBlock(node: number, start: number, sizeBytes: number): void {
+  protected setBlock(node: number, start: number, sizeBytes: number): void {
     const chunk = this.chunkOf[node]!;
     const entry = chunk * CHUNK + this.indexInChunk(chunk, node);
     this.entryHint = entry;
@@ -435,7 +435,7 @@ export class FirstFitAllocator implements BlockAllocator {
   }
 
   /** Inserts `node` at index `at` of `chunk`, splitting the chunk first when it is full. */
-  private insertAt(chunk: number, at: number, node: number): void {
+  protected insertAt(chunk: number, at: number, node: number): void {
     let target = chunk;
     let index = at;
     if (this.chunkCount[chunk] === CHUNK) {
@@ -466,7 +466,7 @@ export class FirstFitAllocator implements BlockAllocator {
   }
 
   /** Takes `node` out of its chunk; an emptied chunk leaves, a sparse one merges with a neighbour. */
-  private indexRemove(node: number): void {
+  protected indexRemove(node: number): void {
     const chunk = this.chunkOf[node]!;
     const base = chunk * CHUNK;
     const count = this.chunkCount[chunk]!;
@@ -501,7 +501,7 @@ export class FirstFitAllocator implements BlockAllocator {
   }
 
   /** The index of `node` in `chunk` (it must be there). */
-  private indexInChunk(chunk: number, node: number): number {
+  protected indexInChunk(chunk: number, node: number): number {
     const base = chunk * CHUNK;
     // The entry last seen for a node (search's answer, a resized block): checked, not trusted.
     const hint = this.entryHint - base;
@@ -563,7 +563,7 @@ export class FirstFitAllocator implements BlockAllocator {
     this.groupsStaleFrom = 0;
   }
 
-  private directoryInsert(pos: number, chunk: number): void {
+  protected directoryInsert(pos: number, chunk: number): void {
     const count = this.orderCount;
     this.order.copyWithin(pos + 1, pos, count);
     for (let j = 0; j < this.slotCount; j++) {
@@ -594,7 +594,7 @@ export class FirstFitAllocator implements BlockAllocator {
    * removal): when it holds its chunk's maximum for some slot, the chunk waits for
    * recomputation; otherwise the maxima stand.
    */
-  private lowering(entry: number, chunk: number): void {
+  protected lowering(entry: number, chunk: number): void {
     if (this.chunkDirty[chunk] === 1) return;
     const start = this.entryStart[entry]!;
     const sizeBytes = this.entrySize[entry]!;
@@ -608,7 +608,7 @@ export class FirstFitAllocator implements BlockAllocator {
   }
 
   /** After the block at chunk entry `entry` may have gained usable size (or joined): raises the maxima. */
-  private raised(entry: number, chunk: number): void {
+  protected raised(entry: number, chunk: number): void {
     if (this.chunkDirty[chunk] === 1) return; // the flush recomputes the chunk and its group
     const start = this.entryStart[entry]!;
     const sizeBytes = this.entrySize[entry]!;
