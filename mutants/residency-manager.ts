@@ -299,5 +299,50 @@ export const RESIDENCY_MANAGER_MUTANTS: AnyMutant[] = [
       }
     },
   ),
+  mutant(
+    'rm-fallback-resends-made',
+    'bookkeeping-matches-device',
+    'The forced-resident fallback after a partial paging round passes the make-resident list from its start, not from the first object still to make: objects earlier batches of the same submission made resident get a second MakeResident (device refcount 2, one status flip)',
+    class extends ResidencyManagerImpl {
+      protected override deviceMakeResident(objects: Int32Array, start: number, count: number, reason: 'batch' | 'fallback'): boolean {
+        return reason === 'fallback' ? super.deviceMakeResident(objects, 0, start + count, reason) : super.deviceMakeResident(objects, start, count, reason);
+      }
+    },
+  ),
+  mutant(
+    'rm-evict-list-carries-over',
+    'bookkeeping-matches-device',
+    "The evict list's count is reset once per paging work instead of after each Evict: the aged trim and every pressure-trim round append to it, so each Evict repeats the objects earlier Evicts of the same work already evicted (an Evict of objects that are no longer resident)",
+    class extends ResidencyManagerImpl {
+      private evictCount = 0;
+      protected override processPagingWork(objects: Int32Array, objectCount: number, generation: number, pagingFence: number): void {
+        this.evictCount = 0;
+        super.processPagingWork(objects, objectCount, generation, pagingFence);
+      }
+      protected override trimAged(firstUncompletedGeneration: number, nowTicks: number, graceTicks: number): number {
+        this.evictCount = super.trimAged(firstUncompletedGeneration, nowTicks, graceTicks);
+        return this.evictCount;
+      }
+      protected override trimToSyncPointInclusive(usageBytes: number, budgetBytes: number, syncPoint: number): number {
+        let usage = usageBytes;
+        for (let head = this.headObject(); head >= 0; head = this.headObject()) {
+          if (this.lastSync[head]! > syncPoint || usage < budgetBytes) break;
+          this.evictList[this.evictCount++] = head;
+          this.lruEvict(head);
+          usage -= this.sizesBytes[head]!;
+        }
+        return this.evictCount;
+      }
+    },
+  ),
+  mutant(
+    'rm-wait-next-fence-value',
+    'residency-before-execution',
+    "The pressure trim's CPU wait waits for the value each queue's fence will signal next (the manager's counter) instead of the value the sync point recorded: that is the current generation's sync point, which no queued Signal carries yet, so a real device blocks the CPU forever (the simulated GPU runs the queue dry and reports the deadlock)",
+    class extends ResidencyManagerImpl {
+      protected override cpuWaitFence(queue: number): void {
+        this.gpu.cpuWait(queue, this.fenceValue[queue]!);
+      }
+    },
+  ),
 ];
-
