@@ -697,6 +697,254 @@ export const SELF_CHECK_MUTANTS: AnyMutant[] = [
       }
     },
   ),
+  // best fit: "size S has its bit set but no free blocks"
+  bestFit(
+    'bf-emptied-size-bit-kept',
+    'block-structure',
+    "Removing a size's last free block gives its heap back but leaves the size's bit set in the bitset of sizes, so the search can pick a size with no block",
+    class extends BestFitAllocator {
+      protected override indexRemove(node: number): void {
+        const size = this.sizeUnits[node]!;
+        const last = this.heaps[this.heapSlot[size]!]![0] === 1;
+        super.indexRemove(node);
+        if (last) this.freeSizes.set(size);
+      }
+    },
+  ),
+  // best fit: "size S: the heap counts N entries but has room for M"
+  bestFit(
+    'bf-heap-grows-late',
+    'block-structure',
+    "Heaps start with room for one entry (most sizes hold one free block) and grow only once the entry count exceeds half the array's length (count > length / 2) instead of when the next (offset, node) pair would not fit, so the second block of a size is written past the end and dropped",
+    class extends BestFitAllocator {
+      protected override indexInsert(node: number): void {
+        const size = this.sizeUnits[node]!;
+        let slot = this.heapSlot[size]!;
+        if (slot === -1) {
+          slot = this.spareSlots.length > 0 ? this.spareSlots.pop()! : this.heaps.push(new Int32Array(4)) - 1;
+          this.heapSlot[size] = slot;
+          this.freeSizes.set(size);
+        }
+        let heap = this.heaps[slot]!;
+        const count = heap[0]! + 1;
+        if (count > heap.length >> 1) {
+          const grown = new Int32Array(heap.length * 2);
+          grown.set(heap);
+          heap = grown;
+          this.heaps[slot] = heap;
+        }
+        heap[0] = count;
+        this.siftUp(heap, count, this.offsetUnits[node]!, node);
+        this.indexedCount++;
+      }
+    },
+  ),
+  // best fit: "size S: heap entry I names no node (N)"
+  bestFit(
+    'bf-heap-pair-swapped',
+    'block-structure',
+    "A new heap entry is stored as (node, offset) instead of (offset, node), so the entry's node is the block's offset in units",
+    class extends BestFitAllocator {
+      protected override indexInsert(node: number): void {
+        super.indexInsert(node);
+        const heap = this.heaps[this.heapSlot[this.sizeUnits[node]!]!]!;
+        const at = this.heapPos[node]!;
+        heap[2 * at] = node;
+        heap[2 * at + 1] = this.offsetUnits[node]!;
+      }
+    },
+  ),
+  // best fit: "the size index reaches node N twice"
+  bestFit(
+    'bf-heap-hole-count-kept',
+    'block-structure',
+    "Removing an entry from the middle of a size's heap moves the last entry into the hole but does not shrink the heap, so the moved block is listed twice",
+    class extends BestFitAllocator {
+      protected override indexRemove(node: number): void {
+        const heap = this.heaps[this.heapSlot[this.sizeUnits[node]!]!]!;
+        const count = heap[0]!;
+        const at = this.heapPos[node]!;
+        super.indexRemove(node);
+        if (count > 1 && at !== count) heap[0] = count;
+      }
+    },
+  ),
+  // best fit: "the size index lists node N under size S but it is not a free block of that size"
+  bestFit(
+    'bf-exact-fit-stays-indexed',
+    'block-structure',
+    'A block taken whole (no remainder to split off) stays in the size index: only the split path takes the chosen block out',
+    class extends BestFitAllocator {
+      protected override takeLowEnd(node: number, units: number): void {
+        if (this.sizeUnits[node] === units) this.indexInsert(node);
+        else super.takeLowEnd(node, units);
+      }
+    },
+  ),
+  // best fit: "size S: heap entry I keeps offset X for node N at Y"
+  bestFit(
+    'bf-heap-keyed-by-bytes',
+    'block-structure',
+    "The size heaps are keyed by the block's offset in bytes instead of pool-alignment units (unit/byte confusion): the order is the same, the keys are not the blocks' offsets",
+    class extends BestFitAllocator {
+      protected override indexInsert(node: number): void {
+        super.indexInsert(node);
+        const heap = this.heaps[this.heapSlot[this.sizeUnits[node]!]!]!;
+        heap[2 * this.heapPos[node]!] = this.offsetUnits[node]! * this.poolAlignBytes;
+      }
+    },
+  ),
+  // best fit: "size S: node N records heap position P but sits at I"
+  bestFit(
+    'bf-sift-up-parent-position-stale',
+    'block-structure',
+    'Sifting an entry up a size heap moves the parents down without recording their new positions, so removing one later takes the wrong entry out',
+    class extends BestFitAllocator {
+      protected override siftUp(heap: Int32Array, at: number, key: number, node: number): void {
+        let i = at;
+        while (i > 1 && heap[2 * (i >> 1)]! > key) {
+          heap[2 * i] = heap[2 * (i >> 1)]!;
+          heap[2 * i + 1] = heap[2 * (i >> 1) + 1]!;
+          i >>= 1;
+        }
+        heap[2 * i] = key;
+        heap[2 * i + 1] = node;
+        this.heapPos[node] = i;
+      }
+    },
+  ),
+  // best fit: "size S: node N sits below a parent with a higher offset"
+  bestFit(
+    'bf-insert-without-sift',
+    'block-structure',
+    "A new entry is appended at the end of its size's heap without sifting up (new blocks usually lie at higher offsets), so a lower offset can sit below a higher one",
+    class extends BestFitAllocator {
+      protected override siftUp(heap: Int32Array, at: number, key: number, node: number): void {
+        heap[2 * at] = key;
+        heap[2 * at + 1] = node;
+        this.heapPos[node] = at;
+      }
+    },
+  ),
+  // best fit: "size S has free blocks but its bit is clear"
+  bestFit(
+    'bf-reused-heap-bit-clear',
+    'block-structure',
+    "A size's bit is set only when a new heap array is made, not when the size takes a heap slot another size gave back, so the search never sees that size",
+    class extends BestFitAllocator {
+      protected override indexInsert(node: number): void {
+        const size = this.sizeUnits[node]!;
+        const reused = this.heapSlot[size] === -1 && this.spareSlots.length > 0;
+        super.indexInsert(node);
+        if (reused) this.freeSizes.clear(size);
+      }
+    },
+  ),
+  // best fit: "the size index holds N entries but counts M"
+  bestFit(
+    'bf-last-entry-uncounted',
+    'block-structure',
+    "Removing a size's last free block gives the heap back and returns before the index's entry count is decremented",
+    class extends BestFitAllocator {
+      protected override indexRemove(node: number): void {
+        const last = this.heaps[this.heapSlot[this.sizeUnits[node]!]!]![0] === 1;
+        super.indexRemove(node);
+        if (last) this.indexedCount++;
+      }
+    },
+  ),
+  // best fit: "node N: prev link does not point at the previous block"
+  bestFit(
+    'bf-split-prev-stale',
+    'block-structure',
+    "Splitting links the remainder after the block but leaves the next block's prev link pointing at the block, skipping the remainder",
+    class extends BestFitAllocator {
+      protected override takeLowEnd(node: number, units: number): void {
+        const split = this.sizeUnits[node]! > units;
+        super.takeLowEnd(node, units);
+        const after = split ? this.next[this.next[node]!]! : -1;
+        if (after !== -1) this.prev[after] = node;
+      }
+    },
+  ),
+  // best fit: "allocated block at X is not found by its caller offset"
+  bestFit(
+    'bf-live-keyed-by-block-start',
+    'block-structure',
+    "The live allocation is filed under its block's start instead of the caller's (aligned) offset, so with an alignment above the pool's a later free of that offset is refused",
+    class extends BestFitAllocator {
+      override alloc(sizeBytes: number, alignBytes: number): number | null {
+        const offsetBytes = super.alloc(sizeBytes, alignBytes);
+        if (offsetBytes === null) return null;
+        const node = this.liveAtUnit[offsetBytes / this.poolAlignBytes]!;
+        this.liveAtUnit[offsetBytes / this.poolAlignBytes] = -1;
+        this.liveAtUnit[this.offsetUnits[node]!] = node;
+        return offsetBytes;
+      }
+    },
+  ),
+  // best fit: "the size index holds N entries for M free blocks"
+  bestFit(
+    'bf-merge-next-relinked-by-hand',
+    'block-structure',
+    'Merging with the next free block relinks the list around it by hand and forgets to take it out of the size index (and to recycle its node)',
+    class extends BestFitAllocator {
+      protected override mergeNext(node: number): void {
+        const after = this.next[node]!;
+        if (after === -1 || this.isFree[after] === 0) return;
+        this.sizeUnits[node]! += this.sizeUnits[after]!;
+        const further = this.next[after]!;
+        this.next[node] = further;
+        if (further !== -1) this.prev[further] = node;
+      }
+    },
+  ),
+  // best fit: "L live allocations counted for A allocated blocks"
+  bestFit(
+    'bf-free-keeps-live-count',
+    'block-structure',
+    'free() forgets to decrement the live-allocation count (read only by isPristine and the self-check)',
+    class extends BestFitAllocator {
+      override free(offsetBytes: number): void {
+        super.free(offsetBytes);
+        this.liveCount++;
+      }
+    },
+  ),
+  // buddy: "order K holds N free blocks but its non-empty bit disagrees"
+  buddy(
+    'buddy-nonempty-bit-kept',
+    'block-structure',
+    "Taking a block off a free list clears its bit but never the order's non-empty bit, so the search can pick an order with no free block",
+    class extends BuddyAllocator {
+      protected override removeFree(unit: number, order: number): void {
+        this.freeLists[order]!.clear(unit >>> order);
+      }
+    },
+  ),
+  // buddy: "the free lists hold B blocks, the tiling has F free blocks"
+  buddy(
+    'buddy-taken-block-bit-kept',
+    'block-structure',
+    "Taking the lowest free block of an order for an allocation finds it but leaves its free-list bit set, so the block is both allocated and listed free",
+    class extends BuddyAllocator {
+      protected override popLowest(order: number): number {
+        return this.freeLists[order]!.findFirst() << order;
+      }
+    },
+  ),
+  // buddy: "A allocated blocks but L live allocations counted"
+  buddy(
+    'buddy-free-keeps-live-count',
+    'block-structure',
+    'free() forgets to decrement the live-allocation count (read only by isPristine and the self-check)',
+    class extends BuddyAllocator {
+      override free(offsetBytes: number): void {
+        super.free(offsetBytes);
+        this.liveCount++;
+      }
+    },
+  ),
 ];
 
 export const ALLOC_MUTANTS: AnyMutant[] = [...BUDDY_MUTANTS, ...BEST_FIT_MUTANTS, ...FIRST_FIT_MUTANTS, ...INSPECTION_MUTANTS, ...LIVENESS_MUTANTS, ...SELF_CHECK_MUTANTS];
