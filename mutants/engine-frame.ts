@@ -9,12 +9,21 @@ import type { AnyMutant } from '../src/harness/system.js';
 import { EngineFrameImpl, type EngineList, type EngineResource } from '../src/engine/engine-frame.js';
 import type { EngineEvents, EngineFrameConfig, ResidencyPort } from '../src/engine/engine-frame-types.js';
 import { ResidencyManagerImpl } from '../src/residency/residency-manager.js';
+import type { ResidencyManagerConfig } from '../src/residency/residency-manager-types.js';
 import { engineFrameSystem, engineSide, managerConfig } from '../src/systems/engine-frame.js';
+import { WaitsForNextFenceValue } from './residency-manager.js';
 
 type EngineClass = new (config: EngineFrameConfig, port: ResidencyPort, events: EngineEvents) => EngineFrameImpl;
 
 const mutant = mutantsOf(engineFrameSystem, (Engine: EngineClass, config, env) =>
   engineSide(config, env, new ResidencyManagerImpl(managerConfig(config)), (c, port, events) => new Engine(c, port, events)),
+);
+
+type ManagerClass = new (config: ResidencyManagerConfig) => ResidencyManagerImpl;
+
+/** Entries whose bug sits in the residency manager the engine runs on (the shipped engine above it). */
+const managerMutant = mutantsOf(engineFrameSystem, (Manager: ManagerClass, config, env) =>
+  engineSide(config, env, new Manager(managerConfig(config)), (c, port, events) => new EngineFrameImpl(c, port, events)),
 );
 
 export const ENGINE_FRAME_MUTANTS: AnyMutant[] = [
@@ -140,5 +149,11 @@ export const ENGINE_FRAME_MUTANTS: AnyMutant[] = [
         return true;
       }
     },
+  ),
+  managerMutant(
+    'engine-manager-waits-next-fence-value',
+    'gpu-touches-resident',
+    "Under memory pressure the engine's residency manager CPU-waits for the value the direct queue will signal next (the current generation's sync point, which no queued Signal carries yet) instead of the sync point's recorded value: in the engine the frame hangs inside ExecuteCommandLists; the simulated GPU runs the queue dry and reports the deadlock",
+    WaitsForNextFenceValue,
   ),
 ];

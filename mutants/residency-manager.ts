@@ -11,6 +11,17 @@ import { managerSide, residencyManagerSystem } from '../src/systems/residency-ma
 
 type ManagerClass = new (config: ResidencyManagerConfig) => ResidencyManagerImpl;
 
+/**
+ * A manager whose pressure-trim wait waits for the value each queue will signal next (its counter)
+ * instead of the sync point's recorded value: nobody has queued that Signal yet (also used under
+ * the engine, mutants/engine-frame.ts).
+ */
+export class WaitsForNextFenceValue extends ResidencyManagerImpl {
+  protected override cpuWaitFence(queue: number): void {
+    this.gpu.cpuWait(queue, this.fenceValue[queue]!);
+  }
+}
+
 const mutant = mutantsOf(residencyManagerSystem, (Manager: ManagerClass, config, env) => managerSide(new Manager(config), config, env));
 
 export const RESIDENCY_MANAGER_MUTANTS: AnyMutant[] = [
@@ -339,10 +350,6 @@ export const RESIDENCY_MANAGER_MUTANTS: AnyMutant[] = [
     'rm-wait-next-fence-value',
     'residency-before-execution',
     "The pressure trim's CPU wait waits for the value each queue's fence will signal next (the manager's counter) instead of the value the sync point recorded: that is the current generation's sync point, which no queued Signal carries yet, so a real device blocks the CPU forever (the simulated GPU runs the queue dry and reports the deadlock)",
-    class extends ResidencyManagerImpl {
-      protected override cpuWaitFence(queue: number): void {
-        this.gpu.cpuWait(queue, this.fenceValue[queue]!);
-      }
-    },
+    WaitsForNextFenceValue,
   ),
 ];
