@@ -7,7 +7,8 @@ import { mutantsOf } from './define.js';
 import type { AnyMutant } from '../src/harness/system.js';
 import { validateRequest } from '../src/alloc/allocator.js';
 import { NO_SLOT, RANGE_RESERVED, RANGE_SUBMITTED, RingUploadAllocatorImpl } from '../src/alloc/ring-upload.js';
-import type { RingRange } from '../src/alloc/ring-upload-types.js';
+import { RingErrors, type RingRange } from '../src/alloc/ring-upload-types.js';
+import { ContractError } from '../src/contract.js';
 import { ringSide, ringUploadSystem } from '../src/systems/ring-upload.js';
 
 type RingClass = new (capacityBytes: number) => RingUploadAllocatorImpl;
@@ -145,6 +146,23 @@ export const RING_UPLOAD_MUTANTS: AnyMutant[] = [
       override rangeAt(offsetBytes: number): RingRange | null {
         const range = super.rangeAt(offsetBytes);
         return range === null ? null : { ...range, state: 'reserved', fenceValue: null };
+      }
+    },
+  ),
+  mutant(
+    'ring-fence-order-checks-oldest',
+    'observation',
+    "Submit checks a new fence value against the oldest range still in flight (the in-flight queue's front, the one collect reads) instead of the newest submitted value: with two batches in flight a value between them is accepted, so the range is filed behind a later batch's range and the GPU's work on it is ordered below work already submitted",
+    class extends RingUploadAllocatorImpl {
+      protected override checkFenceOrder(fenceValue: number): void {
+        if (this.inFlight.count === 0) {
+          super.checkFenceOrder(fenceValue);
+          return;
+        }
+        const oldest = this.fenceOf[this.inFlight.peekFront()]!;
+        if (!Number.isSafeInteger(fenceValue) || fenceValue < oldest) {
+          throw new ContractError(RingErrors.FENCE_ORDER, `fence value ${fenceValue} is below the oldest in flight ${oldest}`);
+        }
       }
     },
   ),
