@@ -826,6 +826,26 @@ export const SELF_CHECK_MUTANTS: AnyMutant[] = [
       }
     },
   ),
+  // best fit: "size S: node N sits below a parent with a higher offset" (by a removal)
+  bestFit(
+    'bf-sift-down-left-child-only',
+    'block-structure',
+    "Sifting an entry down a size heap compares it with the left child only, so when the right child has the lower offset the heap order breaks (and the lowest offset of a size is no longer on top)",
+    class extends BestFitAllocator {
+      protected override siftDown(heap: Int32Array, at: number, count: number, key: number, node: number): void {
+        let i = at;
+        while (2 * i <= count && heap[4 * i]! < key) {
+          heap[2 * i] = heap[4 * i]!;
+          heap[2 * i + 1] = heap[4 * i + 1]!;
+          this.heapPos[heap[2 * i + 1]!] = i;
+          i *= 2;
+        }
+        heap[2 * i] = key;
+        heap[2 * i + 1] = node;
+        this.heapPos[node] = i;
+      }
+    },
+  ),
   // best fit: "size S has free blocks but its bit is clear"
   bestFit(
     'bf-reused-heap-bit-clear',

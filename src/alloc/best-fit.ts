@@ -274,7 +274,7 @@ export class BestFitAllocator implements BlockAllocator {
   }
 
   /** Places (key, node) at entry `at` or below it (in a heap of `count` entries), moving smaller children up. */
-  private siftDown(heap: Int32Array, at: number, count: number, key: number, node: number): void {
+  protected siftDown(heap: Int32Array, at: number, count: number, key: number, node: number): void {
     const pos = this.heapPos;
     let i = at;
     for (;;) {
