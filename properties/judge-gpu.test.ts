@@ -470,7 +470,7 @@ describe('simulated GPU: touches', () => {
 describe('simulated GPU: evict-in-flight', () => {
   it('an Evict of an object a runnable list or a list that ran but is not fenced references; none once the fence signal ran', () => {
     const gpu = makeGpu();
-    for (const object of [0, 1, 3]) gpu.createObject(object, true);
+    for (const object of [0, 1, 2, 3]) gpu.createObject(object, true);
     gpu.executeCommandLists(0, [[1], [0]]);
     gpu.evict([3], 0, 1); // referenced by nothing
     expect(gpu.violations).toEqual([]);
@@ -482,6 +482,8 @@ describe('simulated GPU: evict-in-flight', () => {
     gpu.makeResident([0], 0, 1, 'batch');
     gpu.progress(0, 1);
     expect(gpu.isReferencedByPendingWork(0)).toBe(true);
+    gpu.evict([2], 0, 1); // the list that ran does not reference it
+    expect(gpu.violations).toHaveLength(1);
     gpu.evict([0], 0, 1);
     expect(since(gpu, 1)).toEqual([
       {
@@ -553,7 +555,7 @@ describe('simulated GPU: evict-in-flight', () => {
     gpu.cpuSignalPaging(1);
     expect(gpu.progress(1, 2)).toBe(2);
     expect(gpu.pendingItems(1)).toBe(1);
-    expect(gpu.isReferencedByPendingWork(2)).toBe(true);
+    expect([0, 1, 2, 3].map((object) => gpu.isReferencedByPendingWork(object))).toEqual([true, false, true, false]);
     expect(gpu.progress(1, 1)).toBe(1);
     expect([0, 1, 2, 3].map((object) => gpu.isReferencedByPendingWork(object))).toEqual([false, false, false, false]);
     expect(gpu.violations).toEqual([]);
@@ -593,6 +595,20 @@ describe('simulated GPU: CPU waits and deadlock', () => {
     expect(gpu.cpuWait(1, 3)).toBe(true);
     expect(gpu.pendingItems(1)).toBe(0);
     expect(gpu.violations).toEqual([]);
+  });
+
+  it('a wait runs at most 1_000_000 items (CPU_WAIT_STEP_LIMIT): one its last item satisfies completes, one that needs one more is a deadlock', () => {
+    const limit = 1_000_000;
+    const gpu = makeGpu({ checked: false });
+    for (let value = 1; value <= limit + 1; value++) {
+      gpu.queueSignal(0, value);
+      gpu.queueSignal(1, value);
+    }
+    expect(gpu.cpuWait(0, limit)).toBe(true);
+    expect([gpu.fenceCompleted(0), gpu.pendingItems(0)]).toEqual([limit, 1]);
+    expect(gpu.cpuWait(1, limit + 1)).toBe(false);
+    expect([gpu.fenceCompleted(1), gpu.pendingItems(1)]).toEqual([limit, 1]);
+    expect(gpu.violations).toEqual([{ kind: 'deadlock', object: -1, message: `a CPU wait for fence value ${limit + 1} on queue 1 can never complete (the fence is at ${limit})` }]);
   });
 
   it('a wait blocked on paging runs the paging queue only as far as needed', () => {

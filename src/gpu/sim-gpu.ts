@@ -513,6 +513,8 @@ export class SimGpu {
       if (this.stepPaging()) continue;
       break;
     }
+    // The last item the bound allows may be the one that reached the value.
+    if (this.queue(queue).completedValue >= value) return true;
     this.violate('deadlock', -1, `a CPU wait for fence value ${value} on queue ${queue} can never complete (the fence is at ${this.queue(queue).completedValue})`);
     return false;
   }
