@@ -735,10 +735,15 @@ describe('simulated GPU: injected failures and the call log', () => {
     expect(gpu.residencyRefCount(2)).toBe(0);
     expect(gpu.executeCommandLists(0, [[3]])).toBe(1);
     gpu.queueSignal(0, 1);
-    expect(gpu.evict([1], 0, 1)).toBe(true); // a list is pending, and unchecked nothing scans it
+    expect(gpu.evict([1], 0, 1)).toBe(true); // a list is pending, and unchecked nothing judges the evict
     expect(gpu.residencyRefCount(1)).toBe(0);
+    // The pending work is still answered (the manager's EndTracking asks it in either mode).
+    expect([gpu.isReferencedByPendingWork(3), gpu.isReferencedByPendingWork(1)]).toEqual([true, false]);
     gpu.makeResident([1], 0, 1, 'batch');
-    expect(gpu.progress(0, 2)).toBe(2); // the lists are not kept: nothing is touched or judged
+    expect(gpu.progress(0, 1)).toBe(1); // the list runs: nothing is touched or judged
+    expect([gpu.isReferencedByPendingWork(3), gpu.isReferencedByPendingWork(1)]).toEqual([true, false]);
+    expect(gpu.progress(0, 1)).toBe(1); // its fence signal retires it
+    expect(gpu.isReferencedByPendingWork(3)).toBe(false);
     gpu.enqueueMakeResident([3], 0, 1, 1, 'batch');
     expect(gpu.pagingProgress(1)).toBe(1);
     gpu.failNext('evict');

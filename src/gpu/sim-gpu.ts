@@ -393,7 +393,8 @@ export class SimGpu {
   /** ID3D12CommandQueue::ExecuteCommandLists; each list is the objects it references. */
   executeCommandLists(queue: number, lists: readonly (readonly number[])[]): number {
     const submission = ++this.submissions;
-    this.queue(queue).items.push({ kind: ItemKind.Execute, value: submission, lists: this.checked ? lists : null, vetted: false });
+    // The lists are kept (a reference, not a copy) in both modes: isReferencedByPendingWork reads them.
+    this.queue(queue).items.push({ kind: ItemKind.Execute, value: submission, lists, vetted: false });
     if (this.checked) {
       this.log(['execute', queue, lists.length]);
       this.vetRunnable();
@@ -470,10 +471,8 @@ export class SimGpu {
         queue.unretired.length = 0;
         break;
       case ItemKind.Execute:
-        if (item.lists !== null) {
-          this.checkResidency(index, item.value, item.lists, 'touched');
-          queue.unretired.push(item);
-        }
+        if (this.checked) this.checkResidency(index, item.value, item.lists!, 'touched');
+        queue.unretired.push(item);
         break;
     }
     queue.head++;
