@@ -1,0 +1,97 @@
+/**
+ * The campaign preflight (src/cli/preflight.ts): the stored regressions of a campaign's systems
+ * replay before it fuzzes; a file that no longer holds (its mutant escapes, another check now
+ * catches it first, the implementation fails it, the file is malformed) stops the campaign.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { preflightDirs, runPreflight } from '../src/cli/preflight.js';
+import { projectFromConfig } from '../src/project.js';
+
+const ROOT = path.resolve(__dirname, '..');
+const SOURCE = path.join(ROOT, 'regressions', 'alloc-buddy', 'buddy-top-order-unreachable.json');
+
+type Json = Record<string, any>;
+const original = (): Json => JSON.parse(readFileSync(SOURCE, 'utf8')) as Json;
+
+/** A project whose regressions folder holds the given files (built-ins on, so their mutants resolve). */
+function projectWith(files: Record<string, Json | string>) {
+  const root = mkdtempSync(path.join(tmpdir(), 'preflight-'));
+  for (const [name, content] of Object.entries(files)) {
+    const file = path.join(root, 'regressions', name);
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content, null, 2));
+  }
+  return { root, project: projectFromConfig({}, root, null) };
+}
+
+describe('the preflight', () => {
+  it('reads the project folder and the built-ins folder, the same folder once', () => {
+    const { root, project } = projectWith({ 'alloc-buddy/a.json': original() });
+    expect(preflightDirs(project)).toEqual([path.join(root, 'regressions'), path.join(ROOT, 'regressions')]);
+    expect(preflightDirs(projectFromConfig({}, ROOT, null))).toEqual([path.join(ROOT, 'regressions')]);
+    expect(preflightDirs(projectFromConfig({ builtins: false }, root, null))).toEqual([path.join(root, 'regressions')]);
+  });
+
+  it('accepts a file that holds and counts its mutant replays', async () => {
+    const { root, project } = projectWith({ 'alloc-buddy/a.json': original() });
+    const result = await runPreflight(project, new Set(['alloc-buddy']), [path.join(root, 'regressions')]);
+    expect(result).toMatchObject({ files: 1, mutantReplays: 1, skipped: 0, problems: [] });
+  });
+
+  it('reports a mutant that escapes, a check that changed, a malformed file; skips other systems and hang files', async () => {
+    const escaped = original();
+    escaped.catches.push('buddy-split-keeps-right');
+    const otherCheck = original();
+    otherCheck.origin.check = 'no-overlap';
+    const hang = original();
+    hang.origin.check = 'hang';
+    const { root, project } = projectWith({
+      'alloc-buddy/escaped.json': escaped,
+      'alloc-buddy/other-check.json': otherCheck,
+      'alloc-buddy/malformed.json': '{ "format": 2, ',
+      'alloc-buddy/hang.json': hang,
+      'alloc-best-fit/not-in-campaign.json': { ...original(), system: 'alloc-best-fit' },
+    });
+    const result = await runPreflight(project, new Set(['alloc-buddy']), [path.join(root, 'regressions')]);
+    expect(result.files).toBe(3);
+    expect(result.skipped).toBe(1);
+    const byFile = new Map(result.problems.map((entry) => [path.basename(entry.file), entry.problems.join('; ')]));
+    expect([...byFile.keys()].sort()).toEqual(['escaped.json', 'malformed.json', 'other-check.json']);
+    expect(byFile.get('escaped.json')).toBe('buddy-split-keeps-right is no longer caught');
+    expect(byFile.get('other-check.json')).toBe('buddy-top-order-unreachable is now caught first by empty-pool-liveness, not no-overlap');
+    expect(byFile.get('malformed.json')).toMatch(/^\$: /);
+  });
+
+  it('stops a campaign before it starts, naming the file; --no-preflight runs it anyway', () => {
+    const escaped = original();
+    escaped.catches.push('buddy-split-keeps-right');
+    const { root } = projectWith({ 'alloc-buddy/escaped.json': escaped });
+    writeFileSync(path.join(root, 'gpumv.config.mjs'), 'export default {};\n');
+    const tsx = path.join(ROOT, 'node_modules', '.bin', 'tsx');
+    const fuzz = (...args: string[]) =>
+      spawnSync(tsx, [path.join(ROOT, 'src', 'cli', 'fuzz.ts'), '--system', 'alloc-buddy', '--runs', '3', '--workers', '1', ...args], { encoding: 'utf8', cwd: root });
+    const stopped = fuzz();
+    expect(stopped.status, stopped.stderr).toBe(1);
+    expect(stopped.stdout).toContain(`PREFLIGHT ${path.join('regressions', 'alloc-buddy', 'escaped.json')}: buddy-split-keeps-right is no longer caught`);
+    expect(stopped.stdout).toMatch(/preflight: 1 of \d+ stored regressions do not hold, so the campaign did not start/);
+    expect(stopped.stdout).not.toContain('fuzz: seed');
+    expect(existsSync(path.join(root, '.fuzz', 'last-campaign.json'))).toBe(false);
+    const skipped = fuzz('--no-preflight');
+    expect(skipped.status, skipped.stderr).toBe(0);
+    expect(skipped.stdout).not.toContain('preflight');
+    expect(skipped.stdout).toContain('fuzz: seed');
+  });
+
+  it('passes on the repo: every stored regression of the built-in systems holds', async () => {
+    const project = projectFromConfig({}, ROOT, null);
+    const systems = new Set(project.registry.systems.map((system) => system.name));
+    const result = await runPreflight(project, systems);
+    expect(result.problems).toEqual([]);
+    expect(result.files).toBeGreaterThan(100);
+    expect(result.mutantReplays).toBeGreaterThanOrEqual(result.files);
+  });
+});
