@@ -19,6 +19,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { InputError } from '../harness/json.js';
 import { loadRegression, replayProblems, replayRegression } from '../harness/regression.js';
 import { PACKAGE_ROOT } from '../package-root.js';
 import type { Project } from '../project.js';
@@ -103,7 +104,8 @@ export async function runPreflight(project: Project, systems: ReadonlySet<string
         const wrong = replayProblems(result);
         if (wrong.length > 0) problems.push({ file, problems: wrong });
       } catch (error) {
-        problems.push({ file, problems: [(error as Error).message] });
+        // The file is named beside the problem; an InputError's own copy of it is left out.
+        problems.push({ file, problems: [error instanceof InputError ? `${error.jsonPath}: ${error.detail}` : (error as Error).message] });
       }
     }
   }
