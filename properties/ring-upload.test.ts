@@ -208,7 +208,7 @@ describe('queue timeline (the GPU judge)', () => {
     timeline.submitRead(0, 64, timeline.nextValueToSignal, 1);
     expect(timeline.advance(5)).toBe(0);
     expect(timeline.findInFlightOverlap(32, 1)).toEqual({ offsetBytes: 0, sizeBytes: 64, fenceValue: 1, ownerId: 1 });
-    expect(timeline.findInFlightOverlap(32, 1, 1)).toBeNull();
+    expect(timeline.findInFlightOverlap(64, 1)).toBeNull();
     expect(timeline.signal()).toBe(1);
     timeline.submitRead(64, 64, timeline.nextValueToSignal, 2);
     expect(timeline.advance(5)).toBe(1);

@@ -99,15 +99,11 @@ export class QueueTimeline {
     return read;
   }
 
-  /**
-   * The first in-flight read that overlaps [offsetBytes, offsetBytes + sizeBytes) and belongs
-   * to an owner other than `exceptOwnerId`, or null.
-   */
-  findInFlightOverlap(offsetBytes: number, sizeBytes: number, exceptOwnerId = -1): GpuRead | null {
+  /** The first in-flight read (in fence order) that overlaps [offsetBytes, offsetBytes + sizeBytes), or null. */
+  findInFlightOverlap(offsetBytes: number, sizeBytes: number): GpuRead | null {
     const endBytes = offsetBytes + sizeBytes;
     for (let index = this.firstInFlight; index < this.reads.length; index++) {
       const read = this.reads[index]!;
-      if (read.ownerId === exceptOwnerId) continue;
       if (read.offsetBytes < endBytes && offsetBytes < read.offsetBytes + read.sizeBytes) return read;
     }
     return null;

@@ -567,7 +567,7 @@ function touchViolation(s: EngineSide): string | null {
   for (let i = 0; i < violations.length; i++) {
     const v = violations[i]!;
     if (v.kind === 'touch-not-resident' || v.kind === 'touch-before-paging' || v.kind === 'deadlock') {
-      return `${v.message}\n    history of object ${v.object}:\n      ${s.manager.gpu.objectHistory(v.object).join('\n      ')}`;
+      return v.message; // the simulated GPU's message already ends with the object's history (none for a deadlock)
     }
   }
   return null;

@@ -337,6 +337,10 @@ const ON_EVICTED = 2;
 let onListScratch = new Uint8Array(16);
 
 function bookkeeping(s: ManagerSide): string | null {
+  // The device's own report names the call that broke the one-flip rule (with the object's
+  // history); a refcount of 2 would otherwise be reported below as a status mismatch first.
+  const refcount = refcountViolation(s);
+  if (refcount !== null) return refcount;
   const m = s.manager;
   const resident = m.residentList();
   const evicted = m.evictedList();
@@ -367,7 +371,7 @@ function bookkeeping(s: ManagerSide): string | null {
     if ((status === 'resident') !== (listed === ON_RESIDENT)) return `object ${object} is ${status} but ${listed === ON_RESIDENT ? 'is' : 'is not'} in the resident list`;
     if ((status === 'evicted') !== (listed === ON_EVICTED)) return `object ${object} is ${status} but ${listed === ON_EVICTED ? 'is' : 'is not'} in the evicted list`;
   }
-  return refcountViolation(s);
+  return null;
 }
 
 /**
