@@ -5,11 +5,11 @@
  */
 import { mutantsOf } from './define.js';
 import type { AnyMutant } from '../src/harness/system.js';
-import { RESIDENT, ResidencyManagerImpl } from '../src/residency/residency-manager.js';
+import { RESIDENT, ResidencyManagerImpl, type ManagerOptions } from '../src/residency/residency-manager.js';
 import type { ResidencyManagerConfig } from '../src/residency/residency-manager-types.js';
-import { managerSide, residencyManagerSystem } from '../src/systems/residency-manager.js';
+import { implementationSide, residencyManagerSystem } from '../src/systems/residency-manager.js';
 
-type ManagerClass = new (config: ResidencyManagerConfig) => ResidencyManagerImpl;
+type ManagerClass = new (config: ResidencyManagerConfig, options?: ManagerOptions) => ResidencyManagerImpl;
 
 /**
  * A manager whose pressure-trim wait waits for the value each queue will signal next (its counter)
@@ -22,9 +22,28 @@ export class WaitsForNextFenceValue extends ResidencyManagerImpl {
   }
 }
 
-const mutant = mutantsOf(residencyManagerSystem, (Manager: ManagerClass, config, env) => managerSide(new Manager(config), config, env));
+// The shipped class's twin in a benchmarkTwin config is the same mutant class, unchecked.
+const mutant = mutantsOf(residencyManagerSystem, (Manager: ManagerClass, config, env) => implementationSide((options) => new Manager(config, options), config, env));
 
 export const RESIDENCY_MANAGER_MUTANTS: AnyMutant[] = [
+  mutant(
+    'rm-release-build-skips-lru-move',
+    'benchmark-mode-agrees',
+    'A shortcut taken only in the unchecked build (the one the benchmark measures and an engine ships): a referenced object that is already resident keeps its LRU place, so trims evict recently used objects; every checked run is right',
+    class extends ResidencyManagerImpl {
+      private readonly unchecked: boolean;
+      constructor(config: ResidencyManagerConfig, options: ManagerOptions = {}) {
+        super(config, options);
+        this.unchecked = options.checked === false;
+      }
+      protected override markObject(object: number, generation: number, nowTicks: number, makeCount: number): number {
+        if (!this.unchecked || this.statusOf[object] !== RESIDENT) return super.markObject(object, generation, nowTicks, makeCount);
+        this.lastSync[object] = generation;
+        this.lastUsedTicks[object] = nowTicks;
+        return 0;
+      }
+    },
+  ),
   mutant(
     'rm-referenced-not-moved',
     'lru-sorted',

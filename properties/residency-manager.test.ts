@@ -207,7 +207,7 @@ describe('bookkeeping-matches-device: list walks', () => {
   // A side whose lists are doctored: the check must name an object listed twice or on both lists
   // (the counters and statuses alone cannot show it when another object is missing).
   const check = residencyManagerSystem.invariants.find((invariant) => invariant.name === 'bookkeeping-matches-device')!.check;
-  const config = { ...BASE, objectSizesBytes: [4, 4, 4] };
+  const config = { ...BASE, objectSizesBytes: [4, 4, 4], benchmarkTwin: false };
   const fakeSide = (resident: number[], evicted: number[]) => {
     const manager = {
       residentList: () => resident,

@@ -12,6 +12,12 @@
  * The observation of every command holds its result, the device calls and CPU waits it caused
  * (from the GPU's log: which objects, in which calls, in which order) and the manager's events,
  * so model and implementation must agree decision for decision.
+ *
+ * A share of configs (`benchmarkTwin`) gives the implementation side a twin built in the
+ * benchmark's unchecked mode: a debug/release pair. The twin runs every command too, and its
+ * answers and state must equal the checked implementation's: a behaviour that exists only when
+ * nothing is checking (a side effect kept inside a debug-only branch, an unchecked path of the
+ * simulated GPU that crashes) would otherwise ship unseen, and the benchmark would measure it.
  */
 import fc from 'fast-check';
 import type { Json, JsonObject } from '../harness/json.js';
@@ -19,7 +25,7 @@ import type { Invariant, RunEnv } from '../harness/system.js';
 import { defineSystem, opsFor } from '../harness/define-system.js';
 import { Bool, Int, Nat, OneOf, Strict, Type, type Static } from '../harness/schema.js';
 import { ResidencyManagerModel } from '../../models/residency-manager.js';
-import { ResidencyManagerImpl } from '../residency/residency-manager.js';
+import { ResidencyManagerImpl, type ManagerOptions } from '../residency/residency-manager.js';
 import { DEVICE_CALL_KINDS, type ViolationKind } from '../gpu/sim-gpu.js';
 import type { ResidencyManager } from '../residency/residency-manager-types.js';
 import { bothSides, pickLive, sameNumbers } from './common.js';
@@ -39,6 +45,9 @@ export const ResidencyManagerConfigSchema = Strict({
   debugBudgetBytes: Int({ description: 'D3D12.ResidencyDebugBudgetMB in bytes; -1 is off; only with unrealBudgetCap' }),
   slotCount: Nat({ description: 'slots in the residency-set pool, 1..4096' }),
   initialCapacity: Nat({ description: "entries of a set's first storage allocation, at least 2" }),
+  benchmarkTwin: Bool({
+    description: "the implementation side also drives a twin built in the benchmark's unchecked mode (no judge, no events) with the same commands: every answer, the LRU lists and the devices' fences and usage must agree ('benchmark-mode-agrees')",
+  }),
 });
 export type ResidencyManagerSystemConfig = Static<typeof ResidencyManagerConfigSchema>;
 
@@ -57,6 +66,10 @@ export interface ManagerSide {
   highestGeneration: number;
   /** Evictions of objects whose last sync point was not complete when the Evict was issued. */
   readonly unsafeEvictions: string[];
+  /** The implementation side's unchecked twin (configs with `benchmarkTwin`), else null. */
+  readonly twin: ManagerSide | null;
+  /** The first step at which the twin disagreed, described; null while it agrees. */
+  twinDisagreement: string | null;
 }
 
 export const PROBES = [
@@ -78,14 +91,23 @@ export const PROBES = [
 /** Sync points the implementation's ring holds before it first grows (src/residency/residency-manager.ts). */
 const INITIAL_SYNC_POINTS = 16;
 
+/**
+ * The implementation side: `make` builds a manager with the given options (the shipped class or a
+ * mutant of it); configs with `benchmarkTwin` get a second one in unchecked mode as its twin.
+ */
+export function implementationSide(make: (options: ManagerOptions) => ResidencyManager, config: ResidencyManagerSystemConfig, env: RunEnv): ManagerSide {
+  const twin = config.benchmarkTwin ? managerSide(make({ checked: false }), config, env) : null;
+  return managerSide(make({}), config, env, twin);
+}
+
 /** Wraps a manager as a side: creates the sets and tracks every object in id order. */
-export function managerSide(manager: ResidencyManager, config: ResidencyManagerSystemConfig, env: RunEnv): ManagerSide {
+export function managerSide(manager: ResidencyManager, config: ResidencyManagerSystemConfig, env: RunEnv, twin: ManagerSide | null = null): ManagerSide {
   const setIds: number[] = [];
   for (let i = 0; i < SET_COUNT; i++) setIds.push(manager.sets.createSet());
   for (let object = 0; object < manager.config.objectSizesBytes.length; object++) manager.beginTracking(object);
   manager.drainEvents();
   manager.gpu.drainCalls();
-  const side: ManagerSide = { manager, config, env, setIds, highestGeneration: 0, unsafeEvictions: [] };
+  const side: ManagerSide = { manager, config, env, setIds, highestGeneration: 0, unsafeEvictions: [], twin, twinDisagreement: null };
   manager.gpu.evictObserver = (objects) => {
     const firstUncompleted = manager.firstUncompletedGeneration();
     if (firstUncompleted < 0) return;
@@ -439,6 +461,60 @@ function generations(s: ManagerSide): string | null {
   return null;
 }
 
+/** Whether a generated config gets the benchmark twin: 1 in 8, by a mix of its fields. */
+function twinShare(config: ResidencyManagerSystemConfig): boolean {
+  let mix = config.maxLatency * 31 + config.ticksPerSecond * 7 + config.localBudgetBytes;
+  for (const size of config.objectSizesBytes) mix = (mix * 17 + size) % 1_000_003;
+  return mix % 8 === 0;
+}
+
+/**
+ * Runs `command` on the twin and compares it with what the checked side just did: the answer
+ * (or the error), then the state a benchmark's figures depend on. Returns the disagreement.
+ */
+function twinStep<Cmd extends { readonly op: string }>(
+  checked: ManagerSide,
+  twin: ManagerSide,
+  command: Cmd,
+  dispatch: (side: ManagerSide, command: Cmd) => Json,
+  result: Json,
+  failure: unknown,
+): string | null {
+  let twinResult: Json = null;
+  let twinFailure: unknown = undefined;
+  try {
+    twinResult = dispatch(twin, command);
+  } catch (error) {
+    twinFailure = error;
+  }
+  twin.manager.drainEvents();
+  twin.manager.gpu.drainCalls();
+  const what = `${command.op} ${JSON.stringify(command)}`;
+  if ((failure === undefined) !== (twinFailure === undefined) || (failure !== undefined && String(failure) !== String(twinFailure))) {
+    return `${what}: the checked implementation ${failure === undefined ? 'answered' : `threw ${String(failure)}`}, the unchecked twin ${twinFailure === undefined ? 'answered' : `threw ${String(twinFailure)}`}`;
+  }
+  if (failure === undefined && JSON.stringify(result) !== JSON.stringify(twinResult)) {
+    return `${what}: the checked implementation answered ${JSON.stringify(result)}, the unchecked twin ${JSON.stringify(twinResult)}`;
+  }
+  const a = checked.manager;
+  const b = twin.manager;
+  if (!sameNumbers(a.residentList(), b.residentList())) return `after ${what}: resident list (LRU order) ${JSON.stringify(a.residentList())}, the unchecked twin's ${JSON.stringify(b.residentList())}`;
+  if (!sameNumbers(a.evictedList(), b.evictedList())) return `after ${what}: evicted list ${JSON.stringify(a.evictedList())}, the unchecked twin's ${JSON.stringify(b.evictedList())}`;
+  if (a.currentGeneration() !== b.currentGeneration()) return `after ${what}: generation ${a.currentGeneration()}, the unchecked twin's ${b.currentGeneration()}`;
+  const gpuA = a.gpu;
+  const gpuB = b.gpu;
+  if (gpuA.pagingFenceCompleted !== gpuB.pagingFenceCompleted) return `after ${what}: paging fence ${gpuA.pagingFenceCompleted}, the unchecked twin's ${gpuB.pagingFenceCompleted}`;
+  for (let queue = 0; queue < checked.config.queueCount; queue++) {
+    if (gpuA.fenceCompleted(queue) !== gpuB.fenceCompleted(queue) || gpuA.pendingItems(queue) !== gpuB.pendingItems(queue)) {
+      return `after ${what}: queue ${queue} at fence ${gpuA.fenceCompleted(queue)} with ${gpuA.pendingItems(queue)} items, the unchecked twin's at ${gpuB.fenceCompleted(queue)} with ${gpuB.pendingItems(queue)}`;
+    }
+  }
+  if (gpuA.localUsageBytes !== gpuB.localUsageBytes || gpuA.nonLocalUsageBytes !== gpuB.nonLocalUsageBytes) {
+    return `after ${what}: device usage ${gpuA.localUsageBytes} + ${gpuA.nonLocalUsageBytes}, the unchecked twin's ${gpuB.localUsageBytes} + ${gpuB.nonLocalUsageBytes}`;
+  }
+  return null;
+}
+
 const invariants: Invariant<ManagerSide, ResidencyManagerSystemConfig>[] = [
   {
     // First: a work ring that overruns corrupts the LRU at the same step; this names the cause.
@@ -484,6 +560,12 @@ const invariants: Invariant<ManagerSide, ResidencyManagerSystemConfig>[] = [
     name: 'within-budget',
     description: 'a budgeted make-resident batch never takes the usage over the budget (only the reported fallback may)',
     check: bothSides(gpuViolation(['over-budget'])),
+  },
+  {
+    name: 'benchmark-mode-agrees',
+    description:
+      "with benchmarkTwin, a twin of the implementation in the benchmark's unchecked mode (no judge, no events), fed the same commands, gives the same answers and keeps the same LRU lists, generation, fences and device usage",
+    check: (_model, impl) => impl.twinDisagreement,
   },
   {
     name: 'answers-match-model',
@@ -556,7 +638,10 @@ export const residencyManagerSystem = defineSystem({
             ),
             slotCount: fc.oneof({ weight: 4, arbitrary: fc.constant(32) }, { weight: 1, arbitrary: fc.integer({ min: 2, max: 4 }) }),
             initialCapacity: fc.integer({ min: 2, max: 4 }),
-          });
+            // Drawn from the other fields (no draw of its own), so adding it left every generated
+            // case as it was: 1 config in 8 gets the twin.
+            benchmarkTwin: fc.constant(false),
+          }).map((config) => ({ ...config, benchmarkTwin: twinShare(config) }));
         }),
   },
   ops,
@@ -575,12 +660,13 @@ export const residencyManagerSystem = defineSystem({
     const events = s.manager.drainEvents();
     const calls = s.manager.gpu.drainCalls();
     for (const event of events) s.env.probe(event);
+    if (s.twin !== null && s.twinDisagreement === null) s.twinDisagreement = twinStep(s, s.twin, command, dispatch, result, failure);
     if (failure !== undefined) throw failure;
     return { ...observationFields(result), calls, events };
   },
   sequence: { minLength: 1, maxLength: 150 },
   createModel: (config, env) => managerSide(new ResidencyManagerModel(config), config, env),
-  createImpl: (config, env) => managerSide(new ResidencyManagerImpl(config), config, env),
+  createImpl: (config, env) => implementationSide((options) => new ResidencyManagerImpl(config, options), config, env),
   invariants,
   probes: PROBES,
   faultOps: { 'device-call-failure': ['failNext'], 'set-growth-failure': ['failNextGrowth'] },
