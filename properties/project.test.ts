@@ -11,6 +11,7 @@ import { findConfigFile, loadProject, parseConfig, projectFromConfig, projectRel
 import { InputError } from '../src/harness/json.js';
 import { resolveTargets } from '../src/cli/fuzz-targets.js';
 import { BUILTIN_SYSTEMS } from '../src/systems/index.js';
+import { runsScale } from '../src/vitest.js';
 
 const EXAMPLES = path.resolve(__dirname, '..', 'examples');
 
@@ -74,5 +75,15 @@ describe('projects', () => {
     expect(() => parseConfig({ mutants: [3] }, '/x/gpumv.config.ts')).toThrow(InputError);
     expect(projectRelative('/a/b', '/a/b/c/d.mjs')).toBe('c/d.mjs');
     expect(projectFromConfig({}, '/a/b', null).findingsDir).toBe(path.join('/a/b', '.fuzz', 'findings'));
+  });
+});
+
+describe('GPUMV_RUNS_SCALE', () => {
+  it('multiplies the helpers\' run counts; unset or blank is 1; anything but a positive number is refused', () => {
+    expect(runsScale(undefined)).toBe(1);
+    expect(runsScale(' ')).toBe(1);
+    expect(runsScale('0.25')).toBe(0.25);
+    expect(runsScale('10')).toBe(10);
+    for (const bad of ['0', '-1', 'abc', 'Infinity']) expect(() => runsScale(bad)).toThrow(`GPUMV_RUNS_SCALE must be a positive number, got '${bad}'`);
   });
 });

@@ -54,8 +54,20 @@ function resolveSeed(seed: number | undefined): number {
   return seed ?? fc.readConfigureGlobal().seed ?? DEFAULT_SEED;
 }
 
+/**
+ * GPUMV_RUNS_SCALE, a positive number, multiplies every run count these helpers resolve (at
+ * least 1 run remains): a nightly job raises it (10: ten times the sequences of `npm test`), a
+ * mutation run lowers it (Stryker runs the covering tests once per mutant). Unset: 1.
+ */
+export function runsScale(raw: string | undefined = process.env.GPUMV_RUNS_SCALE): number {
+  if (raw === undefined || raw.trim() === '') return 1;
+  const scale = Number(raw);
+  if (!(Number.isFinite(scale) && scale > 0)) throw new Error(`GPUMV_RUNS_SCALE must be a positive number, got '${raw}'`);
+  return scale;
+}
+
 function resolveRuns(numRuns: number | undefined): number {
-  return numRuns ?? fc.readConfigureGlobal().numRuns ?? 100;
+  return Math.max(1, Math.round((numRuns ?? fc.readConfigureGlobal().numRuns ?? 100) * runsScale()));
 }
 
 /** The error a failing check throws: the readable report, the replay parameters and the save command. */
