@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadUserAllocator, UserAllocatorError } from '../src/alloc/user-allocator.js';
+import { loadUserAllocator, UserAllocatorError } from '../src/user-allocator-module.js';
 import { userAllocatorSystem, userAllocatorSystemForConfig, userAllocatorSystemFromModule } from '../src/systems/user-allocator.js';
 import { checkSystem } from '../src/harness/property.js';
 import { RunContext, runSequence } from '../src/harness/runner.js';

@@ -27,7 +27,7 @@ import type { AnyMutant, AnySystem } from './harness/system.js';
 import { InputError } from './harness/json.js';
 import { BUILTIN_SYSTEMS, loadBuiltinMutants } from './systems/index.js';
 import { USER_ALLOCATOR_SYSTEM, userAllocatorSystemFromModule } from './systems/user-allocator.js';
-import { ALLOCATOR_POLICIES, loadUserAllocator, UserAllocatorError } from './alloc/user-allocator.js';
+import { ALLOCATOR_POLICIES, loadUserAllocator, UserAllocatorError } from './user-allocator-module.js';
 import type { AllocatorPolicy } from './alloc/allocator.js';
 import { importUserModule, isTypeScriptFile, registerTypeScript } from './load-module.js';
 import { DEFAULT_SEED } from './harness/seed.js';

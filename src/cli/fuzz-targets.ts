@@ -8,7 +8,7 @@ import type { ImplFactory } from '../harness/runner.js';
 import type { AnySystem } from '../harness/system.js';
 import type { TargetSpec } from '../harness/campaign.js';
 import { UsageError } from './args.js';
-import { UserAllocatorError } from '../alloc/user-allocator.js';
+import { UserAllocatorError } from '../user-allocator-module.js';
 import { USER_ALLOCATOR_SYSTEM } from '../systems/user-allocator.js';
 import { projectRelative, userAllocatorForProject, type Project } from '../project.js';
 import { ModuleLoadError } from '../load-module.js';

@@ -1,6 +1,6 @@
 /**
  * System factory for a user's own allocator (`npm run fuzz -- --allocator <module>`; the module
- * contract is in src/alloc/user-allocator.ts).
+ * contract is in src/user-allocator-module.ts).
  *
  * The implementation side wraps the user's allocator: the harness tracks the live ranges it
  * handed out itself (the user's allocator exposes nothing else), so every check works on what
@@ -28,7 +28,7 @@ import { defineSystem, type DefinedSystem } from '../harness/define-system.js';
 import { Nat, OneOf, Str, Strict, type Static } from '../harness/schema.js';
 import type { Allocator, AllocatorPolicy } from '../alloc/allocator.js';
 import { subAllocatorConfigProblem, type SubAllocatorKind } from '../alloc/config.js';
-import { ALLOCATOR_POLICIES, loadUserAllocator, UserAllocatorError, type UserAllocatorModule } from '../alloc/user-allocator.js';
+import { ALLOCATOR_POLICIES, loadUserAllocator, UserAllocatorError, type UserAllocatorModule } from '../user-allocator-module.js';
 import { createSubAllocatorModel } from '../../models/alloc-index.js';
 import {
   allocOps,

@@ -6,11 +6,14 @@
  *   export const minBlockBytes = 256     (policy 'buddy': its order-0 block size; default 256)
  *   export const poolAlignBytes = 256    (policy 'best-fit': its pool alignment; default 256)
  * Every problem with the module is one line naming the file.
+ *
+ * It sits beside the other loaders of a user's files (project.ts: the config; load-module.ts:
+ * TypeScript modules), not in src/alloc: it reads and validates a module, it allocates nothing.
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { isPowerOfTwo, type Allocator, type AllocatorPolicy } from './allocator.js';
+import { isPowerOfTwo, type Allocator, type AllocatorPolicy } from './alloc/allocator.js';
 
 export const ALLOCATOR_POLICIES: readonly AllocatorPolicy[] = ['first-fit', 'best-fit', 'buddy', 'any'];
 const MODULE_EXTENSIONS = ['.js', '.mjs', '.cjs', '.ts', '.mts'];
