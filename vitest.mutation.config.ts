@@ -20,14 +20,8 @@ const unknown = only.filter((prefix) => !suites.some((suite) => suite.startsWith
 if (unknown.length > 0) throw new Error(`MUTATION_SUITES: no suite starts with ${unknown.join(', ')} (suites: ${suites.join(', ')})`);
 const chosen = only.length === 0 ? suites : suites.filter((suite) => only.some((prefix) => suite.startsWith(prefix)));
 
-// Stryker runs the covering tests once per mutant: the property helpers run a quarter of their
-// sequences (GPUMV_RUNS_SCALE, src/vitest.ts) unless the environment says otherwise. A score
-// measured this way is a lower bound of the full suites' score.
-const runsScale = process.env.GPUMV_RUNS_SCALE ?? '0.25';
-
 export default defineConfig({
   test: {
-    env: { GPUMV_RUNS_SCALE: runsScale },
     include: chosen.map((suite) => `properties/${suite}`),
     testTimeout: 120_000,
     hookTimeout: 120_000,

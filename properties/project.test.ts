@@ -79,7 +79,7 @@ describe('projects', () => {
 });
 
 describe('GPUMV_RUNS_SCALE', () => {
-  it('multiplies the helpers\' run counts; unset or blank is 1; anything but a positive number is refused', () => {
+  it('multiplies the agreement tests\' run counts; unset or blank is 1; anything but a positive number is refused', () => {
     expect(runsScale(undefined)).toBe(1);
     expect(runsScale(' ')).toBe(1);
     expect(runsScale('0.25')).toBe(0.25);

@@ -55,9 +55,10 @@ function resolveSeed(seed: number | undefined): number {
 }
 
 /**
- * GPUMV_RUNS_SCALE, a positive number, multiplies every run count these helpers resolve (at
- * least 1 run remains): a nightly job raises it (10: ten times the sequences of `npm test`), a
- * mutation run lowers it (Stryker runs the covering tests once per mutant). Unset: 1.
+ * GPUMV_RUNS_SCALE, a positive number, multiplies the sequences of the agreement tests
+ * (testSystem, describeSystem; at least 1 remains): a nightly job raises it (10: ten times the
+ * sequences of `npm test`). Mutant hunts are not scaled: each stops at its first catch, and
+ * fewer runs would only make a catalog mutant escape. Unset: 1.
  */
 export function runsScale(raw: string | undefined = process.env.GPUMV_RUNS_SCALE): number {
   if (raw === undefined || raw.trim() === '') return 1;
@@ -66,8 +67,9 @@ export function runsScale(raw: string | undefined = process.env.GPUMV_RUNS_SCALE
   return scale;
 }
 
-function resolveRuns(numRuns: number | undefined): number {
-  return Math.max(1, Math.round((numRuns ?? fc.readConfigureGlobal().numRuns ?? 100) * runsScale()));
+function resolveRuns(numRuns: number | undefined, scaled = true): number {
+  const runs = numRuns ?? fc.readConfigureGlobal().numRuns ?? 100;
+  return scaled ? Math.max(1, Math.round(runs * runsScale())) : runs;
 }
 
 /** The error a failing check throws: the readable report, the replay parameters and the save command. */
@@ -131,7 +133,7 @@ export function testMutants(system: AnySystem, mutants: readonly AnyMutant[], pa
   });
   for (const mutant of own) {
     it(`${system.name}: catches ${mutant.name} with ${mutant.expectedCheck}`, () => {
-      const numRuns = resolveRuns(parameters.numRuns);
+      const numRuns = resolveRuns(parameters.numRuns, false);
       const result = checkSystem(system, { seed: resolveSeed(parameters.seed), numRuns, implFactory: mutant.createImpl, ...(parameters.maxLength === undefined ? {} : { maxLength: parameters.maxLength }) });
       expect(result.failed, `${mutant.name} survived ${numRuns} runs`).toBe(true);
       if (result.failed) expect(result.failure.check, findingError(system, result, mutant.createImpl, mutant.name).message).toBe(mutant.expectedCheck);
