@@ -297,6 +297,19 @@ describe('scale plans (issue 11): thousands of live blocks, the internal tables 
     });
   }
 
+  it('heaps above 4 GiB (a share of the buddy and first-fit scale configs): model and implementation agree past 2^32', () => {
+    const huge: [AnySystem, unknown][] = [
+      [allocBuddySystem, { capacityBytes: 2 ** 34, minBlockBytes: 2 ** 20 }],
+      [allocFirstFitSystem, { capacityBytes: 2 ** 34 + 12345 }],
+    ];
+    for (const [system, config] of huge) {
+      const sampled = fc.sample(system.configArb(), { seed: TEST_SEED, numRuns: 20000 });
+      expect(sampled.some((c) => (c as { capacityBytes: number }).capacityBytes > 2 ** 32), `${system.name} generates heaps above 4 GiB`).toBe(true);
+      const result = checkSystem({ ...system, configArb: () => fc.constant(config) }, { seed: TEST_SEED, numRuns: 20, unbiased: true });
+      expect(result.failed, result.failed ? result.failure.message : '').toBe(false);
+    }
+  });
+
   it('bursts are generated only for scale configs, whatever the plan', () => {
     // A swarm plan that enabled only the bursts (planRun draws a weight per op).
     const plan = { weights: { alloc: 0, free: 0, freeAgain: 0, freeInterior: 0, freeUnknown: 0, allocBurst: 5, freeBurst: 5 } };

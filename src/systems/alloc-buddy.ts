@@ -29,10 +29,14 @@ const ordinaryConfigArb = () =>
     )
     .map(([minBlockBytes, maxOrder]) => ({ capacityBytes: minBlockBytes * 2 ** maxOrder, minBlockBytes }));
 
-/** Scale: 16 K - 64 K order-0 blocks of 16 or 256 bytes. */
+/**
+ * Scale: 16 K - 64 K order-0 blocks of 16 or 256 bytes, or of 1 MiB: heaps of 16 - 64 GiB, past
+ * the 32-bit size table and with offsets, sizes and alignments above 2^32 (GPU heaps and
+ * virtual blocks that large exist).
+ */
 export const allocBuddyScaleConfigArb = () =>
   fc
-    .tuple(fc.constantFrom(16, 256), fc.integer({ min: SCALE_MIN_ORDER, max: 16 }))
+    .tuple(fc.constantFrom(16, 256, 1 << 20), fc.integer({ min: SCALE_MIN_ORDER, max: 16 }))
     .map(([minBlockBytes, maxOrder]) => ({ capacityBytes: minBlockBytes * 2 ** maxOrder, minBlockBytes }));
 
 export const allocBuddySystem = subAllocatorSystem({

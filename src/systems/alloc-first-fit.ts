@@ -22,8 +22,14 @@ const SCALE_MIN_BYTES = 1 << 22;
  */
 export const SCALE_CONFIG_ODDS = 6000;
 
-/** Scale: 4 - 16 MiB. */
-export const allocFirstFitScaleConfigArb = () => fc.integer({ min: SCALE_MIN_BYTES, max: 4 * SCALE_MIN_BYTES }).map((capacityBytes) => ({ capacityBytes }));
+/**
+ * Scale: 4 - 16 MiB, or 8 - 32 GiB (one in three): offsets, sizes and alignments above 2^32
+ * (first fit's structures grow with its blocks, not its capacity).
+ */
+export const allocFirstFitScaleConfigArb = () =>
+  fc
+    .oneof({ weight: 2, arbitrary: fc.integer({ min: SCALE_MIN_BYTES, max: 4 * SCALE_MIN_BYTES }) }, { weight: 1, arbitrary: fc.integer({ min: 2 ** 33, max: 2 ** 35 }) })
+    .map((capacityBytes) => ({ capacityBytes }));
 
 export const allocFirstFitSystem = subAllocatorSystem({
   name: 'alloc-first-fit',
