@@ -3,8 +3,6 @@
  * questions every suite asks: do model and implementation agree, does every mutant of the
  * catalog get caught by the check it names, and does the generator reach every probe.
  */
-import { readdirSync, statSync } from 'node:fs';
-import path from 'node:path';
 import type { AnySystem } from '../src/harness/system.js';
 import { describeSystem as describeSystemWith } from '../src/vitest.js';
 import { MUTANTS } from '../mutants/index.js';
@@ -25,12 +23,5 @@ export function describeSystem(system: AnySystem, options: SuiteOptions): void {
   describeSystemWith(system, { seed: TEST_SEED, numRuns: options.numRuns, mutants: MUTANTS, ...(options.mutantRuns === undefined ? {} : { mutantRuns: options.mutantRuns }) });
 }
 
-/** Every .json file under `dir`, in sorted order (regression files, fixtures). */
-export function jsonFilesUnder(dir: string): string[] {
-  return readdirSync(dir)
-    .sort()
-    .flatMap((name) => {
-      const full = path.join(dir, name);
-      return statSync(full).isDirectory() ? jsonFilesUnder(full) : name.endsWith('.json') ? [full] : [];
-    });
-}
+/** Every .json file under `dir`, in sorted order (regression files, fixtures): the preflight's own walk. */
+export { regressionFilesUnder as jsonFilesUnder } from '../src/cli/preflight.js';
