@@ -231,3 +231,13 @@ describe('bookkeeping-matches-device: list walks', () => {
     expect(check(fakeSide([0, 1], [2, 2]), fakeSide([0, 1], [2]), config)).toBe('model: object 2 is twice in the evicted list');
   });
 });
+
+describe('benchmark twin', () => {
+  it('a config written before benchmarkTwin existed still loads, and builds no twin', () => {
+    const config = residencyManagerSystem.parseConfig({ ...BASE }, 'old.json', '$.config');
+    expect(config.benchmarkTwin).toBeUndefined();
+    expect(residencyManagerSystem.createImpl(config, { probe: () => {} }).twin).toBeNull();
+    const twinned = residencyManagerSystem.parseConfig({ ...BASE, benchmarkTwin: true }, 'new.json', '$.config');
+    expect(residencyManagerSystem.createImpl(twinned, { probe: () => {} }).twin).not.toBeNull();
+  });
+});

@@ -56,9 +56,10 @@ function resolveSeed(seed: number | undefined): number {
 
 /**
  * GPUMV_RUNS_SCALE, a positive number, multiplies the sequences of the agreement tests
- * (testSystem, describeSystem; at least 1 remains): a nightly job raises it (10: ten times the
- * sequences of `npm test`). Mutant hunts are not scaled: each stops at its first catch, and
- * fewer runs would only make a catalog mutant escape. Unset: 1.
+ * (testSystem, describeSystem; at least 1 remains): a nightly job may raise it (10: ten times
+ * the sequences of `npm test`). Below 1, probes the fewer runs miss fail the probe requirement.
+ * Mutant hunts are not scaled: each stops at its first catch, and fewer runs would only make a
+ * catalog mutant escape. Unset: 1.
  */
 export function runsScale(raw: string | undefined = process.env.GPUMV_RUNS_SCALE): number {
   if (raw === undefined || raw.trim() === '') return 1;

@@ -84,10 +84,11 @@ generated sequence side by side (model vs implementation) with every invariant c
               'out-of-memory' or 'worker-crash' finding. The campaign goes on with a fresh worker.
   --stop-on-first  end the campaign at its first finding (interactive use)
   --no-preflight   skip the preflight: before fuzzing, every stored regression of the campaign's
-              systems (the project's and the built-ins') is replayed; each must pass against the
-              implementation and fail against the mutants it names with its recorded check, so a
-              fixed bug that came back, or a judge that no longer detects what it should, stops
-              the campaign before it starts (exit code 1)
+              systems (the project's and the built-ins') is replayed; each must fail against the
+              mutants it names with its recorded check, so a judge that no longer detects what it
+              should stops the campaign before it starts (exit code 4). Files that fail against
+              the implementation (bugs not fixed yet) are listed and the campaign runs. Mutant
+              campaigns skip it
   --workers   worker threads running the runs (default: the number of cores)
   --shard k/K take only runs i with i mod K = k; the K shards together are the whole campaign
   --json      summary file, rewritten after every batch of runs (default .fuzz/last-campaign.json)
@@ -105,8 +106,10 @@ generated sequence side by side (model vs implementation) with every invariant c
               existed (counted for every allocator system; the table's 'false OOM' column)
   -h, --help  this help
 
-Exit codes: 0 no finding, 1 findings (each written as a regression file), 2 bad arguments,
-3 interrupted without findings. Ctrl-C or SIGTERM finishes the runs in flight, writes the summary
+Exit codes: 0 no finding, 1 findings (each written as a regression file) or stored regressions
+that still fail against the implementation, 2 bad arguments, 3 interrupted without findings,
+4 the preflight failed (a stored regression's mutant escapes its check, or a file cannot be
+read): nothing was fuzzed. Ctrl-C or SIGTERM finishes the runs in flight, writes the summary
 and exits (a second Ctrl-C exits at once); the summary is rewritten after every batch of runs,
 so even a SIGKILL loses only the runs in flight. Findings are never overwritten: each file name
 carries a hash of its case.
@@ -273,7 +276,7 @@ async function parseCampaign(args: CampaignArgs): Promise<CampaignOptions> {
     checkpointMs: args.values.checkpoint ?? 0,
     timeoutMs: args.values.timeout ?? DEFAULT_TIMEOUT_MS,
     stopOnFirst: args.values['stop-on-first'],
-    preflight: !args.values['no-preflight'] && mutant === undefined,
+    preflight: !args.values['no-preflight'] && targetSpec.mutant === undefined,
     maxFalseOomShare: maxFalseOomShare(args.values['max-false-oom-share']),
   };
 }
@@ -647,32 +650,40 @@ function printSummary(summary: CampaignSummary): void {
   }
 }
 
-/** Runs the preflight (see preflight.ts) and says what it found; false stops the campaign. */
-async function preflightHolds(options: CampaignOptions): Promise<boolean> {
+/**
+ * Runs the preflight (see preflight.ts) and says what it found. `holds` false stops the campaign;
+ * `failing` files (bugs not fixed yet) let it run and end it as a finding would.
+ */
+async function runCampaignPreflight(options: CampaignOptions): Promise<{ holds: boolean; failing: number }> {
   const systems = new Set(options.targets.map((target) => fileSystemName(target.system.name)));
-  const dirs = preflightDirs(options.project);
-  const result = await runPreflight(options.project, systems, dirs);
+  const allocators = new Set(options.targetSpec.allocator !== undefined ? [options.targetSpec.allocator] : options.project.allocators);
+  const result = await runPreflight(options.project, systems, preflightDirs(options.project), allocators);
+  const shown = (file: string) => rootRelative(options.project.root, file);
+  for (const { file, check, step } of result.failing) {
+    console.log(`PREFLIGHT FAILING ${shown(file)}: fails against the implementation (${check} at step ${step}): a bug not fixed yet, or back`);
+  }
   const skipped = result.skipped === 0 ? '' : `, ${result.skipped} hang file${result.skipped === 1 ? '' : 's'} left to regress replay`;
   if (result.problems.length === 0) {
     console.log(
-      `preflight: ${result.files} stored regression${result.files === 1 ? '' : 's'} hold (${result.mutantReplays} mutant replays caught by their checks${skipped}) in ${(result.elapsedMs / 1000).toFixed(1)} s`,
+      `preflight: ${result.files} stored regression${result.files === 1 ? '' : 's'} replayed, every mutant caught by its check ` +
+        `(${result.mutantReplays} replays${skipped}) in ${(result.elapsedMs / 1000).toFixed(1)} s` +
+        (result.failing.length === 0 ? '' : `; ${result.failing.length} still fail against the implementation`),
     );
-    return true;
+    return { holds: true, failing: result.failing.length };
   }
-  for (const { file, problems } of result.problems) {
-    console.log(`PREFLIGHT ${rootRelative(options.project.root, file)}: ${problems.join('; ')}`);
-  }
+  for (const { file, problems } of result.problems) console.log(`PREFLIGHT ${shown(file)}: ${problems.join('; ')}`);
   console.log(
     `preflight: ${result.problems.length} of ${result.files} stored regressions do not hold, so the campaign did not start: ` +
-      `a fixed bug is back, or a check no longer fires on the mutant that proves it. Replay one with ` +
-      `npm run regress -- replay FILE, or skip this with --no-preflight.`,
+      `a check no longer fires on the mutant that proves it (or a file cannot be read), and a campaign with a judge that ` +
+      `does not judge finds nothing. Replay one with npm run regress -- replay FILE, or skip this with --no-preflight.`,
   );
-  return false;
+  return { holds: false, failing: result.failing.length };
 }
 
 async function campaignMain(args: CampaignArgs): Promise<number> {
   const options = await parseCampaign(args);
-  if (options.preflight && !(await preflightHolds(options))) return 1;
+  const preflight = options.preflight ? await runCampaignPreflight(options) : { holds: true, failing: 0 };
+  if (!preflight.holds) return 4;
   if (!existsSync(options.outDir)) mkdirSync(options.outDir, { recursive: true });
   const campaign = new Campaign(options);
   let interrupts = 0;
@@ -700,7 +711,8 @@ async function campaignMain(args: CampaignArgs): Promise<number> {
   console.log(`summary: ${rootRelative(options.project.root, options.jsonFile)}`);
   const overShare = options.maxFalseOomShare === null ? [] : falseOutOfMemoryFailures(summary.systems, options.maxFalseOomShare);
   for (const line of overShare) console.log(`FALSE OUT OF MEMORY ${line}`);
-  if (summary.findings.length > 0 || overShare.length > 0) return 1;
+  if (preflight.failing > 0) console.log(`${preflight.failing} stored regression${preflight.failing === 1 ? '' : 's'} still fail against the implementation (see PREFLIGHT FAILING above)`);
+  if (summary.findings.length > 0 || overShare.length > 0 || preflight.failing > 0) return 1;
   return summary.stopped === 'interrupted' ? 3 : 0;
 }
 

@@ -1,8 +1,10 @@
 /**
  * The campaign preflight: before a fuzz campaign spends its budget, it replays the stored
- * regressions of the systems it fuzzes. Each file must pass against the implementation (a fixed
- * bug that came back is reported before the night starts, not after) and fail against every
- * mutant it names, the one it was found against first with the check recorded then.
+ * regressions of the systems it fuzzes. Each file must fail against every mutant it names, the
+ * one it was found against first with the check recorded then; a file that does not (or cannot
+ * be read) stops the campaign. A file that fails against the implementation records a bug not
+ * fixed yet (a saved finding) or one that came back: it is reported, the campaign runs, and it
+ * ends with the exit code of a finding.
  *
  * The second half is what makes a night's "no findings" mean something: a campaign is only as
  * good as its judges (the invariants, the simulated GPU, the queue timeline), and their
@@ -14,7 +16,8 @@
  * Regression files come from the project's regressions folder and, when the project includes
  * the built-in systems, from the package's own folder (the canaries of the built-ins). Files
  * recorded as hangs or worker deaths are skipped: replaying one here would hang the campaign
- * (`regress replay` runs them in a watched worker).
+ * (`regress replay` runs them in a watched worker). Files of user allocators are replayed only
+ * for the allocator modules the campaign fuzzes.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -23,6 +26,7 @@ import { InputError } from '../harness/json.js';
 import { loadRegression, replayProblems, replayRegression } from '../harness/regression.js';
 import { PACKAGE_ROOT } from '../package-root.js';
 import type { Project } from '../project.js';
+import { USER_ALLOCATOR_SYSTEM } from '../systems/user-allocator.js';
 import { WATCHDOG_CHECKS } from './watchdog.js';
 
 /** Whether a regression file records a hang or a worker death (read without validating it). */
@@ -53,13 +57,16 @@ export function preflightDirs(project: Project): string[] {
   return dirs.filter((dir) => existsSync(dir));
 }
 
-/** The system a file names, read without validating it (validation happens when it is loaded). */
-function systemOfFile(file: string): string | undefined {
+/** The system a file names and its allocator module, read without validating it (that happens when it is loaded). */
+function peek(file: string): { system?: string; allocatorModule?: string } {
   try {
-    const system = (JSON.parse(readFileSync(file, 'utf8')) as { system?: unknown }).system;
-    return typeof system === 'string' ? system : undefined;
+    const raw = JSON.parse(readFileSync(file, 'utf8')) as { system?: unknown; config?: { allocatorModule?: unknown } };
+    return {
+      ...(typeof raw.system === 'string' ? { system: raw.system } : {}),
+      ...(typeof raw.config?.allocatorModule === 'string' ? { allocatorModule: raw.config.allocatorModule } : {}),
+    };
   } catch {
-    return undefined;
+    return {};
   }
 }
 
@@ -70,16 +77,26 @@ export interface PreflightResult {
   readonly mutantReplays: number;
   /** Hang and worker-death files left to `regress replay`. */
   readonly skipped: number;
-  /** One entry per file that does not hold: its path and what is wrong. */
+  /** Files whose judges do not hold (a mutant escapes or another check catches it first) or that cannot be read: they stop the campaign. */
   readonly problems: readonly { readonly file: string; readonly problems: readonly string[] }[];
+  /** Files that fail against the implementation: bugs not fixed yet, or back. The campaign runs and ends as with a finding. */
+  readonly failing: readonly { readonly file: string; readonly check: string; readonly step: number }[];
   readonly elapsedMs: number;
 }
 
 /**
- * Replays the files of `systems` (file system names) found in `dirs`. A file that cannot be
- * read or loaded is a problem like any other (its message names the file and the field).
+ * Replays the files of `systems` (file system names) found in `dirs`; files of the user-allocator
+ * system only for `allocators` (module paths relative to the project root, as files record them).
+ * A file that cannot be read or loaded is a problem (its message names the field): whatever it
+ * was meant to prove, it proves nothing.
  */
-export async function runPreflight(project: Project, systems: ReadonlySet<string>, dirs: readonly string[] = preflightDirs(project)): Promise<PreflightResult> {
+export async function runPreflight(
+  project: Project,
+  systems: ReadonlySet<string>,
+  dirs: readonly string[] = preflightDirs(project),
+  allocators: ReadonlySet<string> = new Set(project.allocators),
+): Promise<PreflightResult> {
+  const modules = new Set([...allocators].map((module) => path.normalize(module)));
   const start = performance.now();
   const registry = project.registry;
   const mutants = await registry.mutants();
@@ -88,10 +105,12 @@ export async function runPreflight(project: Project, systems: ReadonlySet<string
   let mutantReplays = 0;
   let skipped = 0;
   const problems: { file: string; problems: string[] }[] = [];
+  const failing: { file: string; check: string; step: number }[] = [];
   for (const dir of dirs) {
     for (const file of regressionFilesUnder(dir)) {
-      const system = systemOfFile(file);
+      const { system, allocatorModule } = peek(file);
       if (system !== undefined && !systems.has(system)) continue;
+      if (allocatorModule !== undefined && system === USER_ALLOCATOR_SYSTEM && !modules.has(path.normalize(allocatorModule))) continue;
       if (isWatchdogFile(file)) {
         skipped++;
         continue;
@@ -101,13 +120,16 @@ export async function runPreflight(project: Project, systems: ReadonlySet<string
         const loaded = await loadRegression(file, mutantSystems, (name, rawConfig) => registry.systemForFile(name, rawConfig));
         const result = replayRegression(file, loaded.regression, loaded.system, mutants);
         mutantReplays += result.mutants.length;
-        const wrong = replayProblems(result);
-        if (wrong.length > 0) problems.push({ file, problems: wrong });
+        if (!result.real.ok) failing.push({ file, check: result.real.failure.check, step: result.real.failure.step });
+        else {
+          const wrong = replayProblems(result);
+          if (wrong.length > 0) problems.push({ file, problems: wrong });
+        }
       } catch (error) {
         // The file is named beside the problem; an InputError's own copy of it is left out.
         problems.push({ file, problems: [error instanceof InputError ? `${error.jsonPath}: ${error.detail}` : (error as Error).message] });
       }
     }
   }
-  return { files, mutantReplays, skipped, problems, elapsedMs: performance.now() - start };
+  return { files, mutantReplays, skipped, problems, failing, elapsedMs: performance.now() - start };
 }
