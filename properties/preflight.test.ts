@@ -111,6 +111,34 @@ describe('the preflight', () => {
     expect(skipped.stdout).toContain('fuzz: seed');
   });
 
+  it('a stored regression that now hangs is stopped by the time limit and named; the campaign does not start', () => {
+    const loop = {
+      $schema: '../../schema/regression.schema.json',
+      format: 2,
+      system: 'user-allocator',
+      description: 'a free links a node of the free list to itself; the next alloc that walks past it loops',
+      // The case a campaign on this module shrank its hang to.
+      config: { capacityBytes: 65537, allocatorModule: 'looping.mjs', policy: 'any' },
+      origin: { tool: 'hand-written', date: '2026-12-01' },
+      catches: [],
+      commands: [
+        { op: 'alloc', sizeBytes: 1, alignBytes: 256 },
+        { op: 'alloc', sizeBytes: 257, alignBytes: 256 },
+        { op: 'alloc', sizeBytes: 32768, alignBytes: 256 },
+        { op: 'free', index: 34 },
+        { op: 'alloc', sizeBytes: 4096, alignBytes: 1 },
+      ],
+    };
+    const { root } = projectWith({ 'user-allocator/loop.json': loop });
+    copyFileSync(path.join(ROOT, 'examples', 'looping-free-list-allocator.mjs'), path.join(root, 'looping.mjs'));
+    writeFileSync(path.join(root, 'gpumv.config.mjs'), "export default { allocators: ['looping.mjs'], builtins: false };\n");
+    const tsx = path.join(ROOT, 'node_modules', '.bin', 'tsx');
+    const run = spawnSync(tsx, [path.join(ROOT, 'src', 'cli', 'fuzz.ts'), '--runs', '1', '--workers', '1', '--timeout', '500ms'], { encoding: 'utf8', cwd: root });
+    expect(run.status, run.stdout + run.stderr).toBe(4);
+    expect(run.stdout).toContain(`PREFLIGHT ${path.join('regressions', 'user-allocator', 'loop.json')}: hang: a run did not return within 500 ms`);
+    expect(run.stdout).not.toContain('fuzz: seed');
+  });
+
   it('passes on the repo: every stored regression of the built-in systems holds', async () => {
     const project = projectFromConfig({}, ROOT, null);
     const systems = new Set(project.registry.systems.map((system) => system.name));

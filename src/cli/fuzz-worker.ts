@@ -11,6 +11,8 @@ import type { Command } from '../harness/system.js';
 import { loadProject } from '../project.js';
 import { resolveTargets, type TargetSpec } from './fuzz-targets.js';
 import { timedRun } from './fuzz-run.js';
+import { preflightDirs, runPreflight, type PreflightResult } from './preflight.js';
+import type { Project } from '../project.js';
 import { CELL_BATCH_POSITION, CELL_BUSY, CELL_TASK } from './watchdog.js';
 
 export interface WorkerInit {
@@ -24,9 +26,13 @@ export interface WorkerInit {
 }
 export type WorkerTask =
   | { readonly kind: 'batch'; readonly id: number; readonly batch: readonly { readonly system: string; readonly runIndex: number }[] }
-  | { readonly kind: 'case'; readonly id: number; readonly system: string; readonly config: JsonObject; readonly commands: readonly Command[] };
+  | { readonly kind: 'case'; readonly id: number; readonly system: string; readonly config: JsonObject; readonly commands: readonly Command[] }
+  | { readonly kind: 'preflight'; readonly id: number; readonly systems: readonly string[]; readonly allocators: readonly string[] };
 export type WorkerReply =
   | { readonly kind: 'ready' }
+  /** The preflight is about to replay this file (so a hang can be blamed on it). */
+  | { readonly kind: 'preflight-file'; readonly file: string }
+  | { readonly kind: 'preflight'; readonly id: number; readonly result: PreflightResult }
   | { readonly kind: 'batch'; readonly id: number; readonly results: RunResult[] }
   | { readonly kind: 'case'; readonly id: number; readonly failure: Failure | null }
   | { readonly kind: 'error'; readonly error: string };
@@ -39,8 +45,9 @@ function errorText(error: unknown): string {
 }
 
 let targets: Map<string, Awaited<ReturnType<typeof resolveTargets>>[number]>;
+let project: Project;
 try {
-  const project = await loadProject({ cwd: init.cwd, ...(init.configFile === null ? {} : { configFile: init.configFile }) });
+  project = await loadProject({ cwd: init.cwd, ...(init.configFile === null ? {} : { configFile: init.configFile }) });
   targets = new Map((await resolveTargets(init.targets, project)).map((target) => [target.system.name, target]));
 } catch (error) {
   parentPort!.postMessage({ kind: 'error', error: errorText(error) } satisfies WorkerReply);
@@ -67,6 +74,7 @@ function run(task: WorkerTask): WorkerReply {
   Atomics.store(cells, CELL_TASK, task.id);
   Atomics.store(cells, CELL_BUSY, 1);
   try {
+    if (task.kind === 'preflight') throw new Error('the preflight runs on its own (see preflight())');
     if (task.kind === 'case') {
       const target = targets.get(task.system)!;
       const outcome = runSequence(target.system, task.config, task.commands, target.implFactory === undefined ? {} : { implFactory: target.implFactory });
@@ -85,9 +93,31 @@ function run(task: WorkerTask): WorkerReply {
   }
 }
 
+/** The campaign's preflight, here so that the watchdog's time limit holds for every replay. */
+async function preflight(task: Extract<WorkerTask, { kind: 'preflight' }>): Promise<WorkerReply> {
+  Atomics.store(cells, CELL_TASK, task.id);
+  // Only the replays count as busy: loading a file (or a user's module) is not a run.
+  const watched = <T>(file: string, replay: () => T): T => {
+    parentPort!.postMessage({ kind: 'preflight-file', file } satisfies WorkerReply);
+    Atomics.store(cells, CELL_BUSY, 1);
+    try {
+      return replay();
+    } finally {
+      Atomics.store(cells, CELL_BUSY, 0);
+    }
+  };
+  try {
+    const result = await runPreflight(project!, new Set(task.systems), preflightDirs(project!), new Set(task.allocators), watched);
+    return { kind: 'preflight', id: task.id, result };
+  } catch (error) {
+    return { kind: 'error', error: errorText(error) };
+  }
+}
+
 parentPort!.postMessage({ kind: 'ready' } satisfies WorkerReply);
 for (;;) {
   if (queue.length === 0) await new Promise<void>((resolve) => (wake = resolve));
-  parentPort!.postMessage(run(queue.shift()!));
+  const task = queue.shift()!;
+  parentPort!.postMessage(task.kind === 'preflight' ? await preflight(task) : run(task));
   await new Promise((resolve) => setImmediate(resolve));
 }

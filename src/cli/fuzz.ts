@@ -41,7 +41,7 @@ import { allocatorSpecPath, fileSystemName, resolveTargets, type Target, type Ta
 import type { WorkerReply, WorkerTask } from './fuzz-worker.js';
 import { campaignWorkerUrl, DEFAULT_TIMEOUT_MS, WatchedWorker, WATCHDOG_CHECKS, type Death, type WorkerInitFields } from './watchdog.js';
 import { CaseEvaluator, shrinkDeath } from './hang-shrink.js';
-import { preflightDirs, runPreflight } from './preflight.js';
+import type { PreflightResult } from './preflight.js';
 import { falseOutOfMemoryFailures, falseOutOfMemoryShare } from '../systems/alloc-common.js';
 
 const DEFAULT_RUNS = 3000;
@@ -651,13 +651,37 @@ function printSummary(summary: CampaignSummary): void {
 }
 
 /**
+ * The preflight in a watched worker: a stored regression that now loops or exhausts memory is
+ * stopped by the campaign's time limit and reported as a problem of its file, instead of
+ * hanging the campaign before it starts.
+ */
+function preflightInWorker(options: CampaignOptions, systems: ReadonlySet<string>, allocators: ReadonlySet<string>): Promise<PreflightResult> {
+  const init: WorkerInitFields = { campaignSeed: options.seed, targets: options.targetSpec, configFile: options.project.configFile, cwd: options.project.root };
+  return new Promise((resolve, reject) => {
+    let current: string | null = null;
+    const worker: WatchedWorker = new WatchedWorker(campaignWorkerUrl(), init, options.timeoutMs, {
+      message: (reply) => {
+        if (reply.kind === 'ready') worker.post({ kind: 'preflight', id: 1, systems: [...systems], allocators: [...allocators] });
+        else if (reply.kind === 'preflight-file') current = reply.file;
+        else if (reply.kind === 'preflight') void worker.terminate().then(() => resolve(reply.result));
+        else if (reply.kind === 'error') void worker.terminate().then(() => reject(new Error(`the preflight's worker failed: ${reply.error}`)));
+      },
+      death: (death) => {
+        const where = current ?? '(loading the project)';
+        resolve({ files: 0, mutantReplays: 0, skipped: 0, failing: [], elapsedMs: 0, problems: [{ file: where, problems: [`${death.check}: ${death.detail}`] }] });
+      },
+    });
+  });
+}
+
+/**
  * Runs the preflight (see preflight.ts) and says what it found. `holds` false stops the campaign;
  * `failing` files (bugs not fixed yet) let it run and end it as a finding would.
  */
 async function runCampaignPreflight(options: CampaignOptions): Promise<{ holds: boolean; failing: number }> {
   const systems = new Set(options.targets.map((target) => fileSystemName(target.system.name)));
   const allocators = new Set(options.targetSpec.allocator !== undefined ? [options.targetSpec.allocator] : options.project.allocators);
-  const result = await runPreflight(options.project, systems, preflightDirs(options.project), allocators);
+  const result = await preflightInWorker(options, systems, allocators);
   const shown = (file: string) => rootRelative(options.project.root, file);
   for (const { file, check, step } of result.failing) {
     console.log(`PREFLIGHT FAILING ${shown(file)}: fails against the implementation (${check} at step ${step}): a bug not fixed yet, or back`);

@@ -23,7 +23,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { InputError } from '../harness/json.js';
-import { loadRegression, replayProblems, replayRegression } from '../harness/regression.js';
+import { loadRegression, replayProblems, replayRegression, type ReplayResult } from '../harness/regression.js';
 import { PACKAGE_ROOT } from '../package-root.js';
 import type { Project } from '../project.js';
 import { USER_ALLOCATOR_SYSTEM } from '../systems/user-allocator.js';
@@ -95,6 +95,7 @@ export async function runPreflight(
   systems: ReadonlySet<string>,
   dirs: readonly string[] = preflightDirs(project),
   allocators: ReadonlySet<string> = new Set(project.allocators),
+  around: (file: string, replay: () => ReplayResult) => ReplayResult = (_file, replay) => replay(),
 ): Promise<PreflightResult> {
   const modules = new Set([...allocators].map((module) => path.normalize(module)));
   const start = performance.now();
@@ -118,7 +119,8 @@ export async function runPreflight(
       files++;
       try {
         const loaded = await loadRegression(file, mutantSystems, (name, rawConfig) => registry.systemForFile(name, rawConfig));
-        const result = replayRegression(file, loaded.regression, loaded.system, mutants);
+        // `around` lets the campaign's worker watch the replays (not the file loading) with its time limit.
+        const result = around(file, () => replayRegression(file, loaded.regression, loaded.system, mutants));
         mutantReplays += result.mutants.length;
         if (!result.real.ok) failing.push({ file, check: result.real.failure.check, step: result.real.failure.step });
         else {
