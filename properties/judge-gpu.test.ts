@@ -761,6 +761,30 @@ describe('simulated GPU: injected failures and the call log', () => {
   });
 });
 
+describe('simulated GPU: the unchecked mode judges nothing a checked one would', () => {
+  it('no eviction under a runnable list, no list made runnable by the CPU or the paging queue, no list that runs, over objects not resident', () => {
+    const judged = (checked: boolean) => {
+      const gpu = makeGpu({ checked });
+      gpu.makeResident([1], 0, 1, 'batch'); // object 1 resident; 0, 2 and 3 are not
+      gpu.queueWaitPaging(0, 1); // queue 0: runnable once the CPU signals paging value 1
+      gpu.executeCommandLists(0, [[2]]);
+      gpu.queueWaitPaging(1, 2); // queue 1: runnable once the paging queue reaches 2
+      gpu.executeCommandLists(1, [[0]]);
+      gpu.executeCommandLists(0, [[1]]); // behind queue 0's wait
+      gpu.queueSignal(1, 1);
+      gpu.cpuSignalPaging(1); // queue 0's lists become runnable: [2] is not resident
+      gpu.evict([1], 0, 1); // object 1 while a runnable list references it
+      gpu.enqueueMakeResident([3], 0, 1, 2, 'batch');
+      gpu.pagingProgress(1); // queue 1's list becomes runnable: [0] is not resident
+      gpu.progress(0, 4);
+      gpu.progress(1, 4);
+      return gpu.violations.map((violation) => `${violation.kind} ${violation.object}`);
+    };
+    expect(judged(true)).toEqual(['touch-not-resident 2', 'evict-in-flight 1', 'touch-not-resident 0', 'touch-not-resident 2', 'touch-not-resident 1', 'touch-not-resident 0']);
+    expect(judged(false)).toEqual([]);
+  });
+});
+
 describe('simulated GPU: object history', () => {
   it('keeps exactly the last 1000 entries, each stamped with the clock; a message carries them all', () => {
     const gpu = makeGpu();
