@@ -55,6 +55,10 @@ class CorruptibleBestFit extends BestFitAllocator {
     heap[2 * i] = offsetBytes / this.poolAlignBytes;
     heap[2 * i + 1] = node;
   }
+  /** Nodes handed out so far: ids at or above it name no node. */
+  highWater(): number {
+    return this.nodeHighWater;
+  }
   setHeapCount(sizeUnits: number, count: number): void {
     this.heapOf(sizeUnits)[0] = count;
   }
@@ -158,6 +162,21 @@ describe('best-fit checkIndexes: every condition reported when (and only when) i
     const pool = threeHoles();
     pool.setEntry(9, 1, 1792, 999);
     expect(pool.checkIndexes()).toBe('size 9: heap entry 1 names no node (999)');
+  });
+
+  it('a heap entry naming node -1, or the first node never handed out: both name no node', () => {
+    for (const bad of [-1, 'high-water'] as const) {
+      const pool = threeHoles();
+      const node = bad === -1 ? -1 : pool.highWater();
+      pool.setEntry(9, 1, 1792, node);
+      expect(pool.checkIndexes()).toBe(`size 9: heap entry 1 names no node (${node})`);
+    }
+  });
+
+  it('a size bit set over a heap that exists but is empty', () => {
+    const pool = threeHoles();
+    pool.setHeapCount(9, 0);
+    expect(pool.checkIndexes()).toBe('size 9 has its bit set but no free blocks');
   });
 
   it('the one-unit heap as built: lowest offset on top, every hole once', () => {
