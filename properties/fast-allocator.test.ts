@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { fastAllocatorSystem, UploadHeapJudge } from '../src/systems/fast-allocator.js';
 import { FastAllocatorImpl } from '../src/alloc/upload-pages.js';
 import { FastAllocatorModel } from '../models/fast-allocator.js';
-import { FAST_ALLOCATOR_PAGE_BYTES, DEFAULT_MIN_PAGES_TO_RETAIN, type FastAllocator } from '../src/alloc/upload-pages-types.js';
+import { FAST_ALLOCATOR_PAGE_BYTES, DEFAULT_MIN_PAGES_TO_RETAIN, UploadPageErrors, type FastAllocator } from '../src/alloc/upload-pages-types.js';
+import { FastConstantAllocatorImpl } from '../src/alloc/upload-pages.js';
+import { fastConstantAllocatorSystem } from '../src/systems/fast-constant-allocator.js';
 import { AllocErrors } from '../src/alloc/allocator.js';
 import { QueueTimeline } from '../src/gpu/queue-timeline.js';
 import { runSequence } from '../src/harness/runner.js';
@@ -43,6 +45,56 @@ describe('fast-allocator: the seed\'s values', () => {
       expect(heap.violations).toEqual([]);
     });
   }
+});
+
+describe('upload page allocators: configuration and minimum answers', () => {
+  // The shipped constructors refuse what the systems' config checks refuse, with the same words:
+  // a page size that is not a positive multiple of the granule (1 byte; 256 for constants), a
+  // minimum that is not a non-negative integer.
+  const fastProblem = (page: number) => `pageSizeBytes must be a positive multiple of 1, got ${page}`;
+  const constProblem = (page: number) => `pageSizeBytes must be a positive multiple of 256, got ${page}`;
+  const minProblem = (count: number) => `minPagesToRetain must be a non-negative integer, got ${count}`;
+  const make = {
+    fast: (page: number, min: number) => new FastAllocatorImpl(new UploadHeapJudge(new QueueTimeline()), new QueueTimeline(), page, min),
+    constant: (page: number, min: number) => new FastConstantAllocatorImpl(new UploadHeapJudge(new QueueTimeline()), new QueueTimeline(), page, min),
+  };
+
+  it('page sizes: the fast allocator takes any positive integer, the constant allocator multiples of 256', () => {
+    for (const page of [0, -1, -256, 1.5, Number.NaN, 2 ** 53]) {
+      expect(() => make.fast(page, 0)).toThrow(`fast allocator: ${fastProblem(page)}`);
+      expect(fastAllocatorSystem.checkConfig({ pageSizeBytes: page, minPagesToRetain: 0 })).toBe(page > 2 ** 40 ? 'pageSizeBytes must be at most 1073741824, got 9007199254740992' : fastProblem(page));
+    }
+    for (const page of [0, 128, 255, -256, 384, 256.5]) {
+      expect(() => make.constant(page, 0)).toThrow(`fast constant allocator: ${constProblem(page)}`);
+      expect(fastConstantAllocatorSystem.checkConfig({ pageSizeBytes: page, minPagesToRetain: 0 })).toBe(constProblem(page));
+    }
+    for (const page of [1, 3, 256]) expect(make.fast(page, 0).pageSizeBytes).toBe(page);
+    for (const page of [256, 512, 65536]) expect(make.constant(page, 0).pageSizeBytes).toBe(page);
+    expect(fastAllocatorSystem.checkConfig({ pageSizeBytes: 1, minPagesToRetain: 0 })).toBeNull();
+    expect(fastConstantAllocatorSystem.checkConfig({ pageSizeBytes: 256, minPagesToRetain: 0 })).toBeNull();
+  });
+
+  it('minimums: a non-negative integer at construction and at run time; a refused change keeps the old one', () => {
+    for (const count of [-1, 0.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(() => make.fast(256, count)).toThrow(`fast allocator: ${minProblem(count)}`);
+      expect(() => make.constant(256, count)).toThrow(`fast constant allocator: ${minProblem(count)}`);
+      expect(fastAllocatorSystem.checkConfig({ pageSizeBytes: 256, minPagesToRetain: count })).toBe(count === Number.POSITIVE_INFINITY ? 'minPagesToRetain must be at most 1024, got Infinity' : minProblem(count));
+      const fast = make.fast(256, 2);
+      let thrown: unknown;
+      try {
+        fast.setMinPagesToRetain(count);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toMatchObject({ code: UploadPageErrors.BAD_MIN_PAGES, message: expect.stringContaining(minProblem(count)) });
+      expect(fast.minPagesToRetain).toBe(2);
+    }
+    const fast = make.fast(256, 0);
+    fast.setMinPagesToRetain(0);
+    fast.setMinPagesToRetain(7);
+    expect(fast.minPagesToRetain).toBe(7);
+    expect(make.constant(256, 0).minPagesToRetain).toBe(0);
+  });
 });
 
 describe('fast-allocator: the judges', () => {

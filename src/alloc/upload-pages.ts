@@ -17,6 +17,7 @@ import {
   FAST_CONSTANT_PAGE_BYTES,
   UploadPageErrors,
   badMinPages,
+  pageConfigProblem,
   type FastAllocator,
   type FastConstantAllocator,
   type FencedBuffer,
@@ -144,6 +145,8 @@ export class FastAllocatorImpl extends BumpPages implements FastAllocator {
 
   constructor(heap: UploadHeap, fence: FenceView, pageSizeBytes = FAST_ALLOCATOR_PAGE_BYTES, minPagesToRetain = DEFAULT_MIN_PAGES_TO_RETAIN) {
     super(heap, fence, pageSizeBytes, minPagesToRetain);
+    const problem = pageConfigProblem(pageSizeBytes, minPagesToRetain);
+    if (problem !== null) throw new Error(`fast allocator: ${problem}`);
   }
 
   allocate(sizeBytes: number, alignBytes: number): UploadLocation {
@@ -195,6 +198,8 @@ export class FastConstantAllocatorImpl extends BumpPages implements FastConstant
 
   constructor(heap: UploadHeap, fence: FenceView, pageSizeBytes = FAST_CONSTANT_PAGE_BYTES, minPagesToRetain = DEFAULT_MIN_PAGES_TO_RETAIN) {
     super(heap, fence, pageSizeBytes, minPagesToRetain);
+    const problem = pageConfigProblem(pageSizeBytes, minPagesToRetain, CONSTANT_ALIGN_BYTES);
+    if (problem !== null) throw new Error(`fast constant allocator: ${problem}`);
   }
 
   allocate(sizeBytes: number): UploadLocation {
