@@ -15,7 +15,17 @@ import { BuddyModel } from '../models/alloc-buddy.js';
 import { FirstFitModel } from '../models/alloc-first-fit.js';
 import type { BlockAllocator } from '../src/alloc/allocator.js';
 
-function drive(impl: BlockAllocator, model: BlockAllocator, steps: number): { maxLive: number } {
+/** A request of the stream: [sizeBytes, alignBytes] from the stream's random numbers. */
+type Request = (next: () => number) => [number, number];
+
+/** Sizes 1 B - 16 KiB, alignments mostly small, sometimes up to 8 MiB. */
+const smallRequests: Request = (next) => {
+  const sizeBytes = 1 + Math.floor(2 ** (next() * 14));
+  const r = next();
+  return [sizeBytes, r < 0.3 ? 1 : r < 0.5 ? 16 : r < 0.8 ? 256 : r < 0.95 ? 4096 : 2 ** Math.floor(next() * 24)];
+};
+
+function drive(impl: BlockAllocator, model: BlockAllocator, steps: number, request: Request = smallRequests, compareEvery = 1009): { maxLive: number } {
   let state = 0x9e3779b9;
   const next = () => {
     state ^= state << 13;
@@ -29,9 +39,7 @@ function drive(impl: BlockAllocator, model: BlockAllocator, steps: number): { ma
     const phase = Math.floor(step / 3000) % 3;
     const allocate = live.length === 0 || next() < (phase === 0 ? 0.75 : phase === 1 ? 0.3 : 0.5);
     if (allocate) {
-      const sizeBytes = 1 + Math.floor(2 ** (next() * 14));
-      const r = next();
-      const alignBytes = r < 0.3 ? 1 : r < 0.5 ? 16 : r < 0.8 ? 256 : r < 0.95 ? 4096 : 2 ** Math.floor(next() * 24);
+      const [sizeBytes, alignBytes] = request(next);
       const offset = impl.alloc(sizeBytes, alignBytes);
       expect(offset, `step ${step}: alloc(${sizeBytes}, ${alignBytes})`).toBe(model.alloc(sizeBytes, alignBytes));
       if (offset !== null) live.push(offset);
@@ -45,7 +53,7 @@ function drive(impl: BlockAllocator, model: BlockAllocator, steps: number): { ma
     }
     maxLive = Math.max(maxLive, live.length);
     if (step % 211 === 0) expect(impl.checkIndexes(), `step ${step}`).toBeNull();
-    if (step % 1009 === 0) {
+    if (step % compareEvery === 0) {
       expect(impl.blocks(), `step ${step}`).toEqual(model.blocks());
       expect(impl.live(), `step ${step}`).toEqual(model.live());
     }
@@ -70,5 +78,24 @@ describe('allocator indexes at scale (thousands of free blocks)', () => {
   });
   it('buddy agrees with the model over the same stream', () => {
     drive(new BuddyAllocator({ capacityBytes: 2 ** 24, minBlockBytes: 256 }), new BuddyModel({ capacityBytes: 2 ** 24, minBlockBytes: 256 }), 12000);
+  });
+});
+
+describe('allocators on heaps above 4 GiB (offsets past 32 bits, alignments above 2^30)', () => {
+  // GPU heaps and virtual blocks above 4 GiB exist; offsets there no longer fit 32-bit masks, and
+  // alignments above 2^30 take the allocators' wide paths. Sizes 1 B - 16 GiB, alignments 1 B -
+  // 32 GiB on a 64 GiB heap: every offset, the tiling and the live list must match the model.
+  const capacityBytes = 64 * 2 ** 30;
+  const hugeRequests: Request = (next) => [1 + Math.floor(2 ** (next() * 34)), 2 ** Math.floor(next() * 36)];
+  it('first fit', () => {
+    drive(new FirstFitAllocator({ capacityBytes }), new FirstFitModel({ capacityBytes }), 3000, hugeRequests, 7);
+  });
+  it('best fit', () => {
+    const config = { capacityBytes, poolAlignBytes: 65536 };
+    drive(new BestFitAllocator(config), new BestFitModel(config), 3000, hugeRequests, 7);
+  });
+  it('buddy', () => {
+    const config = { capacityBytes, minBlockBytes: 256 };
+    drive(new BuddyAllocator(config), new BuddyModel(config), 3000, hugeRequests, 7);
   });
 });

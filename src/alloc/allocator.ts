@@ -29,8 +29,10 @@ export const AllocErrors = {
 export function isPowerOfTwo(value: number): boolean {
   // Fast path for 32-bit values (the hot path of every alloc); the same rule as the general one.
   if (value > 0 && value <= 0x40000000 && (value | 0) === value) return (value & (value - 1)) === 0;
-  // Math.log2 is exact for powers of two up to 2^53, the whole safe-integer range.
-  return Number.isSafeInteger(value) && value > 0 && Number.isInteger(Math.log2(value));
+  if (!Number.isSafeInteger(value) || value <= 0) return false;
+  // Above 2^30 a power of two is 2^30 times a smaller one; the division is exact. (Math.log2 is
+  // no test here: it rounds log2(2^49 - 1) and log2(2^49 + 1) to exactly 49.)
+  return value % 0x40000000 === 0 && isPowerOfTwo(value / 0x40000000);
 }
 
 export function alignUp(value: number, alignBytes: number): number {
