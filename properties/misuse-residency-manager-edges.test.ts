@@ -11,6 +11,10 @@
  * - a MakeResident failing right after a pressure-trim Evict (the device fails the next call):
  *   whether it is the second batch or the fallback's first try, the retry covers exactly the
  *   objects not yet made, and bookkeeping ends equal to the device (latent defect (b) avoided);
+ * - split halves: when another thread takes every free slot while the first half runs, the
+ *   second half's master set fails and the submission answers E_FAIL (§7 step 5);
+ * - the pressure loop is bounded: G-1 rounds with a device failing every MakeResident stop
+ *   with an error after 2 * (sync points + objects) + 8 rounds (the library would spin, §8.6);
  * - the benchmark's unchecked mode answers like the checked one and records no events;
  * - the manager's set pool validates only the sets of [from, to) it is given.
  */
@@ -224,6 +228,76 @@ for (const side of SIDES) {
       manager.endTracking(3);
       expect([0, 1, 2, 3].map((object) => manager.status(object))).toEqual(['resident', 'untracked', 'resident', 'untracked']);
       expect(manager.gpu.violations).toEqual([]);
+    });
+  });
+
+  describe(`residency-manager (${side.name}): split halves and the set pool`, () => {
+    it('another thread takes the free slots while the first half runs: the second half is E_OUTOFMEMORY and the submission E_FAIL', () => {
+      // Budget 7 < 8 bytes: the two sets split. The first half's aged trim is the moment the
+      // other thread (here the Evict hook) opens sets on every free slot; the second half's
+      // master set then finds none.
+      const manager = side.make({ ...BASE, objectSizesBytes: [4, 4, 4], startEvicted: false, localBudgetBytes: 7, slotCount: 4 });
+      const [first, second] = setUp(manager, [[1], [2]]);
+      manager.gpu.advanceClock(1000);
+      manager.gpu.drainCalls();
+      const taken: number[] = [];
+      manager.gpu.evictObserver = () => {
+        for (;;) {
+          const set = manager.sets.createSet();
+          if (manager.sets.open(set) !== 'S_OK') {
+            manager.sets.destroySet(set);
+            return;
+          }
+          taken.push(set);
+        }
+      };
+      expect(execute(manager, [first!, second!])).toBe('E_FAIL');
+      expect(taken).toHaveLength(4);
+      expect(manager.drainEvents()).toEqual(['split', 'aged-trim']);
+      // The first half ran (one list, one generation); the second executed nothing.
+      expect(manager.gpu.drainCalls()).toEqual([['evict', [2, 0]], ['execute', 0, 1], ['signal', 0, 1]]);
+      expect(manager.currentGeneration()).toBe(1);
+      expect(manager.residentList()).toEqual([1]);
+      // Once the other thread closes its sets, the second set goes through.
+      manager.gpu.evictObserver = null;
+      for (const set of taken) expect(manager.sets.close(set)).toBe('S_OK');
+      expect(execute(manager, [second!])).toBe('S_OK');
+      expect(manager.status(2)).toBe('resident');
+      manager.gpu.pagingProgress(100);
+      manager.gpu.progress(0, 100);
+      expect(manager.gpu.violations).toEqual([]);
+    });
+  });
+
+  describe(`residency-manager (${side.name}): the pressure loop is bounded`, () => {
+    it('G-1 with a device that fails every MakeResident: the paging loop stops after 2 * (sync points + objects) + 8 rounds, it does not spin', () => {
+      // Async: object 0 resident from generation 0 (completed); the worker processes
+      // generation 1 while its own sync point is uncompleted, so every round is G-1: nothing
+      // to wait for, nothing to trim (room enough), and the MakeResident fails again.
+      const manager = side.make({ ...BASE, mode: 'async' });
+      const [old, wanted] = setUp(manager, [[0], [1]]);
+      expect(execute(manager, [old!])).toBe('S_OK');
+      expect(manager.pagingWorkerStep()).toBe(true);
+      manager.gpu.progress(0, 100);
+      expect(execute(manager, [wanted!])).toBe('S_OK');
+      manager.gpu.drainCalls();
+      manager.drainEvents();
+      // The failure is re-armed at each round's Evict, a hundred times at most.
+      let arms = 0;
+      manager.gpu.failNext('makeResident');
+      manager.gpu.evictObserver = () => {
+        if (arms === 100) return;
+        arms++;
+        manager.gpu.failNext('makeResident');
+      };
+      const limit = 2 * (1 + 1) + 8;
+      const error = thrownBy(() => manager.pagingWorkerStep());
+      expect(error).toBeInstanceOf(Error);
+      expect((error as Error).message).toMatch(new RegExp(`^(model: )?paging loop exceeded ${limit} rounds$`));
+      const calls = manager.gpu.drainCalls();
+      const round = [['makeResident', 'batch', [1], 'E_OUTOFMEMORY'], ['evict', []]];
+      expect(calls).toEqual(Array.from({ length: limit + 1 }, () => round).flat());
+      expect(manager.drainEvents()).toEqual(Array.from({ length: limit + 1 }, () => ['make-resident-failed', 'g-minus-one']).flat());
     });
   });
 
