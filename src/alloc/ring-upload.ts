@@ -30,6 +30,7 @@ import { ContractError } from '../contract.js';
 import { alignUp, validateRequest } from './allocator.js';
 import { RingErrors, type RingRange, type RingUploadAllocator } from './ring-upload-types.js';
 import { NumberDeque } from './number-deque.js';
+import { NumberMap } from './typed-arrays.js';
 
 type MutableRange = { -readonly [K in keyof RingRange]: RingRange[K] };
 
@@ -40,8 +41,6 @@ export const RANGE_SUBMITTED = 2;
 export const NO_SLOT = -1;
 /** Records of a new ring (and entries of its order and in-flight queues); more live ranges grow them. */
 export const INITIAL_SLOTS = 16;
-/** Bound on records: every live record holds at least one byte of the arc, holes included. */
-const MAX_SLOTS = 1 << 26;
 
 export class RingUploadAllocatorImpl implements RingUploadAllocator {
   // Record slab.
@@ -58,7 +57,11 @@ export class RingUploadAllocatorImpl implements RingUploadAllocator {
   /** Submitted slots in submission order. */
   protected readonly inFlight = new NumberDeque(INITIAL_SLOTS);
 
-  protected readonly slotByOffset = new Map<number, number>();
+  /**
+   * Offset -> slot of each live range. A typed-array hash (src/alloc/typed-arrays.ts), not a Map:
+   * V8 caps a Map at 2^24 entries, and a ring of 2^25 bytes holds that many one-byte ranges.
+   */
+  protected readonly slotByOffset = new NumberMap();
   protected cursorBytes = 0;
   protected liveCount = 0;
   protected usedByteCount = 0;
@@ -263,12 +266,14 @@ export class RingUploadAllocatorImpl implements RingUploadAllocator {
     return fenceValue <= completedValue;
   }
 
-  /** A free slot from the slab, growing it when empty; NO_SLOT only past MAX_SLOTS. */
+  /**
+   * A free slot from the slab, growing it when empty. Records need no bound of their own: each
+   * one (a live range, or a hole not yet popped behind the head) holds at least one byte of the
+   * arc, so there are never more than capacityBytes. This class never answers NO_SLOT; a
+   * subclass may (the bug catalog's record-limit pitfalls), and allocate then answers null.
+   */
   protected takeSlot(): number {
-    if (this.freeSlotCount === 0) {
-      if (this.offsetOf.length >= MAX_SLOTS) return NO_SLOT;
-      this.growSlab();
-    }
+    if (this.freeSlotCount === 0) this.growSlab();
     return this.freeSlots[--this.freeSlotCount]!;
   }
 
