@@ -1,0 +1,338 @@
+/**
+ * Self-checks of the first-fit allocator (issue 14): each condition of `checkIndexes()` (the
+ * chunked index against the start/end maps and its stored maxima) and of `isPristine()` is
+ * switched on by corrupting one piece of a real allocator on purpose, and the test expects
+ * exactly that condition, worded as the validator words it. Besides: node ids are recycled (the
+ * node arrays stay as large as the most free blocks ever held), and the inspection views answer
+ * like the model.
+ *
+ * The corruption goes through a subclass that reaches the protected index arrays (the same state
+ * the bug catalog in mutants/ overrides). Chunks and nodes are found through the directory and
+ * the start map, not by assuming which ids the allocator hands out. Alignment 1 is the only one
+ * requested before a corruption, so it is alignment slot 0.
+ */
+import { describe, expect, it } from 'vitest';
+import { FirstFitAllocator } from '../src/alloc/first-fit.js';
+import { FirstFitModel } from '../models/alloc-first-fit.js';
+
+const CHUNK = 32;
+const CAPACITY = 1 << 16;
+
+class CorruptibleFirstFit extends FirstFitAllocator {
+  constructor(capacityBytes = CAPACITY) {
+    super({ capacityBytes });
+  }
+  /** The chunk at directory position p. */
+  chunkAt(p: number): number {
+    if (p < 0 || p >= this.orderCount) throw new Error(`test setup: no chunk at directory position ${p}`);
+    return this.order[p]!;
+  }
+  chunks(): number {
+    return this.orderCount;
+  }
+  entries(chunk: number): number {
+    return this.chunkCount[chunk]!;
+  }
+  /** The node of the free block starting at `offsetBytes`. */
+  nodeAt(offsetBytes: number): number {
+    const node = this.freeByStart.get(offsetBytes);
+    if (node === undefined) throw new Error(`test setup: no free block at ${offsetBytes}`);
+    return node;
+  }
+  /** The chunk-array index of entry i of `chunk`. */
+  entryIndex(chunk: number, i: number): number {
+    return chunk * CHUNK + i;
+  }
+  nodeOfEntry(chunk: number, i: number): number {
+    return this.chunkNodes[this.entryIndex(chunk, i)]!;
+  }
+  startOf(node: number): number {
+    return this.key[node]!;
+  }
+  sizeOf(node: number): number {
+    return this.size[node]!;
+  }
+  setEntryCount(chunk: number, count: number): void {
+    this.chunkCount[chunk] = count;
+  }
+  setChunkPosition(chunk: number, p: number): void {
+    this.chunkPos[chunk] = p;
+  }
+  setChunkOfNode(node: number, chunk: number): void {
+    this.chunkOf[node] = chunk;
+  }
+  setEntryCopy(chunk: number, i: number, start: number, sizeBytes: number): void {
+    this.entryStart[this.entryIndex(chunk, i)] = start;
+    this.entrySize[this.entryIndex(chunk, i)] = sizeBytes;
+  }
+  /** Swaps entries i and j of a chunk whole (node ids and copies): the copies stay right, the order breaks. */
+  swapEntries(chunk: number, i: number, j: number): void {
+    const a = this.entryIndex(chunk, i);
+    const b = this.entryIndex(chunk, j);
+    for (const array of [this.chunkNodes, this.entryStart, this.entrySize]) {
+      const held = array[a]!;
+      array[a] = array[b]!;
+      array[b] = held;
+    }
+  }
+  /** Moves a node's block to [start, start + sizeBytes) in the node arrays and its chunk's copy (not in the maps). */
+  setNodeBlock(node: number, start: number, sizeBytes: number): void {
+    const chunk = this.chunkOf[node]!;
+    for (let i = 0; i < this.chunkCount[chunk]!; i++) {
+      if (this.nodeOfEntry(chunk, i) === node) this.setEntryCopy(chunk, i, start, sizeBytes);
+    }
+    this.key[node] = start;
+    this.size[node] = sizeBytes;
+  }
+  forgetStart(start: number): void {
+    this.freeByStart.delete(start);
+  }
+  forgetEnd(end: number): void {
+    this.freeByEnd.delete(end);
+  }
+  mapStart(start: number, node: number): void {
+    this.freeByStart.set(start, node);
+  }
+  mapEnd(end: number, node: number): void {
+    this.freeByEnd.set(end, node);
+  }
+  recordLive(offsetBytes: number, sizeBytes: number): void {
+    this.liveSizes.set(offsetBytes, sizeBytes);
+  }
+  /** The stored largest usable size at alignment slot 0 (alignment 1) of directory position p. */
+  positionValue(p: number): number {
+    return this.positionFit[p]!;
+  }
+  setPositionValue(p: number, value: number): void {
+    this.positionFit[p] = value;
+  }
+  /** The stored maximum at alignment slot 0 of group g (the group table has room for chunks / 32 + 1 groups per slot). */
+  groupValue(g: number): number {
+    return this.groupFit[g]!;
+  }
+  setGroupValue(g: number, value: number): void {
+    this.groupFit[g] = value;
+  }
+  /** Node ids handed out so far (ids are recycled). */
+  nodesHandedOut(): number {
+    return this.nodeHighWater;
+  }
+}
+
+/**
+ * 2 * holes + 1 allocations of 16 bytes at alignment 1 from offset 0, then every second one
+ * freed (offsets 16, 48, ...): `holes` free blocks of 16 bytes and the free tail. A final
+ * request that cannot fit flushes the index (no chunk waits for recomputation). Nothing is
+ * inspected (inspection results are cached until the next alloc or free, and the corruptions
+ * below must be seen).
+ */
+function withHoles(holes: number): CorruptibleFirstFit {
+  const pool = new CorruptibleFirstFit();
+  for (let i = 0; i <= 2 * holes; i++) expect(pool.alloc(16, 1)).toBe(16 * i);
+  for (let i = 0; i < holes; i++) pool.free(16 * (2 * i + 1));
+  expect(pool.alloc(CAPACITY, 1)).toBeNull();
+  return pool;
+}
+
+/** The free tail of withHoles(holes). */
+const tailBytes = (holes: number) => CAPACITY - (2 * holes + 1) * 16;
+
+describe('first-fit checkIndexes: every condition reported when (and only when) it is broken', () => {
+  it('the corruption helpers shadow no method of the allocator', () => {
+    const own = Object.getOwnPropertyNames(CorruptibleFirstFit.prototype).filter((name) => name !== 'constructor');
+    expect(own.filter((name) => name in FirstFitAllocator.prototype)).toEqual([]);
+  });
+
+  it('the setups pass: 31 holes fill one chunk (32 blocks), 100 holes take several chunks', () => {
+    for (const holes of [10, 31, 100]) {
+      const pool = withHoles(holes);
+      expect(pool.checkIndexes()).toBeNull();
+      expect(pool.blocks().filter((block) => block.free)).toEqual([
+        ...Array.from({ length: holes }, (_, i) => ({ offsetBytes: 16 * (2 * i + 1), sizeBytes: 16, free: true })),
+        { offsetBytes: CAPACITY - tailBytes(holes), sizeBytes: tailBytes(holes), free: true },
+      ]);
+    }
+    const full = withHoles(31);
+    expect(full.chunks()).toBe(1);
+    expect(full.entries(full.chunkAt(0))).toBe(CHUNK);
+    const several = withHoles(100);
+    expect(several.chunks()).toBeGreaterThan(3);
+    let total = 0;
+    for (let p = 0; p < several.chunks(); p++) total += several.entries(several.chunkAt(p));
+    expect(total).toBe(101);
+  });
+
+  it('a free block missing from the start map', () => {
+    const pool = withHoles(10);
+    pool.forgetStart(48);
+    expect(pool.checkIndexes()).toBe('the index holds 11 free blocks, the start/end maps 10/11');
+  });
+
+  it('a free block missing from the end map', () => {
+    const pool = withHoles(10);
+    pool.forgetEnd(64);
+    expect(pool.checkIndexes()).toBe('the index holds 11 free blocks, the start/end maps 11/10');
+  });
+
+  it('a chunk counting more entries than a chunk holds', () => {
+    const pool = withHoles(31);
+    const chunk = pool.chunkAt(0);
+    pool.setEntryCount(chunk, CHUNK + 1);
+    expect(pool.checkIndexes()).toBe(`chunk ${chunk} at directory position 0 holds ${CHUNK + 1} blocks (1..${CHUNK} allowed)`);
+  });
+
+  it('an empty chunk left in the directory', () => {
+    const pool = withHoles(100);
+    const p = pool.chunks() - 1;
+    const chunk = pool.chunkAt(p);
+    // The chunk's blocks leave the maps too, so the block counts still agree.
+    for (let i = 0; i < pool.entries(chunk); i++) {
+      const node = pool.nodeOfEntry(chunk, i);
+      pool.forgetStart(pool.startOf(node));
+      pool.forgetEnd(pool.startOf(node) + pool.sizeOf(node));
+    }
+    pool.setEntryCount(chunk, 0);
+    expect(pool.checkIndexes()).toBe(`chunk ${chunk} at directory position ${p} holds 0 blocks (1..${CHUNK} allowed)`);
+  });
+
+  it('a chunk recording another directory position', () => {
+    const pool = withHoles(100);
+    const chunk = pool.chunkAt(1);
+    pool.setChunkPosition(chunk, 2);
+    expect(pool.checkIndexes()).toBe(`chunk ${chunk} is at directory position 1 but records 2`);
+  });
+
+  it('a node recording another chunk', () => {
+    const pool = withHoles(100);
+    const chunk = pool.chunkAt(1);
+    const node = pool.nodeOfEntry(chunk, 3);
+    pool.setChunkOfNode(node, pool.chunkAt(0));
+    expect(pool.checkIndexes()).toBe(`free block at ${pool.startOf(node)} sits in chunk ${chunk} but records chunk ${pool.chunkAt(0)}`);
+  });
+
+  it("an entry whose copied start is not its block's", () => {
+    const pool = withHoles(10);
+    const chunk = pool.chunkAt(0);
+    const node = pool.nodeOfEntry(chunk, 2);
+    expect([pool.startOf(node), pool.sizeOf(node)]).toEqual([80, 16]);
+    pool.setEntryCopy(chunk, 2, 81, 16);
+    expect(pool.checkIndexes()).toBe("free block [80+16]: its chunk's copy says [81+16]");
+  });
+
+  it("an entry whose copied size is not its block's", () => {
+    const pool = withHoles(10);
+    const chunk = pool.chunkAt(0);
+    pool.setEntryCopy(chunk, 2, 80, 15);
+    expect(pool.checkIndexes()).toBe("free block [80+16]: its chunk's copy says [80+15]");
+  });
+
+  it('two entries out of offset order', () => {
+    const pool = withHoles(10);
+    const chunk = pool.chunkAt(0);
+    pool.swapEntries(chunk, 2, 3);
+    expect(pool.checkIndexes()).toBe('the index is out of offset order at 80');
+  });
+
+  it('two free blocks at the same start', () => {
+    const pool = withHoles(10);
+    // The block at 112 claims to start at 80 too (node arrays and chunk copy; the maps are left alone).
+    pool.setNodeBlock(pool.nodeAt(112), 80, 16);
+    expect(pool.checkIndexes()).toBe('the index is out of offset order at 80');
+  });
+
+  it('a free block the start map sends elsewhere', () => {
+    const pool = withHoles(10);
+    pool.mapStart(80, pool.nodeAt(112));
+    expect(pool.checkIndexes()).toBe('free block [80+16] is not found by its start and end');
+  });
+
+  it('a free block the end map sends elsewhere', () => {
+    const pool = withHoles(10);
+    pool.mapEnd(96, pool.nodeAt(112));
+    expect(pool.checkIndexes()).toBe('free block [80+16] is not found by its start and end');
+  });
+
+  it("a chunk's stored largest usable size that is not its blocks' largest", () => {
+    const pool = withHoles(100);
+    const p = 1;
+    expect(pool.positionValue(p)).toBe(16);
+    pool.setPositionValue(p, 17);
+    expect(pool.checkIndexes()).toBe(`chunk at directory position ${p}: largest usable size at alignment 1 is 17, should be 16`);
+  });
+
+  it("a group's stored maximum that is not its chunks' largest", () => {
+    const pool = withHoles(100);
+    const largest = tailBytes(100);
+    expect(pool.groupValue(0)).toBe(largest);
+    pool.setGroupValue(0, largest - 1);
+    expect(pool.checkIndexes()).toBe(`chunk group 0: largest usable size at alignment 1 is ${largest - 1}, should be ${largest}`);
+  });
+});
+
+describe('first-fit isPristine: every condition', () => {
+  it('fresh, and back to pristine after every allocation is freed', () => {
+    const pool = new CorruptibleFirstFit();
+    expect(pool.isPristine()).toBe(true);
+    const holes = withHoles(40);
+    expect(holes.isPristine()).toBe(false);
+    for (let i = 0; i <= 40; i++) holes.free(32 * i);
+    expect(holes.isPristine()).toBe(true);
+    expect(holes.checkIndexes()).toBeNull();
+  });
+
+  it('a live allocation recorded: not pristine', () => {
+    const pool = new CorruptibleFirstFit();
+    pool.recordLive(128, 16);
+    expect(pool.isPristine()).toBe(false);
+  });
+
+  it('a second free block: not pristine', () => {
+    const pool = new CorruptibleFirstFit();
+    pool.mapStart(4096, pool.nodeAt(0));
+    expect(pool.isPristine()).toBe(false);
+  });
+
+  it('the one free block not at offset 0: not pristine', () => {
+    const pool = new CorruptibleFirstFit();
+    const node = pool.nodeAt(0);
+    pool.forgetStart(0);
+    pool.mapStart(16, node);
+    expect(pool.isPristine()).toBe(false);
+  });
+
+  it('the one free block short of the capacity: not pristine', () => {
+    const pool = new CorruptibleFirstFit();
+    pool.setNodeBlock(pool.nodeAt(0), 0, CAPACITY - 1);
+    expect(pool.isPristine()).toBe(false);
+  });
+});
+
+describe('first-fit free-block nodes', () => {
+  it('node ids are recycled: the node arrays never outgrow the most free blocks held at once', () => {
+    const pool = new CorruptibleFirstFit();
+    const model = new FirstFitModel({ capacityBytes: CAPACITY });
+    let mostFree = 1;
+    const live: number[] = [];
+    // Rounds of four allocations freed in a scrambled order: splits, merges, padding blocks.
+    for (let round = 0; round < 2000; round++) {
+      for (let k = 0; k < 4; k++) {
+        const sizeBytes = 1 + ((round * 7 + k * 13) % 40);
+        const alignBytes = 1 << ((round + k) % 6);
+        const offset = pool.alloc(sizeBytes, alignBytes);
+        expect(offset).toBe(model.alloc(sizeBytes, alignBytes));
+        live.push(offset!);
+      }
+      mostFree = Math.max(mostFree, pool.blocksView().filter((block) => block.free).length);
+      for (const k of [2, 0, 3, 1]) {
+        pool.free(live[k]!);
+        model.free(live[k]!);
+        mostFree = Math.max(mostFree, pool.blocksView().filter((block) => block.free).length);
+      }
+      live.length = 0;
+    }
+    expect(pool.checkIndexes()).toBeNull();
+    expect(pool.isPristine()).toBe(true);
+    expect(mostFree).toBeGreaterThan(2);
+    expect(pool.nodesHandedOut()).toBeLessThanOrEqual(mostFree);
+  });
+});
