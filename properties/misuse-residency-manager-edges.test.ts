@@ -1,6 +1,8 @@
 /**
  * Misuse and edges of the residency manager (issue 14), held on the model and the shipped
- * implementation alike (residency-library.md §4-§8, contract errors of residency-manager-types):
+ * implementation alike (residency-library.md §4-§8, contract errors of residency-manager-types);
+ * the MaxLatency refusal and the unchecked mode's silence are the implementation's alone (the
+ * model has no constructor guard and always records events):
  *
  * - construction refuses a MaxLatency below 1 (0 hangs the first submission, §5), and 1 works;
  * - contract errors carry their code and name the object, and a refused call changes nothing;
