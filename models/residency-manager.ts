@@ -97,6 +97,7 @@ export class ResidencyManagerModel implements ResidencyManager {
 
   /** `checked: false` gives the GPU's unchecked mode (the benchmark's, same as the implementation's). */
   constructor(readonly config: ResidencyManagerConfig, options: { readonly checked?: boolean } = {}) {
+    if (!(config.maxLatency >= 1)) throw new RangeError('maxLatency must be >= 1 (0 hangs the first submission)');
     this.gpu = new Gpu({
       checked: options.checked ?? true,
       objectSizesBytes: config.objectSizesBytes,

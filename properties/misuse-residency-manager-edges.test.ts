@@ -1,8 +1,7 @@
 /**
  * Misuse and edges of the residency manager (issue 14), held on the model and the shipped
  * implementation alike (residency-library.md §4-§8, contract errors of residency-manager-types);
- * the MaxLatency refusal and the unchecked mode's silence are the implementation's alone (the
- * model has no constructor guard and always records events):
+ * the unchecked mode's silence is the implementation's alone (the model always records events):
  *
  * - construction refuses a MaxLatency below 1 (0 hangs the first submission, §5), and 1 works;
  * - contract errors carry their code and name the object, and a refused call changes nothing;
@@ -45,12 +44,12 @@ const BASE: ResidencyManagerConfig = {
 interface Side {
   readonly name: string;
   readonly make: (config: ResidencyManagerConfig, checked?: boolean) => ResidencyManager;
-  /** The SET_HOLDS_UNTRACKED message (each side names what it knows). */
-  readonly holdsUntracked: (set: number, object: number) => string;
 }
+/** The SET_HOLDS_UNTRACKED message: the first set, in submission order, holding an untracked object. */
+const holdsUntracked = (set: number, object: number): string => `set ${set} holds untracked object ${object}`;
 const SIDES: Side[] = [
-  { name: 'model', make: (config, checked = true) => new ResidencyManagerModel(config, { checked }), holdsUntracked: (set, object) => `set ${set} holds untracked object ${object}` },
-  { name: 'implementation', make: (config, checked = true) => new ResidencyManagerImpl(config, { checked }), holdsUntracked: (_set, object) => `a set holds untracked object ${object}` },
+  { name: 'model', make: (config, checked = true) => new ResidencyManagerModel(config, { checked }) },
+  { name: 'implementation', make: (config, checked = true) => new ResidencyManagerImpl(config, { checked }) },
 ];
 
 /** Tracks every object and creates one closed set per given object list. */
@@ -105,9 +104,9 @@ function views(manager: ResidencyManager): unknown {
 }
 
 describe('residency-manager: MaxLatency at its edge', () => {
-  it('implementation: a MaxLatency below 1 is refused at construction (0 would hang the first submission)', () => {
-    for (const maxLatency of [0, -1, 0.5, Number.NaN]) {
-      const error = thrownBy(() => new ResidencyManagerImpl({ ...BASE, maxLatency }));
+  it('a MaxLatency below 1 is refused at construction (0 would hang the first submission)', () => {
+    for (const [maxLatency, make] of [0, -1, 0.5, Number.NaN].flatMap((value) => SIDES.map((side) => [value, side.make] as const))) {
+      const error = thrownBy(() => make({ ...BASE, maxLatency }));
       expect(error, `maxLatency ${maxLatency}`).toBeInstanceOf(RangeError);
       expect((error as Error).message).toBe('maxLatency must be >= 1 (0 hangs the first submission)');
     }
@@ -187,8 +186,8 @@ for (const side of SIDES) {
 
       // Set a still holds object 0, no longer tracked: Execute and MakeResident refuse it.
       const refused = views(manager);
-      expectContractError(() => execute(manager, [b!, a!]), 'SET_HOLDS_UNTRACKED', side.holdsUntracked(a!, 0));
-      expectContractError(() => manager.makeResidentForQueue(0, a!), 'SET_HOLDS_UNTRACKED', side.holdsUntracked(a!, 0));
+      expectContractError(() => execute(manager, [b!, a!]), 'SET_HOLDS_UNTRACKED', holdsUntracked(a!, 0));
+      expectContractError(() => manager.makeResidentForQueue(0, a!), 'SET_HOLDS_UNTRACKED', holdsUntracked(a!, 0));
       expect(views(manager)).toEqual(refused);
       expect(manager.gpu.violations).toEqual([]);
     });
@@ -391,6 +390,23 @@ for (const side of SIDES) {
       ]);
       expect(events).toEqual(['wait-sync-point', 'forced-fallback', 'make-resident-failed']);
       settled(manager);
+    });
+  });
+}
+
+for (const side of SIDES) {
+  describe(`residency-manager (${side.name}): the submitted lists are the manager's own copy`, () => {
+    it('a caller reusing its lists array after Execute does not change what is in flight', () => {
+      const manager = side.make(BASE);
+      const [a] = setUp(manager, [[0, 1]]);
+      const lists = [manager.sets.contents(a!).slice()];
+      expect(manager.executeCommandLists(0, lists, [a!])).toBe('S_OK');
+      lists[0] = []; // the caller records its next frame into the same array
+      expectContractError(() => manager.endTracking(0), 'END_TRACKING_IN_USE', 'object 0 is in an open set or in flight');
+      manager.gpu.pagingProgress(100);
+      manager.gpu.progress(0, 100);
+      manager.endTracking(0);
+      expect(manager.gpu.violations).toEqual([]);
     });
   });
 }

@@ -37,6 +37,17 @@ export class ManagerSetPool extends ResidencySetPoolImpl {
     return -1;
   }
 
+  /** The first non-null set of ids[from, to) that holds `object`, or -1 (names the set in an error). */
+  firstHolding(ids: readonly (number | null)[], from: number, to: number, object: number): number {
+    for (let i = from; i < to; i++) {
+      const id = ids[i];
+      if (id === null || id === undefined) continue;
+      const set = this.set(id);
+      for (let k = 0; k < set.size; k++) if (set.storage![k] === object) return id;
+    }
+    return -1;
+  }
+
   /**
    * The master-set merge of ids[from, to) into `out` (the pool's shared `mergeUnique`, with a
    * master slot taken for it and returned). Returns the number of unique objects, or -1 when no

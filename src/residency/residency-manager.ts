@@ -413,7 +413,10 @@ export class ResidencyManagerImpl implements ResidencyManager {
   protected validateSets(sets: readonly (number | null)[], from: number, to: number): boolean {
     if (this.sets.anyOpen(sets, from, to)) return false;
     const untracked = this.sets.firstUntracked(sets, from, to, this.statusOf);
-    if (untracked >= 0) throw new ContractError(ManagerErrors.SET_HOLDS_UNTRACKED, `a set holds untracked object ${untracked}`);
+    if (untracked >= 0) {
+      const set = this.sets.firstHolding(sets, from, to, untracked);
+      throw new ContractError(ManagerErrors.SET_HOLDS_UNTRACKED, `set ${set} holds untracked object ${untracked}`);
+    }
     return true;
   }
 
@@ -434,7 +437,9 @@ export class ResidencyManagerImpl implements ResidencyManager {
     }
     this.knowQueue(queue);
     this.submitPaging(queue, masterCount);
-    this.gpu.executeCommandLists(queue, from === 0 && to === lists.length ? lists : lists.slice(from, to));
+    // Always a copy: the GPU keeps what it was given until the lists run, and the caller may
+    // reuse its array after the call (the runtime copies the list pointers too).
+    this.gpu.executeCommandLists(queue, lists.slice(from, to));
     this.signalQueueFence(queue);
     return 'S_OK';
   }
