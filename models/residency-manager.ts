@@ -23,6 +23,12 @@
  * - Latent defect (b), a failed batch counted as made: the model does not count it. The batch
  *   cursor goes back to the batch's start, the loop takes the pressure path (wait and trim, or
  *   the fallback) and retries, so every object marked RESIDENT gets its device call.
+ * - MakeResidentForQueue with no signal of that queue after it (async mode): generation G's sync
+ *   point records the queue's last signalled fence value, which can complete before the worker
+ *   runs G's work; the worker then waits for G+1, and the inclusive pressure trim may evict G's
+ *   own objects before they were made resident (§10.2 broken; the judge reports the Evict of a
+ *   non-resident object). The library does this; the model keeps it. The harness's mapTiles op
+ *   signals the queue right after the call, so generated runs never leave that window open.
  * - A failed fallback MakeResident or a failed Evict (the library ignores both) is retried once;
  *   injected failures are one-shot per call kind, so the retry succeeds and bookkeeping stays
  *   equal to the device. Each failure is reported as an event.
