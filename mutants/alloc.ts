@@ -258,6 +258,18 @@ export const BEST_FIT_MUTANTS: AnyMutant[] = [
 
 export const FIRST_FIT_MUTANTS: AnyMutant[] = [
   firstFit(
+    'ff-power-of-two-by-log2',
+    'observation',
+    'Alignments tested for a power of two by Number.isInteger(Math.log2(a)): log2 rounds 2^49 - 1 and 2^50 + 1 to integers, so such a request is served at the power log2 names instead of refused (BAD_ALIGN). The shipped helper had this bug, shared by models and implementations',
+    class extends FirstFitAllocator {
+      override alloc(sizeBytes: number, alignBytes: number): number | null {
+        const log2 = Math.log2(alignBytes);
+        if (Number.isSafeInteger(alignBytes) && alignBytes > 0 && Number.isInteger(log2) && !isPowerOfTwo(alignBytes)) return super.alloc(sizeBytes, 2 ** log2);
+        return super.alloc(sizeBytes, alignBytes);
+      }
+    },
+  ),
+  firstFit(
     'ff-next-fit',
     'observation',
     'The search resumes after the last allocation (next fit, a rover) instead of starting at offset 0',

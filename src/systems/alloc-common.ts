@@ -335,7 +335,8 @@ export function alignArb(capacityBytes: number, extraBytes: readonly number[] = 
 function badAllocArb(capacityBytes: number, op: OpName): fc.Arbitrary<{ op: OpName; sizeBytes: number; alignBytes: number }> {
   return fc.oneof(
     fc.record({ op: fc.constant(op), sizeBytes: fc.integer({ min: -2, max: 0 }), alignBytes: fc.constantFrom(1, 16, 3) }),
-    fc.record({ op: fc.constant(op), sizeBytes: fc.integer({ min: 1, max: capacityBytes }), alignBytes: fc.constantFrom(0, 3, 6, 24, 768) }),
+    // 2^49 - 1 and 2^50 + 1: Math.log2 rounds both to integers, a trap for a power-of-two test.
+    fc.record({ op: fc.constant(op), sizeBytes: fc.integer({ min: 1, max: capacityBytes }), alignBytes: fc.constantFrom(0, 3, 6, 24, 768, 2 ** 49 - 1, 2 ** 50 + 1) }),
   );
 }
 
