@@ -336,3 +336,58 @@ describe('first-fit free-block nodes', () => {
     expect(pool.nodesHandedOut()).toBeLessThanOrEqual(mostFree);
   });
 });
+
+describe('first-fit views of a broken index: every recorded block still listed, by offset', () => {
+  /** withHoles(3): live 0, 32, 64, 96 (16 bytes each), free 16, 48, 80 (16 bytes) and the tail at 112. */
+  const liveOf = (offsets: [number, number][]) => offsets.map(([offsetBytes, sizeBytes]) => ({ offsetBytes, sizeBytes }));
+
+  it('the sound views: free and live blocks alternate, the live list ascends', () => {
+    const pool = withHoles(3);
+    expect(pool.blocks().map((block) => [block.offsetBytes, block.free])).toEqual([
+      [0, false], [16, true], [32, false], [48, true], [64, false], [80, true], [96, false], [112, true],
+    ]);
+    expect(pool.live()).toEqual(liveOf([[0, 16], [32, 16], [64, 16], [96, 16]]));
+  });
+
+  it('free blocks out of offset order in the index: blocks() sorts them in among the live ones, a free block first at a shared offset', () => {
+    const pool = withHoles(3);
+    pool.swapEntries(pool.chunkAt(0), 0, 1); // the walk meets 48 before 16
+    pool.recordLive(80, 8); // a live record at the free block 80's offset
+    expect(pool.blocks()).toEqual([
+      { offsetBytes: 0, sizeBytes: 16, free: false },
+      { offsetBytes: 16, sizeBytes: 16, free: true },
+      { offsetBytes: 32, sizeBytes: 16, free: false },
+      { offsetBytes: 48, sizeBytes: 16, free: true },
+      { offsetBytes: 64, sizeBytes: 16, free: false },
+      { offsetBytes: 80, sizeBytes: 16, free: true },
+      { offsetBytes: 80, sizeBytes: 8, free: false },
+      { offsetBytes: 96, sizeBytes: 16, free: false },
+      { offsetBytes: 112, sizeBytes: tailBytes(3), free: true },
+    ]);
+  });
+
+  it('a live record inside a free block (the gap walk misses it): live() lists every record, ascending', () => {
+    const pool = withHoles(3);
+    pool.recordLive(16, 8);
+    expect(pool.live()).toEqual(liveOf([[0, 16], [16, 8], [32, 16], [64, 16], [96, 16]]));
+    expect(pool.blocks().filter((block) => !block.free).map((block) => block.offsetBytes)).toEqual([0, 16, 32, 64, 96]);
+  });
+
+  it('a live record too short for its gap (the walk stops short of the next free block): live() still lists every record', () => {
+    const pool = withHoles(3);
+    pool.recordLive(32, 8);
+    expect(pool.live()).toEqual(liveOf([[0, 16], [32, 8], [64, 16], [96, 16]]));
+  });
+
+  it('a live record of size 0: the walk stops there, live() still lists every record', () => {
+    const pool = withHoles(3);
+    pool.recordLive(32, 0);
+    expect(pool.live()).toEqual(liveOf([[0, 16], [32, 0], [64, 16], [96, 16]]));
+  });
+
+  it('a free block of negative size: the walk stops there, live() still lists every record', () => {
+    const pool = withHoles(3);
+    pool.setNodeBlock(pool.nodeAt(48), 48, -16);
+    expect(pool.live()).toEqual(liveOf([[0, 16], [32, 16], [64, 16], [96, 16]]));
+  });
+});
