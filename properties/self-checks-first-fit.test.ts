@@ -113,6 +113,11 @@ class CorruptibleFirstFit extends FirstFitAllocator {
   setGroupValue(g: number, value: number): void {
     this.groupFit[g] = value;
   }
+  /** Lists `chunk` at directory position p (the directory grows to p + 1 positions if shorter). */
+  listChunkAt(p: number, chunk: number): void {
+    this.order[p] = chunk;
+    this.orderCount = Math.max(this.orderCount, p + 1);
+  }
   /** Node ids handed out so far (ids are recycled). */
   nodesHandedOut(): number {
     return this.nodeHighWater;
@@ -152,6 +157,10 @@ describe('first-fit checkIndexes: every condition reported when (and only when) 
         { offsetBytes: CAPACITY - tailBytes(holes), sizeBytes: tailBytes(holes), free: true },
       ]);
     }
+    const fresh = new CorruptibleFirstFit();
+    expect(fresh.checkIndexes()).toBeNull();
+    expect(fresh.chunks()).toBe(1);
+    expect(fresh.entries(fresh.chunkAt(0))).toBe(1);
     const full = withHoles(31);
     expect(full.chunks()).toBe(1);
     expect(full.entries(full.chunkAt(0))).toBe(CHUNK);
@@ -193,6 +202,16 @@ describe('first-fit checkIndexes: every condition reported when (and only when) 
     }
     pool.setEntryCount(chunk, 0);
     expect(pool.checkIndexes()).toBe(`chunk ${chunk} at directory position ${p} holds 0 blocks (1..${CHUNK} allowed)`);
+  });
+
+  it('a directory listing one chunk three times: the walk stops one entry past the node ids handed out', () => {
+    const pool = withHoles(31);
+    const chunk = pool.chunkAt(0);
+    pool.listChunkAt(1, chunk);
+    pool.listChunkAt(2, chunk);
+    const walked = pool.nodesHandedOut() + 2; // 96 entries listed, the walk bounded by the node count
+    expect(walked).toBeLessThan(3 * CHUNK);
+    expect(pool.checkIndexes()).toBe(`the index holds ${walked} free blocks, the start/end maps 32/32`);
   });
 
   it('a chunk recording another directory position', () => {
@@ -266,6 +285,58 @@ describe('first-fit checkIndexes: every condition reported when (and only when) 
     expect(pool.groupValue(0)).toBe(largest);
     pool.setGroupValue(0, largest - 1);
     expect(pool.checkIndexes()).toBe(`chunk group 0: largest usable size at alignment 1 is ${largest - 1}, should be ${largest}`);
+  });
+});
+
+describe('first-fit checkIndexes on a sound pool with maxima waiting for recomputation', () => {
+  it('a chunk split shifts the directory: later groups wait for the next search, checkIndexes does not judge them meanwhile', () => {
+    // 512 units [hole 32][A 8][B 8][C 8][D 8][E 8], then 600 units [hole 16][live 16], the rest live.
+    const pool = new CorruptibleFirstFit();
+    const model = new FirstFitModel({ capacityBytes: CAPACITY });
+    const alloc = (sizeBytes: number) => {
+      const offset = pool.alloc(sizeBytes, 1);
+      expect(offset).toBe(model.alloc(sizeBytes, 1));
+      return offset!;
+    };
+    const free = (offset: number) => {
+      pool.free(offset);
+      model.free(offset);
+    };
+    const units: number[] = [];
+    for (let i = 0; i < 512; i++) {
+      units.push(alloc(32));
+      for (let k = 0; k < 5; k++) alloc(8);
+    }
+    const small: number[] = [];
+    for (let i = 0; i < 600; i++) {
+      small.push(alloc(16));
+      alloc(16);
+    }
+    const used = 512 * 72 + 600 * 32;
+    expect(alloc(CAPACITY - used)).toBe(used);
+    // Holes freed in offset order: chunks of 16 holes, so group 0 (chunks 0-31) holds the 32-byte holes.
+    for (const offset of [...units, ...small]) free(offset);
+    expect(pool.alloc(CAPACITY, 1)).toBeNull(); // a search: every maximum recomputed
+    expect(pool.chunks()).toBeGreaterThan(64);
+    expect([pool.groupValue(0), pool.groupValue(1)]).toEqual([32, 16]);
+    expect(pool.checkIndexes()).toBeNull();
+    // B and D of the first units join chunk 0: the 17th insert splits it, positions 1.. shift by one.
+    const before = pool.chunks();
+    for (let i = 0; i < 16 && pool.chunks() === before; i++) {
+      free(units[i]! + 40);
+      free(units[i]! + 56);
+    }
+    expect(pool.chunks()).toBe(before + 1);
+    // Group 1 now starts with a chunk of 32-byte holes; its stored maximum (16) waits for the next search.
+    expect(pool.groupValue(1)).toBe(16);
+    expect(pool.checkIndexes()).toBeNull();
+    expect(pool.alloc(CAPACITY, 1)).toBeNull();
+    expect(pool.groupValue(1)).toBe(32);
+    expect(pool.checkIndexes()).toBeNull();
+    // Still first fit: 24-byte requests take the 32-byte holes in offset order, as the model does.
+    for (let i = 0; i < 40; i++) alloc(24);
+    expect(pool.blocks()).toEqual(model.blocks());
+    expect(pool.checkIndexes()).toBeNull();
   });
 });
 
@@ -363,6 +434,17 @@ describe('first-fit views of a broken index: every recorded block still listed, 
       { offsetBytes: 80, sizeBytes: 8, free: false },
       { offsetBytes: 96, sizeBytes: 16, free: false },
       { offsetBytes: 112, sizeBytes: tailBytes(3), free: true },
+    ]);
+  });
+
+  it('a live record at a free block\'s offset in a sound index: blocks() puts the free block first', () => {
+    const pool = withHoles(3);
+    pool.recordLive(48, 8);
+    expect(pool.blocks().slice(2, 6)).toEqual([
+      { offsetBytes: 32, sizeBytes: 16, free: false },
+      { offsetBytes: 48, sizeBytes: 16, free: true },
+      { offsetBytes: 48, sizeBytes: 8, free: false },
+      { offsetBytes: 64, sizeBytes: 16, free: false },
     ]);
   });
 
