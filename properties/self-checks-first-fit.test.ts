@@ -289,7 +289,7 @@ describe('first-fit checkIndexes: every condition reported when (and only when) 
 });
 
 describe('first-fit checkIndexes on a sound pool with maxima waiting for recomputation', () => {
-  it('a chunk split shifts the directory: later groups wait for the next search, checkIndexes does not judge them meanwhile', () => {
+  it('chunk arrays growing and a chunk split shift the directory: later groups wait for the next search (not judged meanwhile), then hold their chunks\' maxima; offsets stay the model\'s', () => {
     // 512 units [hole 32][A 8][B 8][C 8][D 8][E 8], then 600 units [hole 16][live 16], the rest live.
     const pool = new CorruptibleFirstFit();
     const model = new FirstFitModel({ capacityBytes: CAPACITY });
@@ -315,7 +315,11 @@ describe('first-fit checkIndexes on a sound pool with maxima waiting for recompu
     const used = 512 * 72 + 600 * 32;
     expect(alloc(CAPACITY - used)).toBe(used);
     // Holes freed in offset order: chunks of 16 holes, so group 0 (chunks 0-31) holds the 32-byte holes.
-    for (const offset of [...units, ...small]) free(offset);
+    // A search every 8 frees keeps most chunks computed while the chunk arrays grow (32 -> 64 -> 128).
+    [...units, ...small].forEach((offset, k) => {
+      free(offset);
+      if (k % 8 === 7) expect(pool.alloc(CAPACITY, 1)).toBeNull();
+    });
     expect(pool.alloc(CAPACITY, 1)).toBeNull(); // a search: every maximum recomputed
     expect(pool.chunks()).toBeGreaterThan(64);
     expect([pool.groupValue(0), pool.groupValue(1)]).toEqual([32, 16]);
