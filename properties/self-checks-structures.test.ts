@@ -403,7 +403,7 @@ function expectSameDeque(deque: NumberDeque, reference: readonly number[]): void
 describe('NumberDeque against a plain array', () => {
   it('refuses an initial capacity that is not a power of two, with its message', () => {
     for (const capacity of [0, -1, -4, 3, 6, 12, 1.5, 0.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53, 2 ** 53 + 2, 2 ** 32 + 2, 3 * 2 ** 32, 2 ** 31 + 2 ** 30, 2 ** 31]) {
-      expect(() => new NumberDeque(capacity)).toThrow(new Error(`deque: initial capacity must be a power of two, got ${capacity}`));
+      expect(() => new NumberDeque(capacity)).toThrow(new Error(`deque: initial capacity must be a power of two from 1 to 2^30, got ${capacity}`));
     }
   });
 
