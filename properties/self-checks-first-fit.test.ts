@@ -344,6 +344,46 @@ describe('first-fit checkIndexes on a sound pool with maxima waiting for recompu
   });
 });
 
+describe('first-fit chunk merges', () => {
+  it('a chunk falling under 8 ids does not merge with a neighbour it does not fit in with (more than 24 ids together)', () => {
+    // 40 units [hole 32][A 8][B 8][C 8][D 8][E 8], the rest of the heap live; holes freed in offset
+    // order: chunk 0 holds holes 0-15, chunk 1 holes 16-39.
+    const pool = new CorruptibleFirstFit();
+    const model = new FirstFitModel({ capacityBytes: CAPACITY });
+    const alloc = (sizeBytes: number) => {
+      const offset = pool.alloc(sizeBytes, 1);
+      expect(offset).toBe(model.alloc(sizeBytes, 1));
+      return offset!;
+    };
+    const free = (offset: number) => {
+      pool.free(offset);
+      model.free(offset);
+    };
+    const units: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      units.push(alloc(32));
+      for (let k = 0; k < 5; k++) alloc(8);
+    }
+    alloc(CAPACITY - 40 * 72);
+    for (const offset of units) free(offset);
+    expect([0, 1].map((p) => pool.entries(pool.chunkAt(p)))).toEqual([16, 24]);
+    // B of units 16-21 joins chunk 1 (30 ids); then holes 0-8 are taken whole: chunk 0 keeps 7 ids.
+    for (let i = 16; i < 22; i++) free(units[i]! + 40);
+    for (let i = 0; i < 9; i++) expect(alloc(32)).toBe(units[i]);
+    // 7 + 30 ids do not fit one chunk (and chunk 0 has no previous neighbour): both stay.
+    expect(pool.chunks()).toBe(2);
+    expect([0, 1].map((p) => pool.entries(pool.chunkAt(p)))).toEqual([7, 30]);
+    expect(pool.checkIndexes()).toBeNull();
+    expect(pool.blocks()).toEqual(model.blocks());
+    // Chunk 0 empties hole by hole (each removal checks its neighbour again) and leaves the directory.
+    for (let i = 9; i < 16; i++) expect(alloc(32)).toBe(units[i]);
+    expect(pool.chunks()).toBe(1);
+    for (let i = 0; i < 30; i++) alloc(1 + (i % 20));
+    expect(pool.checkIndexes()).toBeNull();
+    expect(pool.blocks()).toEqual(model.blocks());
+  });
+});
+
 describe('first-fit isPristine: every condition', () => {
   it('fresh, and back to pristine after every allocation is freed', () => {
     const pool = new CorruptibleFirstFit();
