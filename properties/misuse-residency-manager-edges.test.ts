@@ -25,6 +25,7 @@ import { ResidencyManagerImpl } from '../src/residency/residency-manager.js';
 import { ManagerSetPool } from '../src/residency/residency-manager-sets.js';
 import { NEVER_TRIM_TICKS, TRIM_THRESHOLD, type ResidencyManager, type ResidencyManagerConfig } from '../src/residency/residency-manager-types.js';
 import { ContractError } from '../src/contract.js';
+import { thrownBy } from './support.js';
 
 const BASE: ResidencyManagerConfig = {
   objectSizesBytes: [4, 4, 4, 4],
@@ -66,15 +67,6 @@ function setUp(manager: ResidencyManager, contents: number[][]): number[] {
 
 function execute(manager: ResidencyManager, sets: number[]): string {
   return manager.executeCommandLists(0, sets.map((set) => manager.sets.contents(set)), sets);
-}
-
-function thrownBy(call: () => unknown): unknown {
-  try {
-    call();
-  } catch (error) {
-    return error;
-  }
-  return null;
 }
 
 /** A contract error with this code and exactly this message (after the code). */

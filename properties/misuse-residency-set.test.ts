@@ -8,17 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { ResidencySetPoolImpl } from '../src/residency/residency-set.js';
 import { ResidencySetModel } from '../models/residency-set.js';
 import { ContractError } from '../src/contract.js';
+import { thrownBy } from './support.js';
 
 const config = (slotCount: number) => ({ slotCount, initialCapacity: 2, objectSizesBytes: [10, 20, 30] });
-
-function thrownBy(call: () => unknown): unknown {
-  try {
-    call();
-  } catch (error) {
-    return error;
-  }
-  return null;
-}
 
 describe('residency sets: handles that name no set', () => {
   for (const [side, make, message] of [

@@ -18,16 +18,7 @@ import { FirstFitAllocator } from '../src/alloc/first-fit.js';
 import { AllocErrors } from '../src/alloc/allocator.js';
 import { FastAllocatorImpl, FastConstantAllocatorImpl } from '../src/alloc/upload-pages.js';
 import { UploadPageErrors, type UploadHeap } from '../src/alloc/upload-pages-types.js';
-
-/** The value `action` throws; fails the test when it returns normally. */
-function thrownBy(action: () => unknown): unknown {
-  try {
-    action();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the call to throw, it returned');
-}
+import { thrownBy } from './support.js';
 
 /** `action` throws a ContractError with exactly this code and message. */
 function expectContractError(action: () => unknown, code: string, message: string): void {

@@ -33,6 +33,7 @@ import {
   type LiveAllocation,
 } from '../src/alloc/allocator.js';
 import { ContractError } from '../src/contract.js';
+import { thrownBy } from './support.js';
 
 /** The lowest member of `set` that is >= `from`, or -1. */
 function nextIn(set: ReadonlySet<number>, from: number): number {
@@ -619,16 +620,6 @@ describe('typed-array helpers', () => {
 // allocator.ts helpers
 // ---------------------------------------------------------------------------------------------
 
-/** Calls `act` and returns what it threw (failing when it does not throw). */
-function thrown(act: () => void): unknown {
-  try {
-    act();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a throw');
-}
-
 function expectContractError(error: unknown, code: string, message: string): void {
   expect(error).toBeInstanceOf(ContractError);
   expect((error as ContractError).code).toBe(code);
@@ -655,20 +646,20 @@ describe('allocator.ts helpers', () => {
   it('validateRequest: size first (BAD_SIZE), then alignment (BAD_ALIGN), each naming the value', () => {
     for (const size of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53]) {
       expectContractError(
-        thrown(() => validateRequest(size, 8)),
+        thrownBy(() => validateRequest(size, 8)),
         'BAD_SIZE',
         `sizeBytes must be a positive integer, got ${size}`,
       );
       // A request bad in both ways answers BAD_SIZE.
       expectContractError(
-        thrown(() => validateRequest(size, 3)),
+        thrownBy(() => validateRequest(size, 3)),
         'BAD_SIZE',
         `sizeBytes must be a positive integer, got ${size}`,
       );
     }
     for (const align of [0, -2, 3, 1.5, Number.NaN, 2 ** 53 + 2]) {
       expectContractError(
-        thrown(() => validateRequest(1, align)),
+        thrownBy(() => validateRequest(1, align)),
         'BAD_ALIGN',
         `alignBytes must be a power of two, got ${align}`,
       );

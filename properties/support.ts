@@ -25,3 +25,13 @@ export function describeSystem(system: AnySystem, options: SuiteOptions): void {
 
 /** Every .json file under `dir`, in sorted order (regression files, fixtures): the preflight's own walk. */
 export { regressionFilesUnder as jsonFilesUnder } from '../src/cli/preflight.js';
+
+/** What `call` threw, or null when it returned (tests then assert on the error's code and message). */
+export function thrownBy(call: () => unknown): unknown {
+  try {
+    call();
+  } catch (error) {
+    return error;
+  }
+  return null;
+}
