@@ -318,7 +318,11 @@ describe('first-fit checkIndexes on a sound pool with maxima waiting for recompu
     // A search every 8 frees keeps most chunks computed while the chunk arrays grow (32 -> 64 -> 128).
     [...units, ...small].forEach((offset, k) => {
       free(offset);
-      if (k % 8 === 7) expect(pool.alloc(CAPACITY, 1)).toBeNull();
+      if (k % 8 === 7) {
+        expect(pool.alloc(CAPACITY, 1)).toBeNull();
+        // Sound at every directory size on the way (31, 32, 33, ... chunks: groups filling up).
+        expect(pool.checkIndexes()).toBeNull();
+      }
     });
     expect(pool.alloc(CAPACITY, 1)).toBeNull(); // a search: every maximum recomputed
     expect(pool.chunks()).toBeGreaterThan(64);
@@ -341,6 +345,70 @@ describe('first-fit checkIndexes on a sound pool with maxima waiting for recompu
     for (let i = 0; i < 40; i++) alloc(24);
     expect(pool.blocks()).toEqual(model.blocks());
     expect(pool.checkIndexes()).toBeNull();
+  });
+});
+
+describe('first-fit with every alignment slot in use', () => {
+  it('alignments 1 B up to twice the heap: offsets the model\'s, a sound index after every step', () => {
+    // A 256-byte heap has slots for alignments 2^0 .. 2^8; 512 shares the last one.
+    const capacityBytes = 256;
+    const pool = new CorruptibleFirstFit(capacityBytes);
+    const model = new FirstFitModel({ capacityBytes });
+    const live: number[] = [];
+    for (let step = 0; step < 600; step++) {
+      if (live.length > 0 && (step % 3 === 2 || live.length > 12)) {
+        const offset = live.splice((step * 7) % live.length, 1)[0]!;
+        pool.free(offset);
+        model.free(offset);
+      } else {
+        const sizeBytes = 1 + ((step * 13) % 24);
+        const alignBytes = 2 ** (step % 10);
+        const offset = pool.alloc(sizeBytes, alignBytes);
+        expect(offset, `step ${step}: alloc(${sizeBytes}, ${alignBytes})`).toBe(model.alloc(sizeBytes, alignBytes));
+        if (offset !== null) live.push(offset);
+      }
+      expect(pool.checkIndexes(), `step ${step}`).toBeNull();
+    }
+    expect(pool.blocks()).toEqual(model.blocks());
+  });
+});
+
+describe('first-fit beside the model on a small heap, checked after every step', () => {
+  it('4 KiB, 2000 steps, sizes 1-64 B, alignments 1 B - 8 KiB: offsets, checkIndexes, free bytes and blocks agree', () => {
+    const capacityBytes = 4096;
+    const pool = new CorruptibleFirstFit(capacityBytes);
+    const model = new FirstFitModel({ capacityBytes });
+    let state = 0x2545f491;
+    const next = () => {
+      state ^= state << 13;
+      state ^= state >>> 17;
+      state ^= state << 5;
+      return (state >>> 0) / 2 ** 32;
+    };
+    const live: number[] = [];
+    let mostChunks = 0;
+    for (let step = 0; step < 2000; step++) {
+      const phase = Math.floor(step / 500) % 3;
+      if (live.length === 0 || next() < (phase === 0 ? 0.8 : phase === 1 ? 0.3 : 0.55)) {
+        const sizeBytes = 1 + Math.floor(2 ** (next() * 6));
+        const alignBytes = 2 ** Math.floor(next() * next() * 14);
+        const offset = pool.alloc(sizeBytes, alignBytes);
+        expect(offset, `step ${step}: alloc(${sizeBytes}, ${alignBytes})`).toBe(model.alloc(sizeBytes, alignBytes));
+        if (offset !== null) live.push(offset);
+      } else {
+        const k = Math.floor(next() * live.length);
+        const offset = live[k]!;
+        live[k] = live[live.length - 1]!;
+        live.pop();
+        pool.free(offset);
+        model.free(offset);
+      }
+      expect(pool.checkIndexes(), `step ${step}`).toBeNull();
+      expect(pool.freeBytes(), `step ${step}`).toBe(model.freeBytes());
+      if (step % 100 === 0) expect(pool.blocks(), `step ${step}`).toEqual(model.blocks());
+      mostChunks = Math.max(mostChunks, pool.chunks());
+    }
+    expect(mostChunks).toBeGreaterThan(4); // splits, merges and directory shifts ran
   });
 });
 
