@@ -136,7 +136,9 @@ describe('residency-manager: the grace period at exactly 0.7f pressure', () => {
   it('graceFor / gracePeriodTicks: MAXUINT64 at the threshold, the interpolated 599 ticks one byte above', () => {
     const model = new ResidencyManagerModel(BASE);
     const impl = new ResidencyManagerImpl(BASE);
-    expect([model.gracePeriodTicks(atThreshold, budget), impl.graceFor(atThreshold, budget)]).toEqual([NEVER_TRIM_TICKS, Infinity]);
+    // MAXUINT64, the library's "never trim" grace (residency-library.md §8 step 4).
+    expect([model.gracePeriodTicks(atThreshold, budget), impl.graceFor(atThreshold, budget)]).toEqual([18446744073709551615n, Infinity]);
+    expect(NEVER_TRIM_TICKS).toBe(2n ** 64n - 1n);
     const q = ((atThreshold + 1) / budget - TRIM_THRESHOLD) / (1 - TRIM_THRESHOLD);
     const expected = Math.trunc(590 * (1 - q)) + 10;
     expect(expected).toBe(599);
