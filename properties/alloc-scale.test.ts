@@ -14,6 +14,7 @@ import { BestFitModel } from '../models/alloc-best-fit.js';
 import { BuddyModel } from '../models/alloc-buddy.js';
 import { FirstFitModel } from '../models/alloc-first-fit.js';
 import type { BlockAllocator } from '../src/alloc/allocator.js';
+import { uniformStream } from './support.js';
 
 /** A request of the stream: [sizeBytes, alignBytes] from the stream's random numbers. */
 type Request = (next: () => number) => [number, number];
@@ -26,13 +27,7 @@ const smallRequests: Request = (next) => {
 };
 
 function drive(impl: BlockAllocator, model: BlockAllocator, steps: number, request: Request = smallRequests, compareEvery = 1009): { maxLive: number } {
-  let state = 0x9e3779b9;
-  const next = () => {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    return (state >>> 0) / 2 ** 32;
-  };
+  const next = uniformStream(0x9e3779b9);
   const live: number[] = [];
   let maxLive = 0;
   for (let step = 0; step < steps; step++) {

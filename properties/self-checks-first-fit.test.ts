@@ -14,6 +14,7 @@
 import { describe, expect, it } from 'vitest';
 import { FirstFitAllocator } from '../src/alloc/first-fit.js';
 import { FirstFitModel } from '../models/alloc-first-fit.js';
+import { uniformStream } from './support.js';
 
 const CHUNK = 32;
 const CAPACITY = 1 << 16;
@@ -288,20 +289,27 @@ describe('first-fit checkIndexes: every condition reported when (and only when) 
   });
 });
 
+/** alloc (alignment 1) and free on the pool and the model together; every offset must match. */
+function beside(pool: FirstFitAllocator, model: FirstFitModel): { alloc: (sizeBytes: number) => number; free: (offset: number) => void } {
+  return {
+    alloc: (sizeBytes) => {
+      const offset = pool.alloc(sizeBytes, 1);
+      expect(offset).toBe(model.alloc(sizeBytes, 1));
+      return offset!;
+    },
+    free: (offset) => {
+      pool.free(offset);
+      model.free(offset);
+    },
+  };
+}
+
 describe('first-fit checkIndexes on a sound pool with maxima waiting for recomputation', () => {
   it('chunk arrays growing and a chunk split shift the directory: later groups wait for the next search (not judged meanwhile), then hold their chunks\' maxima; offsets stay the model\'s', () => {
     // 512 units [hole 32][A 8][B 8][C 8][D 8][E 8], then 600 units [hole 16][live 16], the rest live.
     const pool = new CorruptibleFirstFit();
     const model = new FirstFitModel({ capacityBytes: CAPACITY });
-    const alloc = (sizeBytes: number) => {
-      const offset = pool.alloc(sizeBytes, 1);
-      expect(offset).toBe(model.alloc(sizeBytes, 1));
-      return offset!;
-    };
-    const free = (offset: number) => {
-      pool.free(offset);
-      model.free(offset);
-    };
+    const { alloc, free } = beside(pool, model);
     const units: number[] = [];
     for (let i = 0; i < 512; i++) {
       units.push(alloc(32));
@@ -378,13 +386,7 @@ describe('first-fit beside the model on a small heap, checked after every step',
     const capacityBytes = 4096;
     const pool = new CorruptibleFirstFit(capacityBytes);
     const model = new FirstFitModel({ capacityBytes });
-    let state = 0x2545f491;
-    const next = () => {
-      state ^= state << 13;
-      state ^= state >>> 17;
-      state ^= state << 5;
-      return (state >>> 0) / 2 ** 32;
-    };
+    const next = uniformStream(0x2545f491);
     const live: number[] = [];
     let mostChunks = 0;
     for (let step = 0; step < 2000; step++) {
@@ -418,15 +420,7 @@ describe('first-fit chunk merges', () => {
     // order: chunk 0 holds holes 0-15, chunk 1 holes 16-39.
     const pool = new CorruptibleFirstFit();
     const model = new FirstFitModel({ capacityBytes: CAPACITY });
-    const alloc = (sizeBytes: number) => {
-      const offset = pool.alloc(sizeBytes, 1);
-      expect(offset).toBe(model.alloc(sizeBytes, 1));
-      return offset!;
-    };
-    const free = (offset: number) => {
-      pool.free(offset);
-      model.free(offset);
-    };
+    const { alloc, free } = beside(pool, model);
     const units: number[] = [];
     for (let i = 0; i < 40; i++) {
       units.push(alloc(32));

@@ -7,6 +7,7 @@ import type { AnySystem } from '../src/harness/system.js';
 import { describeSystem as describeSystemWith } from '../src/vitest.js';
 import { MUTANTS } from '../mutants/index.js';
 import { DEFAULT_SEED } from '../src/harness/seed.js';
+import { xorshift32 } from '../src/alloc/typed-arrays.js';
 
 /** The fixed global seed of `npm test` (also the default of `npm run mutants` and `npm run fuzz`). */
 export const TEST_SEED = DEFAULT_SEED;
@@ -34,4 +35,13 @@ export function thrownBy(call: () => unknown): unknown {
     return error;
   }
   return null;
+}
+
+/** A deterministic stream of numbers in [0, 1): xorshift32 words from `seed`, divided by 2^32. */
+export function uniformStream(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = xorshift32(state);
+    return state / 2 ** 32;
+  };
 }
