@@ -446,6 +446,43 @@ describe('first-fit chunk merges', () => {
   });
 });
 
+describe('first-fit balance: no two neighbouring chunks under 8 ids', () => {
+  /** The merge of a sparse chunk forgotten (a plausible slip: answers stay right, the directory fills with near-empty chunks). */
+  class NeverMerging extends CorruptibleFirstFit {
+    protected override mergeInto(): void {}
+  }
+
+  /**
+   * withHoles(100), then the live blocks between the holes freed from offset 0 up: each free joins
+   * two holes, taking one id out of the index, chunk after chunk. Returns the first report of
+   * checkIndexes() and the chunk sizes at that point (or at the end).
+   */
+  function drain(pool: CorruptibleFirstFit): { report: string | null; sizes: number[] } {
+    for (let i = 0; i <= 2 * 100; i++) expect(pool.alloc(16, 1)).toBe(16 * i);
+    for (let i = 0; i < 100; i++) pool.free(16 * (2 * i + 1));
+    const sizes = () => Array.from({ length: pool.chunks() }, (_, p) => pool.entries(pool.chunkAt(p)));
+    expect(sizes().every((n) => n >= 16)).toBe(true);
+    for (let i = 1; i < 100; i++) {
+      pool.free(32 * i);
+      const report = pool.checkIndexes();
+      if (report !== null) return { report, sizes: sizes() };
+    }
+    return { report: null, sizes: sizes() };
+  }
+
+  it('sound merges keep every chunk pair balanced while 99 of 101 free blocks join up', () => {
+    const { report, sizes } = drain(new CorruptibleFirstFit());
+    expect(report).toBeNull();
+    expect(sizes).toEqual([2]);
+  });
+
+  it('without merges, the first two neighbouring chunks under 8 ids are reported', () => {
+    const { report, sizes } = drain(new NeverMerging());
+    expect(sizes.slice(0, 2)).toEqual([1, 7]);
+    expect(report).toBe('chunks at directory positions 0 and 1 hold 1 and 7 blocks (neighbours below 8 merge)');
+  });
+});
+
 describe('first-fit isPristine: every condition', () => {
   it('fresh, and back to pristine after every allocation is freed', () => {
     const pool = new CorruptibleFirstFit();

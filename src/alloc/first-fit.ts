@@ -489,7 +489,7 @@ export class FirstFitAllocator implements BlockAllocator {
   }
 
   /** Appends the entries of `upper` (the next chunk in order) to `lower` and drops `upper`. */
-  private mergeInto(lower: number, upper: number): void {
+  protected mergeInto(lower: number, upper: number): void {
     const lowerCount = this.chunkCount[lower]!;
     const upperCount = this.chunkCount[upper]!;
     this.moveEntries(lower * CHUNK + lowerCount, upper * CHUNK, upperCount);
@@ -858,6 +858,11 @@ export class FirstFitAllocator implements BlockAllocator {
       const n = this.chunkCount[chunk]!;
       if (n < 1 || n > CHUNK) return `chunk ${chunk} at directory position ${p} holds ${n} blocks (1..${CHUNK} allowed)`;
       if (this.chunkPos[chunk] !== p) return `chunk ${chunk} is at directory position ${p} but records ${this.chunkPos[chunk]}`;
+      // Balance: a chunk left below CHUNK_LOW merges unless both neighbours hold more than
+      // 3/4 CHUNK - CHUNK_LOW ids, and a neighbour falling below CHUNK_LOW merges with it.
+      if (p > 0 && n < CHUNK_LOW && this.chunkCount[this.order[p - 1]!]! < CHUNK_LOW) {
+        return `chunks at directory positions ${p - 1} and ${p} hold ${this.chunkCount[this.order[p - 1]!]} and ${n} blocks (neighbours below ${CHUNK_LOW} merge)`;
+      }
       for (let i = chunk * CHUNK; i < chunk * CHUNK + n; i++) {
         const node = this.chunkNodes[i]!;
         if (this.chunkOf[node] !== chunk) return `free block at ${this.key[node]} sits in chunk ${chunk} but records chunk ${this.chunkOf[node]}`;
