@@ -561,6 +561,7 @@ describe('first-fit views of a broken index: every recorded block still listed, 
       [0, false], [16, true], [32, false], [48, true], [64, false], [80, true], [96, false], [112, true],
     ]);
     expect(pool.live()).toEqual(liveOf([[0, 16], [32, 16], [64, 16], [96, 16]]));
+    expect(pool.checkIndexes()).toBeNull();
   });
 
   it('free blocks out of offset order in the index: blocks() sorts them in among the live ones, a free block first at a shared offset', () => {
@@ -589,6 +590,7 @@ describe('first-fit views of a broken index: every recorded block still listed, 
       { offsetBytes: 48, sizeBytes: 8, free: false },
       { offsetBytes: 64, sizeBytes: 16, free: false },
     ]);
+    expect(pool.checkIndexes()).toBe('1 of 5 live records lie outside the gaps between free blocks');
   });
 
   it('a live record inside a free block (the gap walk misses it): live() lists every record, ascending', () => {
@@ -596,23 +598,27 @@ describe('first-fit views of a broken index: every recorded block still listed, 
     pool.recordLive(16, 8);
     expect(pool.live()).toEqual(liveOf([[0, 16], [16, 8], [32, 16], [64, 16], [96, 16]]));
     expect(pool.blocks().filter((block) => !block.free).map((block) => block.offsetBytes)).toEqual([0, 16, 32, 64, 96]);
+    expect(pool.checkIndexes()).toBe('1 of 5 live records lie outside the gaps between free blocks');
   });
 
   it('a live record too short for its gap (the walk stops short of the next free block): live() still lists every record', () => {
     const pool = withHoles(3);
     pool.recordLive(32, 8);
     expect(pool.live()).toEqual(liveOf([[0, 16], [32, 8], [64, 16], [96, 16]]));
+    expect(pool.checkIndexes()).toBe('the live records and free blocks do not tile the heap: the walk from offset 0 stops at 40');
   });
 
   it('a live record of size 0: the walk stops there, live() still lists every record', () => {
     const pool = withHoles(3);
     pool.recordLive(32, 0);
     expect(pool.live()).toEqual(liveOf([[0, 16], [32, 0], [64, 16], [96, 16]]));
+    expect(pool.checkIndexes()).toBe('the live records and free blocks do not tile the heap: the walk from offset 0 stops at 32');
   });
 
   it('a free block of negative size: the walk stops there, live() still lists every record', () => {
     const pool = withHoles(3);
     pool.setNodeBlock(pool.nodeAt(48), 48, -16);
     expect(pool.live()).toEqual(liveOf([[0, 16], [32, 16], [64, 16], [96, 16]]));
+    expect(pool.checkIndexes()).toBe('free block [48+-16] is not found by its start and end'); // reported before the walk
   });
 });

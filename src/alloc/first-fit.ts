@@ -125,6 +125,9 @@ export class FirstFitAllocator implements BlockAllocator {
   /** liveOrderSizes[i]: the size liveSizes holds for liveOrder[i]. */
   private liveOrderSizes = new Float64Array(16);
   private liveOrderCount = -1;
+  /** Where liveInOrder's gap walk stopped short (-1: it reached the capacity), and the live records it met. */
+  private walkStoppedAt = -1;
+  private walkedLive = 0;
   /** The blocks view: reused objects, `blocksValid` false when stale. */
   private readonly blocksPool: { offsetBytes: number; sizeBytes: number; free: boolean }[] = [];
   private blocksValid = false;
@@ -786,6 +789,8 @@ export class FirstFitAllocator implements BlockAllocator {
         else walked = false;
       }
     }
+    this.walkStoppedAt = walked ? -1 : position;
+    this.walkedLive = count;
     if (!walked || count !== total) {
       count = 0;
       for (const [offsetBytes] of this.liveSizes) out[count++] = offsetBytes;
@@ -900,6 +905,10 @@ export class FirstFitAllocator implements BlockAllocator {
         if (stored !== fresh) return `chunk group ${g}: largest usable size at alignment ${this.slotAlignBytes[j]} is ${stored}, should be ${fresh}`;
       }
     }
+    // The live records fill the gaps between free blocks exactly (what lets live() walk them).
+    this.liveInOrder();
+    if (this.walkStoppedAt >= 0) return `the live records and free blocks do not tile the heap: the walk from offset 0 stops at ${this.walkStoppedAt}`;
+    if (this.walkedLive !== this.liveSizes.size) return `${this.liveSizes.size - this.walkedLive} of ${this.liveSizes.size} live records lie outside the gaps between free blocks`;
     return null;
   }
 }
