@@ -446,6 +446,42 @@ describe('first-fit chunk merges', () => {
   });
 });
 
+describe('first-fit merge policy: a chunk falling under 8 ids joins its next neighbour, else its previous, when the two hold at most 24', () => {
+  /** The entry counts of the chunks in directory order. */
+  const layout = (pool: CorruptibleFirstFit) => Array.from({ length: pool.chunks() }, (_, p) => pool.entries(pool.chunkAt(p)));
+  /** Frees the live block between holes i - 1 and i of withHoles: hole i's entry leaves the index (its block joins the one before). */
+  const joinHole = (pool: CorruptibleFirstFit, i: number) => pool.free(32 * i);
+
+  it('down to 8 ids a chunk stays; at 7 it joins the previous chunk when the next one is too full (7 + 29 > 24)', () => {
+    const pool = withHoles(60); // chunk 0: holes 0-15, chunk 1: holes 16-31, chunk 2: the rest and the tail
+    expect(layout(pool)).toEqual([16, 16, 29]);
+    for (let i = 17; i <= 24; i++) joinHole(pool, i);
+    expect(layout(pool)).toEqual([16, 8, 29]);
+    joinHole(pool, 25);
+    expect(layout(pool)).toEqual([23, 29]);
+    expect(pool.checkIndexes()).toBeNull();
+  });
+
+  it('the next neighbour first, when both would take it', () => {
+    const pool = withHoles(64);
+    expect(layout(pool)).toEqual([16, 16, 16, 17]);
+    for (let i = 17; i <= 25; i++) joinHole(pool, i);
+    expect(layout(pool)).toEqual([16, 23, 17]);
+    expect(pool.checkIndexes()).toBeNull();
+  });
+
+  it('exactly 24 together still merge; 25 do not (then the previous neighbour is tried)', () => {
+    const exact = withHoles(64);
+    for (let i = 33; i <= 41; i++) joinHole(exact, i);
+    expect(layout(exact)).toEqual([16, 16, 24]);
+    const over = withHoles(65);
+    expect(layout(over)).toEqual([16, 16, 16, 18]);
+    for (let i = 33; i <= 41; i++) joinHole(over, i);
+    expect(layout(over)).toEqual([16, 23, 18]);
+    for (const pool of [exact, over]) expect(pool.checkIndexes()).toBeNull();
+  });
+});
+
 describe('first-fit balance: no two neighbouring chunks under 8 ids', () => {
   /** The merge of a sparse chunk forgotten (a plausible slip: answers stay right, the directory fills with near-empty chunks). */
   class NeverMerging extends CorruptibleFirstFit {
