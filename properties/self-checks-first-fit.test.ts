@@ -100,6 +100,10 @@ class CorruptibleFirstFit extends FirstFitAllocator {
   recordLive(offsetBytes: number, sizeBytes: number): void {
     this.liveSizes.set(offsetBytes, sizeBytes);
   }
+  /** Drops the live record at an offset (the allocation's bytes then belong to no block). */
+  forgetLive(offsetBytes: number): void {
+    this.liveSizes.delete(offsetBytes);
+  }
   /** The stored largest usable size at alignment slot 0 (alignment 1) of directory position p. */
   positionValue(p: number): number {
     return this.positionFit[p]!;
@@ -415,9 +419,12 @@ describe('first-fit beside the model on a small heap, checked after every step',
 });
 
 describe('first-fit chunk merges', () => {
-  it('a chunk falling under 8 ids does not merge with a neighbour it does not fit in with (more than 24 ids together)', () => {
-    // 40 units [hole 32][A 8][B 8][C 8][D 8][E 8], the rest of the heap live; holes freed in offset
-    // order: chunk 0 holds holes 0-15, chunk 1 holes 16-39.
+  /**
+   * 40 units [hole 32][A 8][B 8][C 8][D 8][E 8], the rest of the heap live; holes freed in offset
+   * order: chunk 0 holds holes 0-15, chunk 1 holes 16-39. Then B of units 16-21 joins chunk 1 (30
+   * ids) and holes 0-8 are taken whole: chunk 0 keeps 7 ids, and 7 + 30 ids do not fit one chunk.
+   */
+  function sevenBesideThirty() {
     const pool = new CorruptibleFirstFit();
     const model = new FirstFitModel({ capacityBytes: CAPACITY });
     const { alloc, free } = beside(pool, model);
@@ -429,10 +436,14 @@ describe('first-fit chunk merges', () => {
     alloc(CAPACITY - 40 * 72);
     for (const offset of units) free(offset);
     expect([0, 1].map((p) => pool.entries(pool.chunkAt(p)))).toEqual([16, 24]);
-    // B of units 16-21 joins chunk 1 (30 ids); then holes 0-8 are taken whole: chunk 0 keeps 7 ids.
     for (let i = 16; i < 22; i++) free(units[i]! + 40);
     for (let i = 0; i < 9; i++) expect(alloc(32)).toBe(units[i]);
-    // 7 + 30 ids do not fit one chunk (and chunk 0 has no previous neighbour): both stay.
+    return { pool, model, alloc, free, units };
+  }
+
+  it('a chunk falling under 8 ids does not merge with a neighbour it does not fit in with (more than 24 ids together)', () => {
+    const { pool, model, alloc, units } = sevenBesideThirty();
+    // Chunk 0 has no previous neighbour: both stay.
     expect(pool.chunks()).toBe(2);
     expect([0, 1].map((p) => pool.entries(pool.chunkAt(p)))).toEqual([7, 30]);
     expect(pool.checkIndexes()).toBeNull();
@@ -441,6 +452,21 @@ describe('first-fit chunk merges', () => {
     for (let i = 9; i < 16; i++) expect(alloc(32)).toBe(units[i]);
     expect(pool.chunks()).toBe(1);
     for (let i = 0; i < 30; i++) alloc(1 + (i % 20));
+    expect(pool.checkIndexes()).toBeNull();
+    expect(pool.blocks()).toEqual(model.blocks());
+  });
+
+  it('a chunk under 8 ids beside one of exactly 8 is balanced; the neighbour falling to 7 merges with it', () => {
+    const { pool, model, free, units } = sevenBesideThirty();
+    const layout = () => [0, 1].slice(0, pool.chunks()).map((p) => pool.entries(pool.chunkAt(p)));
+    // Freeing A-E of a unit joins it with the next unit's hole (one id less in chunk 1); freeing A
+    // of units 16-20 joins their hole with the free B (one id less each): 17 + 5 ids leave.
+    for (let i = 22; i < 39; i++) for (const delta of [32, 40, 48, 56, 64]) free(units[i]! + delta);
+    for (let i = 16; i < 21; i++) free(units[i]! + 32);
+    expect(layout()).toEqual([7, 8]);
+    expect(pool.checkIndexes()).toBeNull();
+    free(units[21]! + 32);
+    expect(layout()).toEqual([14]);
     expect(pool.checkIndexes()).toBeNull();
     expect(pool.blocks()).toEqual(model.blocks());
   });
@@ -642,6 +668,13 @@ describe('first-fit views of a broken index: every recorded block still listed, 
     pool.recordLive(32, 8);
     expect(pool.live()).toEqual(liveOf([[0, 16], [32, 8], [64, 16], [96, 16]]));
     expect(pool.checkIndexes()).toBe('the live records and free blocks do not tile the heap: the walk from offset 0 stops at 40');
+  });
+
+  it('no live record at offset 0 before the first free block: the walk stops at once, live() lists the others', () => {
+    const pool = withHoles(3);
+    pool.forgetLive(0);
+    expect(pool.live()).toEqual(liveOf([[32, 16], [64, 16], [96, 16]]));
+    expect(pool.checkIndexes()).toBe('the live records and free blocks do not tile the heap: the walk from offset 0 stops at 0');
   });
 
   it('a live record of size 0: the walk stops there, live() still lists every record', () => {
