@@ -456,6 +456,26 @@ describe('first-fit chunk merges', () => {
     expect(pool.blocks()).toEqual(model.blocks());
   });
 
+  it('chunks of 7, 8 and 7 ids are balanced: the last stayed under 8 beside a neighbour of 18, which then fell to 8', () => {
+    const { pool, model, free, units } = sevenBesideThirty();
+    const layout = () => Array.from({ length: pool.chunks() }, (_, p) => pool.entries(pool.chunkAt(p)));
+    const unit = { A: 32, B: 40, C: 48, D: 56, E: 64 };
+    // B of units 22-24 (free blocks of their own) fill chunk 1 and split it; D of units 16 and 17 join the lower half.
+    for (const i of [22, 23, 24]) free(units[i]! + unit.B);
+    for (const i of [16, 17]) free(units[i]! + unit.D);
+    expect(layout()).toEqual([7, 18, 17]);
+    // The last chunk falls to 7: 7 + 18 ids do not fit one chunk, and it has no next neighbour.
+    free(units[24]! + unit.A);
+    for (let i = 25; i <= 33; i++) for (const delta of Object.values(unit)) free(units[i]! + delta);
+    expect(layout()).toEqual([7, 18, 7]);
+    // The middle chunk falls to 8 (A joins a hole with its free B, C one with the free D): no merge.
+    for (let i = 16; i <= 23; i++) free(units[i]! + unit.A);
+    for (const i of [16, 17]) free(units[i]! + unit.C);
+    expect(layout()).toEqual([7, 8, 7]);
+    expect(pool.checkIndexes()).toBeNull();
+    expect(pool.blocks()).toEqual(model.blocks());
+  });
+
   it('a chunk under 8 ids beside one of exactly 8 is balanced; the neighbour falling to 7 merges with it', () => {
     const { pool, model, free, units } = sevenBesideThirty();
     const layout = () => [0, 1].slice(0, pool.chunks()).map((p) => pool.entries(pool.chunkAt(p)));
