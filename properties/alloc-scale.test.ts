@@ -14,7 +14,7 @@ import { BestFitModel } from '../models/alloc-best-fit.js';
 import { BuddyModel } from '../models/alloc-buddy.js';
 import { FirstFitModel } from '../models/alloc-first-fit.js';
 import type { BlockAllocator } from '../src/alloc/allocator.js';
-import { uniformStream } from './support.js';
+import { takeRandom, uniformStream } from './support.js';
 
 /** A request of the stream: [sizeBytes, alignBytes] from the stream's random numbers. */
 type Request = (next: () => number) => [number, number];
@@ -39,10 +39,7 @@ function drive(impl: BlockAllocator, model: BlockAllocator, steps: number, reque
       expect(offset, `step ${step}: alloc(${sizeBytes}, ${alignBytes})`).toBe(model.alloc(sizeBytes, alignBytes));
       if (offset !== null) live.push(offset);
     } else {
-      const k = Math.floor(next() * live.length);
-      const offset = live[k]!;
-      live[k] = live[live.length - 1]!;
-      live.pop();
+      const offset = takeRandom(live, next);
       impl.free(offset);
       model.free(offset);
     }

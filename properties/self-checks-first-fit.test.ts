@@ -14,7 +14,7 @@
 import { describe, expect, it } from 'vitest';
 import { FirstFitAllocator } from '../src/alloc/first-fit.js';
 import { FirstFitModel } from '../models/alloc-first-fit.js';
-import { uniformStream } from './support.js';
+import { takeRandom, uniformStream } from './support.js';
 
 const CHUNK = 32;
 const CAPACITY = 1 << 16;
@@ -99,6 +99,10 @@ class CorruptibleFirstFit extends FirstFitAllocator {
   }
   recordLive(offsetBytes: number, sizeBytes: number): void {
     this.liveSizes.set(offsetBytes, sizeBytes);
+  }
+  /** The entry counts of the chunks in directory order. */
+  layout(): number[] {
+    return Array.from({ length: this.chunks() }, (_, p) => this.entries(this.chunkAt(p)));
   }
   /** Drops the live record at an offset (the allocation's bytes then belong to no block). */
   forgetLive(offsetBytes: number): void {
@@ -308,17 +312,23 @@ function beside(pool: FirstFitAllocator, model: FirstFitModel): { alloc: (sizeBy
   };
 }
 
+/** `count` units [hole 32][A 8][B 8][C 8][D 8][E 8] allocated in order; returns each unit's offset (its hole). */
+function allocUnits(alloc: (sizeBytes: number) => number, count: number): number[] {
+  const units: number[] = [];
+  for (let i = 0; i < count; i++) {
+    units.push(alloc(32));
+    for (let k = 0; k < 5; k++) alloc(8);
+  }
+  return units;
+}
+
 describe('first-fit checkIndexes on a sound pool with maxima waiting for recomputation', () => {
   it('chunk arrays growing and a chunk split shift the directory: later groups wait for the next search (not judged meanwhile), then hold their chunks\' maxima; offsets stay the model\'s', () => {
     // 512 units [hole 32][A 8][B 8][C 8][D 8][E 8], then 600 units [hole 16][live 16], the rest live.
     const pool = new CorruptibleFirstFit();
     const model = new FirstFitModel({ capacityBytes: CAPACITY });
     const { alloc, free } = beside(pool, model);
-    const units: number[] = [];
-    for (let i = 0; i < 512; i++) {
-      units.push(alloc(32));
-      for (let k = 0; k < 5; k++) alloc(8);
-    }
+    const units = allocUnits(alloc, 512);
     const small: number[] = [];
     for (let i = 0; i < 600; i++) {
       small.push(alloc(16));
@@ -402,10 +412,7 @@ describe('first-fit beside the model on a small heap, checked after every step',
         expect(offset, `step ${step}: alloc(${sizeBytes}, ${alignBytes})`).toBe(model.alloc(sizeBytes, alignBytes));
         if (offset !== null) live.push(offset);
       } else {
-        const k = Math.floor(next() * live.length);
-        const offset = live[k]!;
-        live[k] = live[live.length - 1]!;
-        live.pop();
+        const offset = takeRandom(live, next);
         pool.free(offset);
         model.free(offset);
       }
@@ -428,11 +435,7 @@ describe('first-fit chunk merges', () => {
     const pool = new CorruptibleFirstFit();
     const model = new FirstFitModel({ capacityBytes: CAPACITY });
     const { alloc, free } = beside(pool, model);
-    const units: number[] = [];
-    for (let i = 0; i < 40; i++) {
-      units.push(alloc(32));
-      for (let k = 0; k < 5; k++) alloc(8);
-    }
+    const units = allocUnits(alloc, 40);
     alloc(CAPACITY - 40 * 72);
     for (const offset of units) free(offset);
     expect([0, 1].map((p) => pool.entries(pool.chunkAt(p)))).toEqual([16, 24]);
@@ -458,72 +461,68 @@ describe('first-fit chunk merges', () => {
 
   it('chunks of 7, 8 and 7 ids are balanced: the last stayed under 8 beside a neighbour of 18, which then fell to 8', () => {
     const { pool, model, free, units } = sevenBesideThirty();
-    const layout = () => Array.from({ length: pool.chunks() }, (_, p) => pool.entries(pool.chunkAt(p)));
     const unit = { A: 32, B: 40, C: 48, D: 56, E: 64 };
     // B of units 22-24 (free blocks of their own) fill chunk 1 and split it; D of units 16 and 17 join the lower half.
     for (const i of [22, 23, 24]) free(units[i]! + unit.B);
     for (const i of [16, 17]) free(units[i]! + unit.D);
-    expect(layout()).toEqual([7, 18, 17]);
+    expect(pool.layout()).toEqual([7, 18, 17]);
     // The last chunk falls to 7: 7 + 18 ids do not fit one chunk, and it has no next neighbour.
     free(units[24]! + unit.A);
     for (let i = 25; i <= 33; i++) for (const delta of Object.values(unit)) free(units[i]! + delta);
-    expect(layout()).toEqual([7, 18, 7]);
+    expect(pool.layout()).toEqual([7, 18, 7]);
     // The middle chunk falls to 8 (A joins a hole with its free B, C one with the free D): no merge.
     for (let i = 16; i <= 23; i++) free(units[i]! + unit.A);
     for (const i of [16, 17]) free(units[i]! + unit.C);
-    expect(layout()).toEqual([7, 8, 7]);
+    expect(pool.layout()).toEqual([7, 8, 7]);
     expect(pool.checkIndexes()).toBeNull();
     expect(pool.blocks()).toEqual(model.blocks());
   });
 
   it('a chunk under 8 ids beside one of exactly 8 is balanced; the neighbour falling to 7 merges with it', () => {
     const { pool, model, free, units } = sevenBesideThirty();
-    const layout = () => [0, 1].slice(0, pool.chunks()).map((p) => pool.entries(pool.chunkAt(p)));
     // Freeing A-E of a unit joins it with the next unit's hole (one id less in chunk 1); freeing A
     // of units 16-20 joins their hole with the free B (one id less each): 17 + 5 ids leave.
     for (let i = 22; i < 39; i++) for (const delta of [32, 40, 48, 56, 64]) free(units[i]! + delta);
     for (let i = 16; i < 21; i++) free(units[i]! + 32);
-    expect(layout()).toEqual([7, 8]);
+    expect(pool.layout()).toEqual([7, 8]);
     expect(pool.checkIndexes()).toBeNull();
     free(units[21]! + 32);
-    expect(layout()).toEqual([14]);
+    expect(pool.layout()).toEqual([14]);
     expect(pool.checkIndexes()).toBeNull();
     expect(pool.blocks()).toEqual(model.blocks());
   });
 });
 
 describe('first-fit merge policy: a chunk falling under 8 ids joins its next neighbour, else its previous, when the two hold at most 24', () => {
-  /** The entry counts of the chunks in directory order. */
-  const layout = (pool: CorruptibleFirstFit) => Array.from({ length: pool.chunks() }, (_, p) => pool.entries(pool.chunkAt(p)));
   /** Frees the live block between holes i - 1 and i of withHoles: hole i's entry leaves the index (its block joins the one before). */
   const joinHole = (pool: CorruptibleFirstFit, i: number) => pool.free(32 * i);
 
   it('down to 8 ids a chunk stays; at 7 it joins the previous chunk when the next one is too full (7 + 29 > 24)', () => {
     const pool = withHoles(60); // chunk 0: holes 0-15, chunk 1: holes 16-31, chunk 2: the rest and the tail
-    expect(layout(pool)).toEqual([16, 16, 29]);
+    expect(pool.layout()).toEqual([16, 16, 29]);
     for (let i = 17; i <= 24; i++) joinHole(pool, i);
-    expect(layout(pool)).toEqual([16, 8, 29]);
+    expect(pool.layout()).toEqual([16, 8, 29]);
     joinHole(pool, 25);
-    expect(layout(pool)).toEqual([23, 29]);
+    expect(pool.layout()).toEqual([23, 29]);
     expect(pool.checkIndexes()).toBeNull();
   });
 
   it('the next neighbour first, when both would take it', () => {
     const pool = withHoles(64);
-    expect(layout(pool)).toEqual([16, 16, 16, 17]);
+    expect(pool.layout()).toEqual([16, 16, 16, 17]);
     for (let i = 17; i <= 25; i++) joinHole(pool, i);
-    expect(layout(pool)).toEqual([16, 23, 17]);
+    expect(pool.layout()).toEqual([16, 23, 17]);
     expect(pool.checkIndexes()).toBeNull();
   });
 
   it('exactly 24 together still merge; 25 do not (then the previous neighbour is tried)', () => {
     const exact = withHoles(64);
     for (let i = 33; i <= 41; i++) joinHole(exact, i);
-    expect(layout(exact)).toEqual([16, 16, 24]);
+    expect(exact.layout()).toEqual([16, 16, 24]);
     const over = withHoles(65);
-    expect(layout(over)).toEqual([16, 16, 16, 18]);
+    expect(over.layout()).toEqual([16, 16, 16, 18]);
     for (let i = 33; i <= 41; i++) joinHole(over, i);
-    expect(layout(over)).toEqual([16, 23, 18]);
+    expect(over.layout()).toEqual([16, 23, 18]);
     for (const pool of [exact, over]) expect(pool.checkIndexes()).toBeNull();
   });
 });
@@ -542,14 +541,13 @@ describe('first-fit balance: no two neighbouring chunks under 8 ids', () => {
   function drain(pool: CorruptibleFirstFit): { report: string | null; sizes: number[] } {
     for (let i = 0; i <= 2 * 100; i++) expect(pool.alloc(16, 1)).toBe(16 * i);
     for (let i = 0; i < 100; i++) pool.free(16 * (2 * i + 1));
-    const sizes = () => Array.from({ length: pool.chunks() }, (_, p) => pool.entries(pool.chunkAt(p)));
-    expect(sizes().every((n) => n >= 16)).toBe(true);
+    expect(pool.layout().every((n) => n >= 16)).toBe(true);
     for (let i = 1; i < 100; i++) {
       pool.free(32 * i);
       const report = pool.checkIndexes();
-      if (report !== null) return { report, sizes: sizes() };
+      if (report !== null) return { report, sizes: pool.layout() };
     }
-    return { report: null, sizes: sizes() };
+    return { report: null, sizes: pool.layout() };
   }
 
   it('sound merges keep every chunk pair balanced while 99 of 101 free blocks join up', () => {

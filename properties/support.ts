@@ -45,3 +45,12 @@ export function uniformStream(seed: number): () => number {
     return state / 2 ** 32;
   };
 }
+
+/** Takes a random entry out of `live` (the last one moves into its place) and returns it. */
+export function takeRandom(live: number[], next: () => number): number {
+  const k = Math.floor(next() * live.length);
+  const taken = live[k]!;
+  live[k] = live[live.length - 1]!;
+  live.pop();
+  return taken;
+}
