@@ -17,6 +17,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fc } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
+import { toolCommand } from './harness/command-line.js';
 import { checkSystem, saveCommandLine, type CheckResult } from './harness/property.js';
 import { formatReport } from './harness/report.js';
 import { RunContext, type ImplFactory } from './harness/runner.js';
@@ -77,7 +78,7 @@ function resolveRuns(numRuns: number | undefined, scaled = true): number {
 export function findingError(system: AnySystem, result: Extract<CheckResult, { failed: true }>, implFactory?: ImplFactory, mutant?: string): Error {
   const save =
     system.name === USER_ALLOCATOR_SYSTEM || fileSystemName(system.name) === USER_ALLOCATOR_SYSTEM
-      ? `npm run regress -- save --allocator ${String(result.config.allocatorModule)} --seed ${result.seed} --path ${result.path}`
+      ? toolCommand('regress', `save --allocator ${String(result.config.allocatorModule)} --seed ${result.seed} --path ${result.path}`)
       : saveCommandLine(system.name, result.seed, result.path, mutant);
   const report = formatReport({
     system,
@@ -174,7 +175,7 @@ export function replayRegressions(parameters: ReplayParameters = {}): void {
       const name = path.relative(dir, file);
       if (isWatchdogFile(file)) {
         // A file recorded as a hang would hang this test process: `regress replay` replays it in a watched worker.
-        it.skip(`${name}: recorded as a hang or worker death; replay it with: npm run regress -- replay ${name}`, () => {});
+        it.skip(`${name}: recorded as a hang or worker death; replay it with: ${toolCommand('regress', `replay ${name}`)}`, () => {});
         continue;
       }
       it(`${name}: passes against the implementation and fails against its mutants`, async () => {

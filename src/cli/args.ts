@@ -124,6 +124,8 @@ export const COMMANDS = {
       force: { type: 'boolean' },
       allocator: { type: 'string' },
       finding: { type: 'string' },
+      shrink: { type: 'boolean' },
+      timeout: { type: 'duration' },
       config: { type: 'string' },
     },
   },

@@ -24,7 +24,10 @@ generated sequence side by side (model vs implementation) with every invariant c
               conformance with our model). Findings replay against the module (examples/README.md)
   --seed      campaign seed, a string or number (default: the config's seed, else ${DEFAULT_SEED})
   --runs N    runs 0..N-1 of each system (default ${DEFAULT_RUNS} unless --budget is given)
-  --budget    run until this much time has passed (runs in flight finish)
+  --budget    run until this much time has passed: no run starts after it, and what still runs
+              at budget + 10 % (at most 30 s more) is stopped; a finding being shrunk then is
+              written with its best case so far (regress save --finding FILE --shrink finishes
+              the shrink)
   --timeout   time limit of one run (default ${DEFAULT_TIMEOUT_MS / 1000}s; 0 = none): a run past it is stopped
               with its worker thread and becomes a 'hang' finding, shrunk under the same limit
               in a fresh worker; a run that exhausts the worker's memory or kills it becomes an
@@ -56,10 +59,15 @@ generated sequence side by side (model vs implementation) with every invariant c
 Exit codes: 0 no finding, 1 findings (each written as a regression file) or stored regressions
 that still fail against the implementation, 2 bad arguments, 3 interrupted without findings,
 4 the preflight failed (a stored regression's mutant escapes its check, or a file cannot be
-read): nothing was fuzzed. Ctrl-C or SIGTERM finishes the runs in flight, writes the summary
-and exits (a second Ctrl-C exits at once); the summary is rewritten after every batch of runs,
-so even a SIGKILL loses only the runs in flight. Findings are never overwritten: each file name
-carries a hash of its case.
+read): nothing was fuzzed. Ctrl-C or SIGTERM stops the runs in flight (a resume runs them
+again), writes every finding (one being shrunk with its best case so far) and the summary, and
+exits (a second Ctrl-C exits at once); the summary is rewritten after every batch of runs, so
+even a SIGKILL loses only the runs in flight. A finding's file is written when its run first
+fails and replaced, under the same name, by each smaller case the shrink finds, so a kill at
+any point leaves it on disk; its name carries a hash of its run (campaign seed, system, run
+index), and its report is printed once that path is final. Shrinking shows its progress on
+stderr. A hang's shrink stops each candidate after max(4 x the time the run took to reach the
+step it hung at, 250 ms).
 merge combines the summaries of one campaign's shards into one (same seed, runs and targets, each
 shard once); it exits 1 on findings and 3 if shards are missing or were interrupted.`;
 

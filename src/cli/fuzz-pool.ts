@@ -10,17 +10,29 @@ const BATCHES_IN_FLIGHT_PER_WORKER = 2;
 /**
  * Runs the campaign on `count` watched worker threads. A worker that hangs or dies is replaced
  * by a fresh one; the run it was stuck in becomes a finding and the other runs it held run again.
+ * When the campaign cuts (past its budget's margin, a signal), every worker is terminated at
+ * once: the runs it held are not recorded (a resume runs them again).
  */
 export async function runInWorkers(campaign: Campaign, options: CampaignOptions, count: number): Promise<void> {
   const url = campaignWorkerUrl();
   const init: WorkerInitFields = { campaignSeed: options.seed, targets: options.targetSpec, configFile: options.project.configFile, cwd: options.project.root };
-  const slot = (): Promise<void> =>
-    new Promise<void>((resolve, reject) => {
+  const slot = (): Promise<void> => {
+    let removeCutter = (): void => {};
+    return new Promise<void>((resolve, reject) => {
       const inFlight: BatchTask[] = [];
       let finished = false;
+      let current: WatchedWorker | null = null;
+      removeCutter = campaign.onCut(() => {
+        if (finished) return;
+        finished = true;
+        inFlight.splice(0, inFlight.length);
+        void (current?.terminate() ?? Promise.resolve()).then(() => resolve());
+      });
       const start = (): void => {
         const worker: WatchedWorker = new WatchedWorker(url, init, options.timeoutMs, {
           message: (reply: WorkerReply) => {
+            if (reply.kind === 'found') return campaign.shrinkFound(reply);
+            if (reply.kind === 'shrinking') return campaign.shrinkProgress(reply);
             if (reply.kind === 'error') {
               finished = true;
               void worker.terminate();
@@ -49,6 +61,7 @@ export async function runInWorkers(campaign: Campaign, options: CampaignOptions,
             if (!finished) start();
           },
         });
+        current = worker;
         refill(worker);
       };
       const refill = (worker: WatchedWorker): void => {
@@ -64,7 +77,8 @@ export async function runInWorkers(campaign: Campaign, options: CampaignOptions,
         }
       };
       start();
-    });
+    }).finally(() => removeCutter());
+  };
   await Promise.all(Array.from({ length: count }, slot));
   // Shrinks of hung runs record their findings when they end.
   await campaign.deaths;

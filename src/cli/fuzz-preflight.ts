@@ -1,4 +1,5 @@
 /** The campaign's preflight (see preflight.ts), run in a watched worker, and what it prints. */
+import { toolCommand } from '../harness/command-line.js';
 import { fileSystemName } from './fuzz-targets.js';
 import { rootRelative } from './fuzz-files.js';
 import type { CampaignOptions } from './fuzz-options.js';
@@ -54,7 +55,7 @@ export async function runCampaignPreflight(options: CampaignOptions): Promise<{ 
   console.log(
     `preflight: ${result.problems.length} of ${result.files} stored regressions do not hold, so the campaign did not start: ` +
       `a check no longer fires on the mutant that proves it (or a file cannot be read), and a campaign with a judge that ` +
-      `does not judge finds nothing. Replay one with npm run regress -- replay FILE, or skip this with --no-preflight.`,
+      `does not judge finds nothing. Replay one with ${toolCommand('regress', 'replay FILE')}, or skip this with --no-preflight.`,
   );
   return { holds: false, failing: result.failing.length };
 }

@@ -1,5 +1,6 @@
 /** What a campaign prints: the report of each new finding and the closing summary table. */
 import type { CampaignSummary, FindingEntry, RunFinding } from '../harness/campaign.js';
+import { toolCommand } from '../harness/command-line.js';
 import { formatReport, formatUnreturnedReport } from '../harness/report.js';
 import { runSequence } from '../harness/runner.js';
 import { falseOutOfMemoryShare } from '../systems/alloc-common.js';
@@ -18,8 +19,9 @@ export function findingReport(target: Target, finding: RunFinding, entry: Findin
     `run ${finding.runIndex} of the campaign, shrunk from ${finding.originalLength} to ${finding.commands.length} commands${replaced}`,
     `written to ${entry.file}`,
     `replay:  ${entry.replay}`,
-    `keep it: npm run regress -- save --finding ${entry.file}`,
+    `keep it: ${toolCommand('regress', `save --finding ${entry.file}`)}`,
   ];
+  if (finding.note !== undefined) notes.push(finding.note);
   if (WATCHDOG_CHECKS.includes(finding.check)) {
     return formatUnreturnedReport(`FINDING ${finding.system}: ${finding.check}: ${finding.message}`, notes, finding.config, finding.commands);
   }
