@@ -10,6 +10,7 @@
  * tsx's namespaced `tsImport`) keeps one instance of every module: a user's system that imports
  * this package gets the same module the CLI runs, so `instanceof ContractError` and the like hold.
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -45,6 +46,15 @@ export class ModuleLoadError extends Error {
   }
 }
 
+/** The names a loaded module exports (a default export object's keys too), for 'no such export' errors. */
+export function exportNames(loaded: Record<string, unknown>): string {
+  const names = Object.keys(loaded).filter((name) => name !== 'default');
+  const fallback = loaded.default;
+  if (fallback !== null && typeof fallback === 'object') names.push(...Object.keys(fallback).map((name) => `default.${name}`));
+  else if (fallback !== undefined) names.push('default');
+  return names.length === 0 ? 'none' : names.join(', ');
+}
+
 /** Imports `file` (absolute, or relative to `baseDir`), TypeScript included. */
 export async function importUserModule(file: string, baseDir = process.cwd()): Promise<Record<string, unknown>> {
   const absolute = path.resolve(baseDir, file);
@@ -53,7 +63,30 @@ export async function importUserModule(file: string, baseDir = process.cwd()): P
   try {
     return (await import(pathToFileURL(absolute).href)) as Record<string, unknown>;
   } catch (error) {
-    const text = error instanceof Error ? error.message.split('\n')[0] : String(error);
-    throw new ModuleLoadError(file, `failed to load: ${text}`);
+    throw new ModuleLoadError(file, `failed to load: ${loadErrorText(error, absolute)}`);
   }
+}
+
+/**
+ * One line for an error loading `absolute`: where in the file (when the error says) and what.
+ * Node's syntax errors carry the line in their stack's first line (`file:///...:3`); tsx's
+ * (esbuild's) in their message (`/path/file.ts:3:7: ERROR: ...`); an error the module throws
+ * while it runs, in the stack frame of the file.
+ */
+export function loadErrorText(error: unknown, absolute: string): string {
+  if (!(error instanceof Error)) return String(error);
+  const url = pathToFileURL(absolute).href;
+  const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const esbuild = new RegExp(`${escaped(absolute)}:(\\d+):(\\d+): ERROR: (.*)`).exec(error.message);
+  if (esbuild !== null) return `line ${esbuild[1]}:${esbuild[2]}: ${esbuild[3]}`;
+  const what = `${error.name === 'Error' ? '' : `${error.name}: `}${error.message.split('\n')[0]}`;
+  if (error.name === 'SyntaxError' && !isTypeScriptFile(absolute)) {
+    // Node keeps the place of a module's syntax error out of the error; `node --check` prints it.
+    const check = spawnSync(process.execPath, ['--check', absolute], { encoding: 'utf8' });
+    const line = new RegExp(`^${escaped(absolute)}:(\\d+)`, 'm').exec(check.stderr ?? '');
+    if (line !== null) return `line ${line[1]}: ${what}`;
+  }
+  const stack = error.stack ?? '';
+  const located = new RegExp(`(?:${escaped(url)}|${escaped(absolute)}):(\\d+)(?::(\\d+))?`).exec(stack);
+  return located === null ? what : `line ${located[1]}${located[2] === undefined ? '' : `:${located[2]}`}: ${what}`;
 }

@@ -13,6 +13,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { exportNames, loadErrorText } from './load-module.js';
 import { isPowerOfTwo, type Allocator, type AllocatorPolicy } from './alloc/allocator.js';
 
 export const ALLOCATOR_POLICIES: readonly AllocatorPolicy[] = ['first-fit', 'best-fit', 'buddy', 'any'];
@@ -52,15 +53,14 @@ export async function loadUserAllocator(modulePath: string): Promise<UserAllocat
   try {
     loaded = (await import(pathToFileURL(absolute).href)) as Record<string, unknown>;
   } catch (error) {
-    const text = error instanceof Error ? error.message.split('\n')[0] : String(error);
-    throw new UserAllocatorError(modulePath, `failed to load: ${text}`);
+    throw new UserAllocatorError(modulePath, `failed to load: ${loadErrorText(error, absolute)}`);
   }
   // A CommonJS module or a default export object may hold the named exports.
   const fallback = (loaded.default ?? {}) as Record<string, unknown>;
   const pick = (name: string): unknown => (name in loaded ? loaded[name] : fallback[name]);
   const createAllocator = pick('createAllocator');
   if (typeof createAllocator !== 'function') {
-    throw new UserAllocatorError(modulePath, `must export a function createAllocator(capacityBytes); found ${createAllocator === undefined ? 'no such export' : typeof createAllocator}`);
+    throw new UserAllocatorError(modulePath, `must export a function createAllocator(capacityBytes); found ${createAllocator === undefined ? `no such export (its exports: ${exportNames(loaded)})` : typeof createAllocator}`);
   }
   const policy = pick('policy') ?? 'any';
   if (!ALLOCATOR_POLICIES.includes(policy as AllocatorPolicy)) {

@@ -27,7 +27,7 @@ import { DEFAULT_SEED } from './harness/seed.js';
 import { loadProject, type Project } from './project.js';
 import { USER_ALLOCATOR_SYSTEM } from './systems/user-allocator.js';
 import { fileSystemName } from './cli/fuzz-targets.js';
-import { isWatchdogFile, regressionFilesUnder as filesUnder } from './cli/preflight.js';
+import { isWatchdogFile, notARegression, regressionFilesUnder as filesUnder } from './cli/preflight.js';
 
 export interface SystemTestParameters {
   /** fast-check seed (default: fast-check's global seed, else the project's fixed seed). */
@@ -173,6 +173,11 @@ export function replayRegressions(parameters: ReplayParameters = {}): void {
     if (files.length === 0) it.skip(`no regression files in ${dir} yet`, () => {});
     for (const file of files) {
       const name = path.relative(dir, file);
+      const notRegression = notARegression(file);
+      if (notRegression !== null) {
+        it.skip(`${name}: ${notRegression}`, () => {});
+        continue;
+      }
       if (isWatchdogFile(file)) {
         // A file recorded as a hang would hang this test process: `regress replay` replays it in a watched worker.
         it.skip(`${name}: recorded as a hang or worker death; replay it with: ${toolCommand('regress', `replay ${name}`)}`, () => {});

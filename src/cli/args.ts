@@ -15,6 +15,8 @@
  */
 import { parseArgs as parseArgv } from 'node:util';
 import { InputError } from '../harness/json.js';
+import { ModuleLoadError } from '../load-module.js';
+import { UserAllocatorError } from '../user-allocator-module.js';
 import { ReplayPathError } from '../harness/property.js';
 
 export class UsageError extends Error {
@@ -321,7 +323,7 @@ export function reportCliError(error: unknown): number | undefined {
     console.log(error.text);
     return 0;
   }
-  if (error instanceof UsageError || error instanceof InputError || error instanceof ReplayPathError) {
+  if (error instanceof UsageError || error instanceof InputError || error instanceof ReplayPathError || error instanceof ModuleLoadError || error instanceof UserAllocatorError) {
     console.error(`error: ${error.message}`);
     return 2;
   }

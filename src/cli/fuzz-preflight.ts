@@ -24,7 +24,7 @@ function preflightInWorker(options: CampaignOptions, systems: ReadonlySet<string
       },
       death: (death) => {
         const where = current ?? '(loading the project)';
-        resolve({ files: 0, mutantReplays: 0, skipped: 0, failing: [], elapsedMs: 0, problems: [{ file: where, problems: [`${death.check}: ${death.detail}`] }] });
+        resolve({ files: 0, mutantReplays: 0, skipped: 0, ignored: [], failing: [], elapsedMs: 0, problems: [{ file: where, problems: [`${death.check}: ${death.detail}`] }] });
       },
     });
   });
@@ -39,15 +39,27 @@ export async function runCampaignPreflight(options: CampaignOptions): Promise<{ 
   const allocators = new Set(options.targetSpec.allocator !== undefined ? [options.targetSpec.allocator] : options.project.allocators);
   const result = await preflightInWorker(options, systems, allocators);
   const shown = (file: string) => rootRelative(options.project.root, file);
-  for (const { file, check, step } of result.failing) {
-    console.log(`PREFLIGHT FAILING ${shown(file)}: fails against the implementation (${check} at step ${step}): a bug not fixed yet, or back`);
+  for (const { file, reason } of result.ignored) console.error(`warning: ${shown(file)}: ${reason}; skipped`);
+  for (const { file, check, step, probe, judged } of result.failing) {
+    if (probe === undefined) {
+      console.log(`PREFLIGHT FAILING ${shown(file)}: fails against the implementation (${check} at step ${step}): a bug not fixed yet, or back`);
+    } else {
+      console.log(
+        `PREFLIGHT FAILING ${shown(file)}: ${(judged ?? []).join('; ')}, because the implementation itself changed: on its own it fails ` +
+          `${probe.check} at step ${probe.step} of a ${probe.commands}-command case (${probe.message}); a bug of the implementation, not a judge ` +
+          `that stopped judging. Keep its case: ${probe.save}`,
+      );
+    }
   }
   const skipped = result.skipped === 0 ? '' : `, ${result.skipped} hang file${result.skipped === 1 ? '' : 's'} left to regress replay`;
   if (result.problems.length === 0) {
+    const judged =
+      result.mutantReplays === 0
+        ? `none names a mutant, so no judge was tested${skipped}`
+        : `each of their mutants caught by its recorded check (${result.mutantReplays} mutant replay${result.mutantReplays === 1 ? '' : 's'}${skipped})`;
     console.log(
-      `preflight: ${result.files} stored regression${result.files === 1 ? '' : 's'} replayed, every mutant caught by its check ` +
-        `(${result.mutantReplays} replays${skipped}) in ${(result.elapsedMs / 1000).toFixed(1)} s` +
-        (result.failing.length === 0 ? '' : `; ${result.failing.length} still fail against the implementation`),
+      `preflight: ${result.files} stored regression${result.files === 1 ? '' : 's'} replayed, ${judged} in ${(result.elapsedMs / 1000).toFixed(1)} s` +
+        (result.failing.length === 0 ? '' : `; ${result.failing.length} fail against the implementation`),
     );
     return { holds: true, failing: result.failing.length };
   }

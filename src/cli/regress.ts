@@ -27,6 +27,7 @@ import { USER_ALLOCATOR_SYSTEM } from '../systems/user-allocator.js';
 import { COMMANDS, HelpRequested, parseCommand, runMain, UsageError } from './args.js';
 import { allocatorSpecPath, resolveTargets } from './fuzz-targets.js';
 import { CaseEvaluator, shrinkDeath } from './hang-shrink.js';
+import { notARegression } from './preflight.js';
 import { campaignWorkerUrl, DEFAULT_TIMEOUT_MS, WATCHDOG_CHECKS } from './watchdog.js';
 
 const SAVE_USAGE = `npm run regress -- save --system NAME --seed S --path P [--mutant M | --allocator MODULE]
@@ -121,7 +122,7 @@ function resolveArgument(known: Project, entry: string): string {
 export function regressionFiles(known: Project, targets: readonly string[]): string[] {
   const roots = targets.length > 0 ? targets.map((entry) => resolveArgument(known, entry)) : [known.regressionsDir];
   const files: string[] = [];
-  const walk = (entry: string): void => {
+  const walk = (entry: string, named: boolean): void => {
     let stats;
     try {
       stats = statSync(entry);
@@ -130,12 +131,15 @@ export function regressionFiles(known: Project, targets: readonly string[]): str
       throw new UsageError(`no such file or directory: ${entry}`);
     }
     if (stats.isDirectory()) {
-      for (const name of readdirSync(entry).sort()) walk(path.join(entry, name));
+      for (const name of readdirSync(entry).sort()) walk(path.join(entry, name), false);
     } else if (entry.endsWith('.json')) {
-      files.push(entry);
+      // A stray JSON file in a folder (notes.json) is named and skipped; one named on the command line is read.
+      const reason = named ? null : notARegression(entry);
+      if (reason === null) files.push(entry);
+      else console.error(`warning: ${shown(entry)}: ${reason}; skipped`);
     }
   };
-  roots.forEach(walk);
+  roots.forEach((root) => walk(root, true));
   return files;
 }
 
