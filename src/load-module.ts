@@ -79,7 +79,11 @@ export function loadErrorText(error: unknown, absolute: string): string {
   const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   const esbuild = new RegExp(`${escaped(absolute)}:(\\d+):(\\d+): ERROR: (.*)`).exec(error.message);
   if (esbuild !== null) return `line ${esbuild[1]}:${esbuild[2]}: ${esbuild[3]}`;
-  const what = `${error.name === 'Error' ? '' : `${error.name}: `}${error.message.split('\n')[0]}`;
+  // A first line that only announces the errors ("Parse failed with 1 error:") is joined with the next.
+  const lines = error.message.split('\n').map((line) => line.trim()).filter((line) => line !== '');
+  const head = lines[0] ?? '';
+  const text = head.endsWith(':') && lines[1] !== undefined ? `${head} ${lines[1]}` : head;
+  const what = `${error.name === 'Error' ? '' : `${error.name}: `}${text}`;
   if (error.name === 'SyntaxError' && !isTypeScriptFile(absolute)) {
     // Node keeps the place of a module's syntax error out of the error; `node --check` prints it.
     const check = spawnSync(process.execPath, ['--check', absolute], { encoding: 'utf8' });
