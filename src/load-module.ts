@@ -23,11 +23,24 @@ export function isTypeScriptFile(file: string): boolean {
   return TYPESCRIPT_EXTENSIONS.has(path.extname(file));
 }
 
-/** Registers tsx's hooks in this thread (once); the repo's own tsx-run tools already have them. */
+/** What loading a TypeScript file without tsx installed says (tsx is an optional peer dependency). */
+export const TSX_MISSING = 'a TypeScript file needs the tsx package to load: npm install --save-dev tsx (or write the file as .mjs)';
+
+/**
+ * Registers tsx's hooks in this thread (once); the repo's own tsx-run tools already have them.
+ * tsx is an optional peer dependency (projects written in JavaScript do not need it): without
+ * it, this rejects with TSX_MISSING.
+ */
 export function registerTypeScript(): Promise<void> {
   tsxRegistered ??= (async () => {
     if (process.execArgv.some((arg) => /tsx/.test(arg)) || isRunningTypeScript()) return;
-    const api = await import('tsx/esm/api');
+    let api: { register(): unknown };
+    try {
+      api = await import('tsx/esm/api');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND') throw new Error(TSX_MISSING);
+      throw error;
+    }
     api.register();
   })();
   return tsxRegistered;
@@ -59,7 +72,13 @@ export function exportNames(loaded: Record<string, unknown>): string {
 export async function importUserModule(file: string, baseDir = process.cwd()): Promise<Record<string, unknown>> {
   const absolute = path.resolve(baseDir, file);
   if (!existsSync(absolute)) throw new ModuleLoadError(file, 'no such file');
-  if (isTypeScriptFile(absolute)) await registerTypeScript();
+  if (isTypeScriptFile(absolute)) {
+    try {
+      await registerTypeScript();
+    } catch (error) {
+      throw new ModuleLoadError(file, (error as Error).message);
+    }
+  }
   try {
     return (await import(pathToFileURL(absolute).href)) as Record<string, unknown>;
   } catch (error) {

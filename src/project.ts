@@ -125,7 +125,7 @@ export function projectRelative(root: string, file: string): string {
  */
 export async function userAllocatorForProject(root: string, modulePath: string, policy?: AllocatorPolicy): Promise<AnySystem> {
   const absolute = path.resolve(root, modulePath);
-  if (isTypeScriptFile(absolute)) await registerTypeScript();
+  if (isTypeScriptFile(absolute)) await registerTypeScript().catch((error: unknown) => Promise.reject(new UserAllocatorError(modulePath, (error as Error).message)));
   const loaded = await loadUserAllocator(absolute).catch((error: unknown) => {
     if (error instanceof UserAllocatorError) throw new UserAllocatorError(modulePath, error.message.slice(error.modulePath.length + 2));
     throw error;

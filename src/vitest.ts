@@ -2,7 +2,7 @@
  * vitest helpers (`import { testSystem, replayRegressions } from 'gpu-memory-verifier/vitest'`),
  * in the conventions of @fast-check/vitest: the run parameters are fast-check's (`seed`,
  * `numRuns`, `path`), their defaults come from fast-check's global configuration
- * (`fc.configureGlobal`, shared through @fast-check/vitest's `fc`), and a failure names the seed
+ * (`fc.configureGlobal` of fast-check, which @fast-check/vitest's `fc` is), and a failure names the seed
  * and path that replay it. What the harness adds: its shrinking, which keeps the failed check,
  * then a 1-minimal sequence, and its readable report (every step's answers, the failing step,
  * the diff), with the command that stores the case as a regression.
@@ -15,7 +15,7 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { fc } from '@fast-check/vitest';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { toolCommand } from './harness/command-line.js';
 import { checkSystem, saveCommandLine, type CheckResult } from './harness/property.js';
