@@ -21,6 +21,17 @@ export function findingReport(target: Target, finding: RunFinding, entry: Findin
     `replay:  ${entry.replay}`,
     `keep it: ${toolCommand('regress', `save --finding ${entry.file}`)}`,
   ];
+  if (finding.note !== undefined && !WATCHDOG_CHECKS.includes(finding.check)) {
+    // A shrink stopped by the budget or a signal: the case may be long and slow, and the
+    // campaign is ending, so it is not replayed here (`regress show` replays it, step by step).
+    return [
+      `FINDING ${finding.system}: check '${finding.check}' failed on op ${finding.op}: ${finding.message}`,
+      ...[...notes, finding.note, `show it: ${toolCommand('regress', `show ${entry.file}`)} (every step's answers)`].map((note) => `  ${note}`),
+      `  config:  ${JSON.stringify(finding.config)}`,
+      `  sequence (${finding.commands.length} commands):`,
+      ...finding.commands.map((command, index) => `    ${String(index).padStart(3)}  ${JSON.stringify(command)}`),
+    ].join('\n');
+  }
   if (finding.note !== undefined) notes.push(finding.note);
   if (WATCHDOG_CHECKS.includes(finding.check)) {
     return formatUnreturnedReport(`FINDING ${finding.system}: ${finding.check}: ${finding.message}`, notes, finding.config, finding.commands);
