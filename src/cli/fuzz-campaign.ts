@@ -86,7 +86,7 @@ export class Campaign {
     // Progress and the budget hold while no batch returns (a long run, a shrink in a worker).
     this.timer = setInterval(() => {
       const deadline = this.options.budgetMs === null ? null : this.options.budgetMs + budgetMarginMs(this.options.budgetMs);
-      if (deadline !== null && performance.now() - this.started >= deadline) this.cut('the budget');
+      if (deadline !== null && performance.now() - this.started >= deadline) this.cut('budget');
       for (const state of this.files.shrinking()) this.shrinkLine(state);
       this.tick(false);
     }, TIMER_MS);
@@ -112,14 +112,15 @@ export class Campaign {
   }
 
   /**
-   * Stops everything still running (`why`: 'the budget', 'a signal'): the workers are
+   * Stops everything still running (past the budget's margin, or at a signal): the workers are
    * terminated (their unfinished runs are not recorded: a resume runs them), and every run being
    * shrunk becomes a finding with its best case so far.
    */
-  cut(why: string): void {
+  cut(reason: 'budget' | 'interrupted'): void {
     if (this.cutBy !== null) return;
+    const why = reason === 'budget' ? 'the budget' : 'a signal';
     this.cutBy = why;
-    this.stop(why === 'the budget' ? 'budget' : 'interrupted');
+    this.stop(reason);
     for (const cutter of [...this.cutters]) cutter();
     void this.evaluator?.close();
     const now = performance.now();

@@ -30,7 +30,7 @@ async function campaignMain(args: CampaignArgs): Promise<number> {
     interrupts++;
     if (interrupts > 1) process.exit(130);
     // Stops the workers at once; a run being shrunk is written with its best case so far.
-    campaign.cut('a signal');
+    campaign.cut('interrupted');
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);

@@ -212,6 +212,7 @@ async function save(argv: string[]): Promise<number> {
     if (args.values.system !== undefined || args.values.seed !== undefined || args.values.path !== undefined || args.values.mutant !== undefined || args.values.allocator !== undefined) {
       throw new UsageError('--finding stores a finding file as it is; drop --system/--seed/--path/--mutant/--allocator');
     }
+    if (args.values.timeout !== undefined && !args.values.shrink) throw new UsageError('--timeout goes with --shrink (the time limit of a hang\'s shrink candidates)');
     const shrink = args.values.shrink ? { timeoutMs: args.values.timeout ?? DEFAULT_TIMEOUT_MS } : null;
     return saveFinding(known, args.values.finding, args.values.slug, args.values.out, args.values.force, shrink);
   }
