@@ -210,6 +210,7 @@ describe('the preflight', () => {
     const fuzz = spawnSync(tsx, [path.join(ROOT, 'src', 'cli', 'fuzz.ts'), '--system', 'alloc-buddy', '--runs', '2', '--workers', '1'], { encoding: 'utf8', cwd: root });
     expect(fuzz.status, fuzz.stdout + fuzz.stderr).toBe(0);
     expect(fuzz.stderr.match(/warning: regressions\/notes\.json: not a regression file/g)).toHaveLength(1);
+    expect(fuzz.stdout).toMatch(/preflight: \d+ stored regressions replayed; \d+ mutant replays, each caught by its recorded check; [\d.]+ s/);
   });
 
   it('passes on the repo: every stored regression of the built-in systems holds', async () => {

@@ -55,10 +55,10 @@ export async function runCampaignPreflight(options: CampaignOptions): Promise<{ 
   if (result.problems.length === 0) {
     const judged =
       result.mutantReplays === 0
-        ? `none names a mutant, so no judge was tested${skipped}`
-        : `each of their mutants caught by its recorded check (${result.mutantReplays} mutant replay${result.mutantReplays === 1 ? '' : 's'}${skipped})`;
+        ? `none names a mutant, so no check was tested${skipped}`
+        : `${result.mutantReplays} mutant replay${result.mutantReplays === 1 ? '' : 's'}, each caught by its recorded check${skipped}`;
     console.log(
-      `preflight: ${result.files} stored regression${result.files === 1 ? '' : 's'} replayed, ${judged} in ${(result.elapsedMs / 1000).toFixed(1)} s` +
+      `preflight: ${result.files} stored regression${result.files === 1 ? '' : 's'} replayed; ${judged}; ${(result.elapsedMs / 1000).toFixed(1)} s` +
         (result.failing.length === 0 ? '' : `; ${result.failing.length} fail against the implementation`),
     );
     return { holds: true, failing: result.failing.length };
