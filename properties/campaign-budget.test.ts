@@ -4,7 +4,7 @@
  * hang's shrink candidates run under a limit derived from the run; every path a campaign prints
  * is still there at its end; the printed commands are spelled for where they run.
  *
- * The slow fixture (fixtures/slow-shrink) costs about 5 ms per call, so its first finding takes
+ * The slow fixture (fixtures/slow-shrink) costs about 10 ms per call, so its first finding takes
  * tens of seconds to shrink. Time bounds here are generous: they tell a kept budget from one
  * that is not (the shrink alone takes far longer), not fast from slow.
  */
