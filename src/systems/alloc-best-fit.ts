@@ -1,7 +1,8 @@
 /**
- * System `alloc-best-fit`: the best-fit pool of Unreal's FRHIMemoryPool shape (spec/allocators.md
- * "Best-fit pool"; seed §3.4), 256-byte and 64 KiB pool alignments, with the single-allocation
- * limit. Model: models/alloc-best-fit.ts; implementation: src/alloc/best-fit.ts.
+ * System `alloc-best-fit`: the best-fit pool of Unreal's FRHIMemoryPool shape
+ * (docs/spec/allocators.md#al-best-fit; docs/spec/engine.md#mem-3-4), 256-byte and 64 KiB pool
+ * alignments, with the single-allocation limit. Model: models/alloc-best-fit.ts; implementation:
+ * src/alloc/best-fit.ts.
  */
 import fc from 'fast-check';
 import { Strict, type Static } from '../harness/schema.js';

@@ -1,6 +1,7 @@
 /**
- * System `alloc-buddy`: the buddy allocator (spec/allocators.md "Buddy"; seed §5.2, VMA 2.3,
- * Dawn). Model: models/alloc-buddy.ts; implementation: src/alloc/buddy.ts.
+ * System `alloc-buddy`: the buddy allocator (docs/spec/allocators.md#al-buddy;
+ * docs/spec/engine.md#mem-5-2, VMA 2.3, Dawn). Model: models/alloc-buddy.ts; implementation:
+ * src/alloc/buddy.ts.
  */
 import fc from 'fast-check';
 import { Strict, type Static } from '../harness/schema.js';

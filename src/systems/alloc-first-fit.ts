@@ -1,7 +1,7 @@
 /**
  * System `alloc-first-fit`: the first-fit allocator of Unreal's BigBlockAllocator shape
- * (spec/allocators.md "First-fit"; seed §5.1). Model: models/alloc-first-fit.ts;
- * implementation: src/alloc/first-fit.ts.
+ * (docs/spec/allocators.md#al-first-fit; docs/spec/engine.md#mem-5-1). Model:
+ * models/alloc-first-fit.ts; implementation: src/alloc/first-fit.ts.
  */
 import fc from 'fast-check';
 import { Strict, type Static } from '../harness/schema.js';

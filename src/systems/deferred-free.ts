@@ -1,9 +1,9 @@
 /**
  * System `deferred-free`: fence-delayed frees and a reusable-object pool in front of a
  * sub-allocator (buddy, best fit or first fit, chosen by the config), behind a frame fence
- * (spec/allocators.md "Fence-delayed frees"; seed d3d12-memory-allocation.zh.txt §8.1; seed
- * gpu-resource-lifetime.zh.txt 池复用). The model side wraps the sub-allocator's reference model,
- * the implementation side the shipped sub-allocator.
+ * (docs/spec/allocators.md#al-fence; docs/spec/engine.md#mem-8-1; docs/spec/engine.md#life-pool).
+ * The model side wraps the sub-allocator's reference model, the implementation side the shipped
+ * sub-allocator.
  *
  * Commands are plain data. `index` picks the k-th live allocation (hand-out order) modulo the
  * live count, so every subsequence of a program is still a program.

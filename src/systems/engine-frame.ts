@@ -1,9 +1,9 @@
 /**
  * System `engine-frame`: the engine layer that composes the residency manager, the pool heaps'
  * sub-allocators behind fence-delayed frees, and the simulated GPU into one frame loop
- * (seeds ue5-dx12-residency-set.zh.txt sections 3, 4, 7, 9; d3d12-memory-allocation.zh.txt
- * §2-§4, §6-§9; docs/engine-frame.md). The model side is models/engine-frame.ts over the
- * reference models, the implementation side src/engine/engine-frame.ts over the shipped pieces.
+ * (docs/spec/engine.md#rs-3, #rs-4, #rs-7, #rs-9; docs/spec/engine.md#mem-2 to #mem-4, #mem-6 to
+ * #mem-9; docs/engine-frame.md). The model side is models/engine-frame.ts over the reference
+ * models, the implementation side src/engine/engine-frame.ts over the shipped pieces.
  *
  * Judges owned by the side, not by the engine:
  * - the simulated GPU runs each list's true references (the resources its commands touch,

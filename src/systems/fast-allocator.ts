@@ -1,6 +1,6 @@
 /**
  * System `fast-allocator`: the fast allocator's 4 MiB bump pages for single-frame upload data
- * (seed d3d12-memory-allocation.zh.txt §1 constraint ④, §3.2, §5.3, §10; model
+ * (docs/spec/engine.md#mem-1-2-4, #mem-3-2, #mem-5-3, #mem-10; model
  * models/fast-allocator.ts) against the simulated GPU queue (src/gpu/queue-timeline.ts) and an
  * upload heap that judges every buffer it creates and destroys (`UploadHeapJudge`, below; the
  * fast constant allocator's system, src/systems/fast-constant-allocator.ts, shares both).
@@ -18,7 +18,8 @@
  * hand-out completes: a page handed out from again after it left the current page (a new life)
  * and every destroyed buffer are held to that frame, and every hand-out and destruction is also
  * checked against the bytes unfinished GPU reads still use. `retain` changes the minimum at run
- * time (the seed, §10: d3d12.FastAllocator.MinPagesToRetain may be changed while running).
+ * time (docs/spec/engine.md#mem-10: d3d12.FastAllocator.MinPagesToRetain may be changed while
+ * running).
  */
 import fc from 'fast-check';
 import type { Json } from '../harness/json.js';

@@ -1,6 +1,6 @@
 /**
- * System `residency-set`: residency sets and their slot pool (residency-library.md §2, §3, §10.4,
- * §10.5; Unreal's 1024-slot variant in the seed ue5-dx12-residency-set, sections 4 and 6).
+ * System `residency-set`: residency sets and their slot pool (docs/spec/residency-library.md#rl-2,
+ * #rl-3, #rl-10-4, #rl-10-5; Unreal's 1024-slot variant in docs/spec/engine.md#rs-4, #rs-6).
  *
  * Commands are plain data. A set handle `set: k` means the k-th live set (creation order) modulo
  * the number of live sets, so any subsequence of a program is still a program; an object id is

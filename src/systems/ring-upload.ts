@@ -1,7 +1,7 @@
 /**
- * System `ring-upload`: the ring upload allocator with three states (spec/allocators.md "Ring
- * upload allocator"; seed gpu-resource-lifetime.zh.txt, 环形上传区间) against a simulated GPU
- * queue (src/gpu/queue-timeline.ts).
+ * System `ring-upload`: the ring upload allocator with three states
+ * (docs/spec/allocators.md#al-ring; docs/spec/engine.md#life-ring) against a simulated GPU queue
+ * (src/gpu/queue-timeline.ts).
  *
  * Commands are plain data. `index` picks the k-th outstanding reservation (reservation order)
  * or the k-th submitted range (submission order) modulo how many there are, so every
