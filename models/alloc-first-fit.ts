@@ -49,12 +49,12 @@ export class FirstFitModel extends IntervalModel {
 export function mergeWithFreeNeighbours(list: ModelBlock[], index: number): void {
   let at = index;
   const next = list[at + 1];
-  if (next !== undefined && next.free) {
+  if (next?.free) {
     list[at]!.sizeBytes += next.sizeBytes;
     list.splice(at + 1, 1);
   }
   const previous = list[at - 1];
-  if (previous !== undefined && previous.free) {
+  if (previous?.free) {
     previous.sizeBytes += list[at]!.sizeBytes;
     list.splice(at, 1);
     at--;

@@ -105,7 +105,14 @@ describe('user allocators under the harness', () => {
     ['an undefined return', 'honest-answers', () => ({ alloc: () => undefined as unknown as null, free: () => {} })],
     ['a bump allocator that ignores alignment', 'in-bounds-aligned', (capacityBytes) => {
       let top = 0;
-      return { alloc: (size) => (top + size <= capacityBytes ? (top += size) - size : null), free: () => {} };
+      return {
+        alloc: (size) => {
+          if (top + size > capacityBytes) return null;
+          top += size;
+          return top - size;
+        },
+        free: () => {},
+      };
     }],
     ['an allocator that always answers 0', 'no-overlap', () => ({ alloc: () => 0, free: () => {} })],
     ['an allocator that overruns the capacity', 'in-bounds-aligned', (capacityBytes) => ({ alloc: () => capacityBytes, free: () => {} })],

@@ -28,13 +28,13 @@ const SPEC_DIR = 'docs/spec';
 const WS = String.raw`(?:[ \t]|\r?\n[ \t]*(?:\*(?!\/)|\/\/)?[ \t]*)+`;
 const NUM = String.raw`\d+(?:\.\d+)*`;
 /** One § item: `§8`, `§8.4`, `§8 step 5.1`, `§7 steps 2-4`, `§1 constraint ④`, `§4-§8`. */
-const SECTION_ITEM = String.raw`§${NUM}(?:${WS}steps?${WS}${NUM}(?:-${NUM})?|${WS}constraint${WS}[①②③④])?(?:[-–]§${NUM})?`;
+const SECTION_ITEM = `§${NUM}(?:${WS}steps?${WS}${NUM}(?:-${NUM})?|${WS}constraint${WS}[①②③④])?(?:[-–]§${NUM})?`;
 const SECTION_CHAIN = String.raw`${SECTION_ITEM}(?:(?:,|\/|${WS}and)${WS}?${SECTION_ITEM})*`;
 /** `sections 3.3, 4.3-4.4, 7 and 9.1` */
-const NAMED_ITEM = String.raw`${NUM}(?:-${NUM})?`;
-const NAMED_CHAIN = String.raw`sections?${WS}${NAMED_ITEM}(?:(?:,|${WS}and)${WS}${NAMED_ITEM})*`;
+const NAMED_ITEM = `${NUM}(?:-${NUM})?`;
+const NAMED_CHAIN = `sections?${WS}${NAMED_ITEM}(?:(?:,|${WS}and)${WS}${NAMED_ITEM})*`;
 const SEED_NAMES = 'd3d12-memory-allocation|ue5-dx12-residency-set|gpu-resource-lifetime';
-const SEED_PREFIX = String.raw`(?:(?:the${WS})?[Ss]eeds?(?:'s)?,?${WS})?`;
+const SEED_PREFIX = `(?:(?:the${WS})?[Ss]eeds?(?:'s)?,?${WS})?`;
 const LIFETIME_SECTIONS = '环形上传区间|池复用';
 
 const SEED_FILE = { 'd3d12-memory-allocation': 'mem', 'ue5-dx12-residency-set': 'rs', 'gpu-resource-lifetime': 'life' };
@@ -63,9 +63,9 @@ const OLD = new RegExp(
     // 3: a seed document, with a § chain, "sections ...", a named section, or nothing
     String.raw`${SEED_PREFIX}\x60?(?<seed>${SEED_NAMES})(?:\.zh\.txt)?\x60?(?:,?${WS}\(?(?<seedChain>${SECTION_CHAIN})|,?${WS}\(?(?<seedNamed>${NAMED_CHAIN})|,?${WS}(?<seedLife>${LIFETIME_SECTIONS}))?`,
     // 4: "seed §3.4" without a file: the allocator survey, the only seed numbered with §
-    String.raw`(?:the${WS})?[Ss]eed(?:'s)?,?${WS}(?<seedless>${SECTION_CHAIN})`,
+    `(?:the${WS})?[Ss]eed(?:'s)?,?${WS}(?<seedless>${SECTION_CHAIN})`,
     // 5: a bare § chain, resolved against the last § chain's spec in the same file
-    String.raw`(?<bare>${SECTION_CHAIN})`,
+    `(?<bare>${SECTION_CHAIN})`,
   ].join('|'),
   'g',
 );
@@ -322,7 +322,7 @@ function reflow(text, isMd) {
     const overflow = words.slice(k).join(' ');
     const indent = /^- /.test(body) ? '  ' : (/^(\s+)/.exec(body)?.[1] ?? '');
     const next = lines[i + 1];
-    const nextBody = next !== undefined && next.startsWith(prefix) ? next.slice(prefix.length) : null;
+    const nextBody = next?.startsWith(prefix) ? next.slice(prefix.length) : null;
     const continues =
       nextBody !== null && nextBody.trim() !== '' && !/^\s*(?:- |@|\*\/)/.test(nextBody) && !next.includes('*/') &&
       nextBody.startsWith(indent) && !nextBody.startsWith(`${indent} `);

@@ -70,7 +70,7 @@ export function opsFor<C, S>(): <F extends TProperties>(def: OpDef<C, S, F>) => 
   return (def) => def;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: each op has its own command type; the record is checked op by op
 type AnyOps<C, S> = Record<string, OpDef<C, S, any>>;
 
 /** The command union of an op record: `{ op: 'alloc', sizeBytes: number } | { op: 'free', index: number } | ...`. */

@@ -5,8 +5,11 @@
  */
 import fc from 'fast-check';
 import type { JsonObject } from './json.js';
-import { failureKey, runSequence, minimizeCase, RunContext, type Failure, type ImplFactory, type RunOptions } from './runner.js';
+import { failureKey, runSequence, minimizeCase, type RunContext, type Failure, type ImplFactory, type RunOptions } from './runner.js';
 import type { Command, GenerationPlan, OpNamed, SystemDef } from './system.js';
+
+/** The argument tuple of a fast-check property (what fc.check's details carry). */
+type PropertyArgs<P> = P extends fc.IRawProperty<infer Ts> ? Ts : never;
 
 export interface Case<C = JsonObject, Cmd = Command> {
   readonly config: C;
@@ -106,7 +109,7 @@ export function checkSystem<C extends JsonObject, Cmd extends OpNamed, S>(
     }
     return failureKey(outcome.failure) !== firstKey;
   });
-  let details;
+  let details: fc.RunDetails<PropertyArgs<typeof property>>;
   try {
     details = fc.check(property, {
     seed: options.seed,

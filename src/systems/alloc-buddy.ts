@@ -70,7 +70,7 @@ export const allocBuddySystem = subAllocatorSystem({
         const isLeft = (offsetBytes / sizeBytes) % 2 === 0;
         const buddyOffsetBytes = isLeft ? offsetBytes + sizeBytes : offsetBytes - sizeBytes;
         const buddy = blocks[isLeft ? i + 1 : i - 1];
-        if (buddy !== undefined && buddy.free && buddy.offsetBytes === buddyOffsetBytes && buddy.sizeBytes === sizeBytes) {
+        if (buddy?.free && buddy.offsetBytes === buddyOffsetBytes && buddy.sizeBytes === sizeBytes) {
           return `free buddies [${offsetBytes}+${sizeBytes}] and [${buddyOffsetBytes}+${sizeBytes}] are unmerged`;
         }
       }

@@ -287,7 +287,7 @@ function heldSizeAt(s: DeferredSide, offsetBytes: number): number | undefined {
 
 /** Equal as their decimal texts are equal (NaN matches NaN). */
 function sameNumber(a: number, b: number): boolean {
-  return a === b || (a !== a && b !== b);
+  return a === b || (Number.isNaN(a) && Number.isNaN(b));
 }
 
 function rangeText(allocation: LiveAllocation): string {

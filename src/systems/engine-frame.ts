@@ -694,7 +694,7 @@ export const engineFrameSystem = defineSystem({
   // pressure, eviction, re-residency), even when the command threw.
   around: (s, command, dispatch) => {
     let result: Json = null;
-    let failure: unknown = undefined;
+    let failure: unknown;
     try {
       result = dispatch(s, command);
     } catch (error) {

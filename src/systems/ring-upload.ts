@@ -234,7 +234,7 @@ export function expectedFreeBytes(s: RingSide): number {
       if (forwardBytes < 0) forwardBytes += capacityBytes;
     }
     // As Math.min: NaN wins.
-    if (forwardBytes < freeBytes || forwardBytes !== forwardBytes) freeBytes = forwardBytes;
+    if (forwardBytes < freeBytes || Number.isNaN(forwardBytes)) freeBytes = forwardBytes;
   }
   return freeBytes;
 }
@@ -429,7 +429,7 @@ const ops = {
     // Scale configs only: reserves up to BURST_RANGES ranges of this size (until the ring refuses
     // one) and submits each with the queue's next value, then signals: many small requests in flight.
     weight: (config) => (isScaleConfig(config) ? 3 : 0),
-    arbitrary: (config, op) => fc.tuple(fc.integer({ min: 1, max: 64 }), alignArb).map(([sizeBytes, alignBytes]) => ({ op, sizeBytes, alignBytes })),
+    arbitrary: (_config, op) => fc.tuple(fc.integer({ min: 1, max: 64 }), alignArb).map(([sizeBytes, alignBytes]) => ({ op, sizeBytes, alignBytes })),
     apply: (s, command) => {
       const offsets: (number | null)[] = [];
       for (let i = 0; i < BURST_RANGES; i++) {
