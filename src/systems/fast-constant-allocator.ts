@@ -40,7 +40,7 @@ import {
   UPLOAD_MAX_PAGE_BYTES,
   type Handout,
   type UploadSide,
-} from './fast-allocator.js';
+} from './upload-pages-side.js';
 
 export const FastConstantConfigSchema = Strict({
   pageSizeBytes: Nat({ description: `bytes per page, a multiple of 256 up to ${UPLOAD_MAX_PAGE_BYTES} (the allocator's default: 64 KiB)` }),
