@@ -4,7 +4,7 @@
  * *-types.ts files): each refused call throws the contract code with its exact message and changes
  * nothing, and the views show every live range with its state, in offset order.
  *
- * Written against the mutation survivors of 2026-12-01 (docs/mutation-survivors-2026-12-01.txt);
+ * Written against the mutation survivors of 2026-12-01 (docs/maintainers/mutation-survivors-2026-12-01.txt);
  * /work/notes/survivors-upload.md lists which test answers which survivor and why the others
  * cannot be told apart from the shipped code.
  */
