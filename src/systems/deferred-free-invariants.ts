@@ -7,7 +7,7 @@ import type { Invariant } from '../harness/system.js';
 import { inspectLive, type LiveAllocation } from '../alloc/allocator.js';
 import { bothSides, searchByOffset } from './common.js';
 import { noFalseOutOfMemory } from './alloc-common.js';
-import { type DeferredConfig, type DeferredSide } from './deferred-free-side.js';
+import type { DeferredConfig, DeferredSide } from './deferred-free-side.js';
 
 /**
  * The size of the allocation the sub-allocator holds at `offsetBytes` (from its live()), or

@@ -4,7 +4,7 @@
  * (src/systems/engine-frame.ts runs them from its ops).
  */
 import type { Json } from '../harness/json.js';
-import { type CreatedResource, type FlushResult } from '../engine/engine-frame-types.js';
+import type { CreatedResource, FlushResult } from '../engine/engine-frame-types.js';
 import type { LiveAllocation } from '../alloc/allocator.js';
 import type { EngineSide } from './engine-frame-side.js';
 

@@ -26,10 +26,10 @@ import type { Json } from '../harness/json.js';
 import type { Invariant, RunEnv } from '../harness/system.js';
 import { defineSystem, opsFor } from '../harness/define-system.js';
 import { Int, Nat, Strict, type Static } from '../harness/schema.js';
-import { QueueTimeline } from '../gpu/queue-timeline.js';
+import type { QueueTimeline } from '../gpu/queue-timeline.js';
 import { FastAllocatorModel } from '../../models/fast-allocator.js';
 import { FastAllocatorImpl } from '../alloc/upload-pages.js';
-import { type FastAllocator, type UploadHeap } from '../alloc/upload-pages-types.js';
+import type { FastAllocator, UploadHeap } from '../alloc/upload-pages-types.js';
 import {
   UPLOAD_MAX_MIN_PAGES,
   UPLOAD_MAX_PAGE_BYTES,
