@@ -28,7 +28,7 @@ import { DeferredFreeAllocatorImpl } from '../alloc/deferred-free.js';
 import type { DeferredFreeAllocator, FrameFence } from '../alloc/deferred-free-types.js';
 import { QueueTimeline } from '../gpu/queue-timeline.js';
 import { bothSides, pickLive, searchByOffset, SKIPPED } from './common.js';
-import { noFalseOutOfMemory } from './alloc-common.js';
+import { noFalseOutOfMemory } from './alloc-invariants.js';
 
 export const DEFERRED_KINDS: readonly SubAllocatorKind[] = ['buddy', 'best-fit', 'first-fit'];
 

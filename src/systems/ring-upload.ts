@@ -24,7 +24,7 @@ import type { RingRange, RingUploadAllocator } from '../alloc/ring-upload-types.
 import { alignUp } from '../alloc/allocator.js';
 import { QueueTimeline } from '../gpu/queue-timeline.js';
 import { bothSides, pickLive, SKIPPED } from './common.js';
-import { noFalseOutOfMemory } from './alloc-common.js';
+import { noFalseOutOfMemory } from './alloc-invariants.js';
 
 /** answers-match-model reads live() and rangeAt() on every step whose number is a multiple of this. */
 const ANSWER_SAMPLE_STEPS = 16;

@@ -30,24 +30,10 @@ import type { Allocator, AllocatorPolicy } from '../alloc/allocator.js';
 import { subAllocatorConfigProblem, type SubAllocatorKind } from '../alloc/config.js';
 import { ALLOCATOR_POLICIES, loadUserAllocator, UserAllocatorError, type UserAllocatorModule } from '../user-allocator-module.js';
 import { createSubAllocatorModel } from '../../models/alloc-index.js';
-import {
-  allocOps,
-  allocOpWeights,
-  allocSide,
-  allocStep,
-  allocTrace,
-  bestFitPromise,
-  BUDDY_PROMISE,
-  emptyPoolLiveness,
-  FITS_CAPACITY,
-  honestAnswers,
-  inBoundsAligned,
-  noFalseOutOfMemory,
-  noOverlap,
-  type AllocOps,
-  type AllocSide,
-  type EmptyPoolPromise,
-} from './alloc-common.js';
+import { allocOps, type AllocOps, allocOpWeights } from './alloc-generation.js';
+import { honestAnswers, inBoundsAligned, noFalseOutOfMemory, noOverlap } from './alloc-invariants.js';
+import { bestFitPromise, BUDDY_PROMISE, emptyPoolLiveness, type EmptyPoolPromise, FITS_CAPACITY } from './alloc-promise.js';
+import { allocSide, type AllocSide, allocStep, allocTrace } from './alloc-side.js';
 
 /** The system name of every user allocator (regression files of it name their module in the config). */
 export const USER_ALLOCATOR_SYSTEM = 'user-allocator';
@@ -156,7 +142,7 @@ function isScaleCapacity(policy: AllocatorPolicy, capacityBytes: number, options
   }
 }
 
-/** Which requests the policy promises to place on an empty pool (see alloc-common.ts). */
+/** Which requests the policy promises to place on an empty pool (see alloc-promise.ts). */
 function promiseOf(policy: AllocatorPolicy, options: Required<UserAllocatorOptions>): EmptyPoolPromise<unknown> {
   switch (policy) {
     case 'buddy':
