@@ -1,7 +1,9 @@
 /**
- * The false out-of-memory metrics: every null answer of an allocator to a valid request is
- * counted, and so is each one given while an aligned free gap large enough existed between the
- * live ranges; the fuzz summary reports their share and `--max-false-oom-share` bounds it.
+ * The allocator metrics of a campaign, counted as probes: the false out-of-memory share (every
+ * null answer of an allocator to a valid request is counted, and so is each one given while an
+ * aligned free gap large enough existed between the live ranges; `--max-false-oom-share` bounds
+ * the share) and the largest request an empty pool served, as a share of its capacity. The fuzz
+ * summary prints both (`allocatorMetricsCell`).
  */
 import type { RunEnv } from '../harness/system.js';
 import { alignUp } from '../alloc/allocator.js';
@@ -66,3 +68,36 @@ export function countNullAnswer(s: AllocSide, env: RunEnv, sizeBytes: number, al
   env.probe(NULL_ANSWER_PROBE);
   if (fittingGapExists(s.sortedLive, s.capacityBytes, sizeBytes, alignBytes)) env.probe(FALSE_OOM_PROBE);
 }
+
+/**
+ * The largest request an empty pool served, as a share of its capacity: the check records
+ * `${EMPTY_POOL_SERVED_PROBE}${percent}` (percent rounded down, 0-100) once per run each time a
+ * run's largest grows, so the summary's largest such probe is the campaign's (`largestEmptyPoolShare`).
+ */
+export const EMPTY_POOL_SERVED_PROBE = 'empty-pool-served-percent-';
+
+/** The largest share (percent of capacity) an empty pool served over a campaign's probes, or null when none was recorded. */
+export function largestEmptyPoolShare(probes: Readonly<Record<string, number>>): number | null {
+  let largest: number | null = null;
+  for (const [name, count] of Object.entries(probes)) {
+    if (count > 0 && name.startsWith(EMPTY_POOL_SERVED_PROBE)) {
+      const percent = Number(name.slice(EMPTY_POOL_SERVED_PROBE.length));
+      if (largest === null || percent > largest) largest = percent;
+    }
+  }
+  return largest;
+}
+
+/**
+ * The summary cell of an allocator system: its false out-of-memory share and the largest request
+ * an empty pool served, e.g. '0.3 % of 1200; 100 %' ('-' for what was never counted).
+ */
+export function allocatorMetricsCell(probes: Readonly<Record<string, number>>): string {
+  const stats = falseOutOfMemoryShare(probes);
+  const largest = largestEmptyPoolShare(probes);
+  const falseOom = stats === null ? '-' : `${(100 * stats.share).toFixed(1)} % of ${stats.nullAnswers}`;
+  return largest === null ? falseOom : `${falseOom}; ${largest} %`;
+}
+
+/** The title of that cell's column. */
+export const ALLOCATOR_METRICS_TITLE = 'false OOM; largest on empty';

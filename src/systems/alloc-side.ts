@@ -33,6 +33,8 @@ export interface AllocSide<A extends Allocator = Allocator> {
   readonly sortedLive: TrackedAllocation[];
   /** The offset the last successful free released, for `freeAgain`. */
   lastFreedOffsetBytes: number | null;
+  /** The offsets the current step freed (or tried to), in order; reports show them (allocTrace). */
+  readonly stepFreedOffsets: number[];
   /** Result of the last alloc command of the current step; undefined when the step was no alloc. */
   lastAllocResult: number | null | undefined;
   /** The contract-error code the current step's command threw, or null when it returned (see `matchesModel`). */
@@ -48,11 +50,19 @@ export interface AllocSide<A extends Allocator = Allocator> {
   peakLive: number;
   /** The most free blocks seen at once (counted only past 128 live allocations, on the model). */
   peakFreeBlocks: number;
+  /** The largest request placed on an empty pool so far, in percent of the capacity (-1: none yet; empty-pool-liveness records it). */
+  largestEmptyPoolPercent: number;
 }
 
-/** Reports only (SystemDef.trace): the offset the step's alloc returned, when the step was an alloc. */
+/**
+ * Reports only (SystemDef.trace): the offset the step's alloc returned, when the step was an
+ * alloc; the offset (a list for a burst) the step freed or tried to free, when it freed.
+ */
 export function allocTrace<A extends Allocator>(s: AllocSide<A>): Json {
-  return s.lastAllocResult === undefined ? null : { offsetBytes: s.lastAllocResult };
+  if (s.lastAllocResult !== undefined) return { offsetBytes: s.lastAllocResult };
+  const freed = s.stepFreedOffsets;
+  if (freed.length === 0) return null;
+  return { freedOffsetBytes: freed.length === 1 ? freed[0]! : [...freed] };
 }
 
 export function allocSide<A extends Allocator>(allocator: A, capacityBytes: number, env: RunEnv, isModel: boolean): AllocSide<A> {
@@ -64,6 +74,7 @@ export function allocSide<A extends Allocator>(allocator: A, capacityBytes: numb
     live: [],
     sortedLive: [],
     lastFreedOffsetBytes: null,
+    stepFreedOffsets: [],
     lastAllocResult: undefined,
     lastErrorCode: null,
     violations: [],
@@ -72,6 +83,7 @@ export function allocSide<A extends Allocator>(allocator: A, capacityBytes: numb
     lastAlignBytes: 0,
     peakLive: 0,
     peakFreeBlocks: 0,
+    largestEmptyPoolPercent: -1,
   };
 }
 
@@ -107,6 +119,7 @@ function untrackSorted(s: AllocSide, allocation: TrackedAllocation): void {
 
 /** Frees `offsetBytes` and keeps the tracked live list in step. */
 export function freeOffset(s: AllocSide, offsetBytes: number): Json {
+  s.stepFreedOffsets.push(offsetBytes);
   s.allocator.free(offsetBytes);
   const live = s.live;
   let index = -1;
@@ -183,6 +196,7 @@ export function freeBurst(s: AllocSide, index: number, count: number, stride: nu
   for (let k = 0; k < count && s.live.length > 0; k++) {
     const at = (index + k * stride) % s.live.length;
     const allocation = s.live[at]!;
+    s.stepFreedOffsets.push(allocation.offsetBytes);
     s.allocator.free(allocation.offsetBytes);
     untrackSorted(s, allocation);
     s.live.splice(at, 1);
@@ -244,6 +258,7 @@ function errorProbe(code: string): string {
  */
 export function allocStep<S extends AllocSide, Cmd>(s: S, command: Cmd, dispatch: (s: S, command: Cmd) => Json): Json {
   s.lastAllocResult = undefined;
+  s.stepFreedOffsets.length = 0;
   s.lastErrorCode = null;
   s.steps++;
   try {
