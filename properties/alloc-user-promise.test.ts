@@ -25,6 +25,7 @@ import { checkSystem } from '../src/harness/property.js';
 import { RunContext } from '../src/harness/runner.js';
 import { formatReport } from '../src/harness/report.js';
 import { TEST_SEED } from './support.js';
+import { describeAllocator } from '../src/vitest.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'user-allocator-promise-'));
 function moduleFile(name: string, source: string): string {
@@ -247,3 +248,7 @@ describe('reports and the summary in the allocator terms', () => {
   });
 });
 
+
+// The vitest helper a team uses for its module: safety, the promise on fresh pools, stored regressions.
+describeAllocator('examples/header-allocator.mjs', { numRuns: 200, promiseRuns: 500 });
+describeAllocator('examples/buddy-256-allocator.mjs', { numRuns: 200, promiseRuns: 500 });
