@@ -25,7 +25,7 @@ import { checkSystem } from '../src/harness/property.js';
 import { RunContext } from '../src/harness/runner.js';
 import { formatReport } from '../src/harness/report.js';
 import { TEST_SEED } from './support.js';
-import { describeAllocator } from '../src/vitest.js';
+import { assertEmptyPoolPromise, describeAllocator } from '../src/vitest.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'user-allocator-promise-'));
 function moduleFile(name: string, source: string): string {
@@ -113,6 +113,15 @@ describe('empty-pool-liveness judges the declared promise', () => {
     if (!result.failed) return;
     expect(result.failure.check).toBe('empty-pool-liveness');
     expect(result.failure.message).toMatch(/a request covered by its declared promise \{ minPoolBytes: 256, minBlockBytes: 256, roundsTo: "power-of-two" \}/);
+  });
+
+  it("describeAllocator's promise test: fresh pools, one request each, fails at a covered refusal and passes the correct module", async () => {
+    const source = readFileSync('examples/buddy-256-allocator.mjs', 'utf8');
+    const correct = userAllocatorSystemFromModule(await loadUserAllocator('examples/buddy-256-allocator.mjs'));
+    expect(() => assertEmptyPoolPromise(correct, 500, TEST_SEED)).not.toThrow();
+    const buggy = source.replace('while (MIN_BLOCK_BYTES * 2 ** (topOrder + 1) <= capacityBytes)', 'while (MIN_BLOCK_BYTES * 2 ** (topOrder + 1) < capacityBytes)');
+    const halves = userAllocatorSystemFromModule(await loadUserAllocator(moduleFile('buddy-halves-2.mjs', buggy)));
+    expect(() => assertEmptyPoolPromise(halves, 500, TEST_SEED)).toThrow(/FINDING user-allocator: check 'empty-pool-liveness' failed at step 0 of 1\n  an empty pool, one request/);
   });
 
   it('a promise stated as a function is judged as stated', async () => {

@@ -291,7 +291,7 @@ function regressionModule(file: string): string | null {
  * (empty-pool-liveness), and every answer must be safe. Throws the readable report of the first
  * that is not.
  */
-function assertEmptyPoolPromise(system: AnySystem, runs: number, seed: number): void {
+export function assertEmptyPoolPromise(system: AnySystem, runs: number, seed: number): void {
   const cases = fc.sample(
     system.configArb().chain((config) => fc.record({ config: fc.constant(config), command: system.commandArb(config) })),
     { seed, numRuns: runs },
