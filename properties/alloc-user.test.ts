@@ -8,7 +8,7 @@ import { checkSystem } from '../src/harness/property.js';
 import { RunContext, runSequence } from '../src/harness/runner.js';
 import { TEST_SEED } from './support.js';
 import { loadRegression, replayRegression, writeRegression, REGRESSION_FORMAT } from '../src/harness/regression.js';
-import { FALSE_OOM_PROBE, falseOutOfMemoryFailures, falseOutOfMemoryShare, fittingGapExists, NULL_ANSWER_PROBE } from '../src/systems/alloc-common.js';
+import { FALSE_OOM_PROBE, falseOutOfMemoryFailures, falseOutOfMemoryShare, fittingGapExists, NULL_ANSWER_PROBE } from '../src/systems/alloc-false-oom.js';
 import type { Allocator } from '../src/alloc/allocator.js';
 import { BuddyAllocator } from '../src/alloc/buddy.js';
 import { BestFitAllocator } from '../src/alloc/best-fit.js';

@@ -107,6 +107,8 @@ export interface SystemSpec<C extends JsonObject, S, Ops extends AnyOps<C, S>> {
   readonly faultOps?: Readonly<Record<string, readonly string[]>>;
   /** Reports only: what a side's last step did beyond its observation (see SystemDef.trace). */
   trace?(side: S): Json;
+  /** Reports only: the model is a stand-in without an opinion (see SystemDef.modelless). */
+  readonly modelless?: boolean;
 }
 
 /** The system built from a spec: what the harness runs, with the spec's types. */
@@ -221,5 +223,6 @@ export function defineSystem<C extends JsonObject, S, Ops extends AnyOps<C, S>>(
     probes: spec.probes,
     ...(spec.faultOps === undefined ? {} : { faultOps: spec.faultOps }),
     ...(spec.trace === undefined ? {} : { trace: spec.trace }),
+    ...(spec.modelless === true ? { modelless: true } : {}),
   };
 }

@@ -101,6 +101,11 @@ export interface SystemDef<C extends JsonObject = JsonObject, Cmd extends OpName
    * user's allocator returned when the observation carries no opinion); never compared.
    */
   trace?(side: S): Json;
+  /**
+   * The model side is a stand-in with no opinion (a user's allocator under policy 'any'): its
+   * observations carry nothing, so reports show the implementation's answers only.
+   */
+  readonly modelless?: boolean;
 }
 
 /**

@@ -8,7 +8,8 @@ import fc from 'fast-check';
 import { Strict, type Static } from '../harness/schema.js';
 import { BestFitModel } from '../../models/alloc-best-fit.js';
 import { BestFitAllocator } from '../alloc/best-fit.js';
-import { bestFitPromise, blockStructure, noAdjacentFreeBlocks } from './alloc-common.js';
+import { blockStructure, noAdjacentFreeBlocks } from './alloc-blocks.js';
+import { bestFitPromise } from './alloc-promise.js';
 import { SubAllocatorFields, subAllocatorSystem } from './alloc-sub.js';
 
 export const AllocBestFitConfigSchema = Strict({

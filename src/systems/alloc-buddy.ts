@@ -7,7 +7,8 @@ import fc from 'fast-check';
 import { Strict, type Static } from '../harness/schema.js';
 import { BuddyModel } from '../../models/alloc-buddy.js';
 import { BuddyAllocator } from '../alloc/buddy.js';
-import { blockStructure, BUDDY_PROMISE } from './alloc-common.js';
+import { blockStructure } from './alloc-blocks.js';
+import { BUDDY_PROMISE } from './alloc-promise.js';
 import { SubAllocatorFields, subAllocatorSystem } from './alloc-sub.js';
 
 export const AllocBuddyConfigSchema = Strict({ capacityBytes: SubAllocatorFields.capacityBytes, minBlockBytes: SubAllocatorFields.minBlockBytes });

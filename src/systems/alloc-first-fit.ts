@@ -7,7 +7,8 @@ import fc from 'fast-check';
 import { Strict, type Static } from '../harness/schema.js';
 import { FirstFitModel } from '../../models/alloc-first-fit.js';
 import { FirstFitAllocator } from '../alloc/first-fit.js';
-import { blockStructure, FITS_CAPACITY, noAdjacentFreeBlocks } from './alloc-common.js';
+import { blockStructure, noAdjacentFreeBlocks } from './alloc-blocks.js';
+import { FITS_CAPACITY } from './alloc-promise.js';
 import { SubAllocatorFields, subAllocatorSystem } from './alloc-sub.js';
 
 export const AllocFirstFitConfigSchema = Strict({ capacityBytes: SubAllocatorFields.capacityBytes });

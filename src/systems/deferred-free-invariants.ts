@@ -6,7 +6,7 @@
 import type { Invariant } from '../harness/system.js';
 import { inspectLive, type LiveAllocation } from '../alloc/allocator.js';
 import { bothSides, searchByOffset } from './common.js';
-import { noFalseOutOfMemory } from './alloc-common.js';
+import { noFalseOutOfMemory } from './alloc-invariants.js';
 import type { DeferredConfig, DeferredSide } from './deferred-free-side.js';
 
 /**

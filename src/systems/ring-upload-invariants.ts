@@ -6,7 +6,7 @@
 import type { Invariant } from '../harness/system.js';
 import type { RingRange } from '../alloc/ring-upload-types.js';
 import { bothSides } from './common.js';
-import { noFalseOutOfMemory } from './alloc-common.js';
+import { noFalseOutOfMemory } from './alloc-invariants.js';
 import type { RingSide, RingUploadConfig } from './ring-upload-side.js';
 
 /** answers-match-model reads live() and rangeAt() on every step whose number is a multiple of this. */
