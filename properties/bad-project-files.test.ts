@@ -52,8 +52,8 @@ describe('bad project files', () => {
       'gpumv.config.mjs': 'export const config2 = {};\n',
       'alloc.mjs': 'export const policy = "any";\nexport function createAlocator() {}\n',
     });
-    oneError(cli(dir, 'fuzz', '--runs', '1'), /a config file must export its config as the default export .*; its exports: config2$/);
+    oneError(cli(dir, 'fuzz', '--runs', '1'), /a config file must export its config as the default export .*; it exports: config2$/);
     writeFileSync(path.join(dir, 'gpumv.config.mjs'), 'export default {};\n');
-    oneError(cli(dir, 'fuzz', '--allocator', 'alloc.mjs', '--runs', '1'), /alloc\.mjs: must export a function createAllocator\(capacityBytes\); found no such export \(its exports: createAlocator, policy\)/);
+    oneError(cli(dir, 'fuzz', '--allocator', 'alloc.mjs', '--runs', '1'), /alloc\.mjs: must export a function createAllocator\(capacityBytes\); found no such export \(it exports: createAlocator, policy\)/);
   });
 });

@@ -59,13 +59,12 @@ export class ModuleLoadError extends Error {
   }
 }
 
-/** The names a loaded module exports (a default export object's keys too), for 'no such export' errors. */
-export function exportNames(loaded: Record<string, unknown>): string {
-  const names = Object.keys(loaded).filter((name) => name !== 'default');
+/** A loaded module's named exports (and those of its default export object), sorted: what a 'no such export' error lists. */
+export function exportNames(loaded: Record<string, unknown>): string[] {
+  const names = new Set(Object.keys(loaded).filter((name) => name !== 'default'));
   const fallback = loaded.default;
-  if (fallback !== null && typeof fallback === 'object') names.push(...Object.keys(fallback).map((name) => `default.${name}`));
-  else if (fallback !== undefined) names.push('default');
-  return names.length === 0 ? 'none' : names.join(', ');
+  if (typeof fallback === 'object' && fallback !== null) for (const name of Object.keys(fallback)) names.add(name);
+  return [...names].sort();
 }
 
 /** Imports `file` (absolute, or relative to `baseDir`), TypeScript included. */

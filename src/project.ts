@@ -202,7 +202,7 @@ export async function loadProject(options: LoadProjectOptions = {}): Promise<Pro
   const loaded = await importUserModule(file);
   const exported = loaded.default ?? loaded.config;
   if (exported === undefined) {
-    throw new InputError(file, '$', `a config file must export its config as the default export (export default defineConfig({ ... })); its exports: ${exportNames(loaded)}`);
+    throw new InputError(file, '$', `a config file must export its config as the default export (export default defineConfig({ ... })); it exports: ${exportNames(loaded).join(', ') || 'nothing'}`);
   }
   return projectFromConfig(parseConfig(exported, file), path.dirname(file), file);
 }

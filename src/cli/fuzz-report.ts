@@ -3,14 +3,13 @@ import type { CampaignSummary, FindingEntry, RunFinding } from '../harness/campa
 import { toolCommand } from '../harness/command-line.js';
 import { formatReport, formatUnreturnedReport } from '../harness/report.js';
 import { runSequence } from '../harness/runner.js';
-import { falseOutOfMemoryShare } from '../systems/alloc-common.js';
+import { ALLOCATOR_METRICS_TITLE, allocatorMetricsCell } from '../systems/alloc-common.js';
 import type { Target } from './fuzz-targets.js';
 import { WATCHDOG_CHECKS } from './watchdog.js';
 
-/** The 'false OOM' cell of a system: its share of null answers given while a fitting gap existed. */
+/** The 'false OOM' cell of a system: its false out-of-memory share and the largest request an empty pool served. */
 function falseOomCell(probes: Readonly<Record<string, number>>): string {
-  const stats = falseOutOfMemoryShare(probes);
-  return stats === null ? '-' : `${(100 * stats.share).toFixed(1)} % of ${stats.nullAnswers}`;
+  return allocatorMetricsCell(probes);
 }
 
 /** The console report of a new finding: the readable report, then where it is and how to keep it. */
@@ -52,7 +51,7 @@ export function printSummary(summary: CampaignSummary): void {
     falseOomCell(system.probes),
     system.probesNeverHit.length === 0 ? '-' : system.probesNeverHit.join(','),
   ]);
-  const header = ['system', 'runs', 'commands', 'commands/s/core', 'findings', 'false OOM', 'probes never hit'];
+  const header = ['system', 'runs', 'commands', 'commands/s/core', 'findings', ALLOCATOR_METRICS_TITLE, 'probes never hit'];
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
   const format = (row: string[]) => row.map((cell, column) => (column === 0 || column === 6 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ');
   console.log(format(header));

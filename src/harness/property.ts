@@ -4,10 +4,13 @@
  * the same counterexample from the command line.
  */
 import fc from 'fast-check';
-import { toolCommand } from './command-line.js';
+import { commandContext, toolCommand, type Tool } from './command-line.js';
 import type { JsonObject } from './json.js';
-import { failureKey, runSequence, minimizeCase, RunContext, type Failure, type ImplFactory, type RunOptions, type ShrinkObserver } from './runner.js';
+import { failureKey, runSequence, minimizeCase, type RunContext, type Failure, type ImplFactory, type RunOptions, type ShrinkObserver } from './runner.js';
 import type { Command, GenerationPlan, OpNamed, SystemDef } from './system.js';
+
+/** The argument tuple of a fast-check property (what fc.check's details carry). */
+type PropertyArgs<P> = P extends fc.IRawProperty<infer Ts> ? Ts : never;
 
 export interface Case<C = JsonObject, Cmd = Command> {
   readonly config: C;
@@ -111,7 +114,7 @@ export function checkSystem<C extends JsonObject, Cmd extends OpNamed, S>(
     if (same) options.onShrink?.(testCase.config, testCase.commands, outcome.failure);
     return !same;
   });
-  let details;
+  let details: fc.RunDetails<PropertyArgs<typeof property>>;
   try {
     details = fc.check(property, {
     seed: options.seed,
@@ -149,6 +152,15 @@ export function checkSystem<C extends JsonObject, Cmd extends OpNamed, S>(
 /** The exact command line that turns a finding into a regression file, spelled for where it runs. */
 export function saveCommandLine(system: string, seed: number, path: string, mutant?: string): string {
   return toolCommand('regress', `save --system ${system} --seed ${seed} --path ${path}` + (mutant ? ` --mutant ${mutant}` : ''));
+}
+
+/**
+ * How a printed command starts where it is printed: `npm run regress --` in this package's own
+ * repository (its scripts), `npx gpumv regress` in a user's project (where the package is a
+ * dependency and has no such script). See src/harness/command-line.ts.
+ */
+export function cliCommand(tool: Tool, cwd: string = process.cwd()): string {
+  return toolCommand(tool, '', commandContext(cwd));
 }
 
 /**
