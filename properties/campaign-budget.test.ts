@@ -107,20 +107,21 @@ describe('a budget is kept', () => {
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     for (let waited = 0; !/shrinking user-allocator run \d+/.test(stderr) && waited < 60_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
-    const line = /shrinking user-allocator run (\d+) \(no-overlap on alloc\): (\d+) -> (\d+) commands, ([\d.]+) s/.exec(stderr);
+    const line = /shrinking user-allocator run (\d+) \(([a-z-]+) on ([a-z]+)\): (\d+) -> (\d+) commands, ([\d.]+) s/.exec(stderr);
     expect(line, stderr).not.toBeNull();
+    const [, runIndex, check, op] = line!;
     // Mid-shrink, the finding is already on disk (a SIGKILL now would leave it).
     const written = (): string[] => {
       const folder = path.join(dir, 'user-allocator');
       return existsSync(folder) ? readdirSync(folder) : [];
     };
-    expect(written().some((name) => name.startsWith('fuzz-no-overlap-alloc-'))).toBe(true);
+    expect(written().some((name) => name.startsWith(`fuzz-${check}-${op}-`))).toBe(true);
     child.kill('SIGINT');
     expect(await exited).toBe(1);
     const summary = summaryOf(summaryFile);
     expect(summary.stopped).toBe('interrupted');
     expect(stdout).toMatch(/shrinking stopped by a signal after/);
-    const finding = summary.findings.find((entry) => entry.check === 'no-overlap')!;
+    const finding = summary.findings.find((entry) => entry.runIndex === Number(runIndex))!;
     expect(existsSync(path.resolve(ROOT, finding.file))).toBe(true);
     expect(stdout).toContain(`written to ${finding.file}`);
   }, 120_000);
