@@ -49,9 +49,13 @@ describe('the kit', () => {
       'deadlock-is-reported',
       'threads-events-critical-sections',
       'win32-basics',
+      'foreign-objects-are-faults',
+      'teardown-leak-check-fires',
+      'foreign-thread-is-refused',
     ]);
     for (const line of lines) expect(line, r.stdout + r.stderr).toMatch(/^KIT \S+ pass /);
     expect(byName.get('deadlock-is-reported')).toMatch(/pass exit-3 fatal deadlock: no thread can run:/);
+    expect(byName.get('foreign-thread-is-refused')).toMatch(/pass exit-70 ?$/);
     expect(r.status, r.stderr).toBe(0);
   });
 });

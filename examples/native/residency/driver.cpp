@@ -525,6 +525,9 @@ std::vector<KitTest> KitTests() {
                  EXPECT(d->MakeResident(2, both) == S_OK && port.IsResident(0) && port.IsResident(2) && port.LocalUsage() == 40);
                  EXPECT(d->Evict(1, both) == S_OK && !port.IsResident(0) && port.LocalUsage() == 30);
                  EXPECT(d->Evict(1, both) == S_OK && port.Violations().size() == 1 && port.Violations()[0].kind == "refcount");
+                 EXPECT(d->MakeResident(1, both + 1) == S_OK && port.Violations().size() == 2 && port.Violations()[1].kind == "refcount" &&
+                        port.RefCount(2) == 2);
+                 EXPECT(d->Evict(1, both + 1) == S_OK && port.RefCount(2) == 1 && port.IsResident(2));
                  port.FailNext("makeResident");
                  EXPECT(d->MakeResident(1, both) == E_OUTOFMEMORY && !port.IsResident(0));
                  ID3D12Pageable* bogus[1] = {reinterpret_cast<ID3D12Pageable*>(d)};
@@ -708,6 +711,49 @@ std::vector<KitTest> KitTests() {
                  EXPECT(zeroed);
                  return std::string();
                }});
+  t.push_back({"foreign-objects-are-faults", [] {
+                 ReferencePort port(SmallConfig());
+                 Kit::Get().Install(&port);
+                 ID3D12Device* d = Kit::Get().CreateDevice(3);
+                 ID3D12CommandQueue* q = Kit::Get().CreateQueue(d, 0);
+                 ID3D12Fence* notAFence = reinterpret_cast<ID3D12Fence*>(q);
+                 EXPECT(q->Signal(notAFence, 1) == E_INVALIDARG && q->Wait(nullptr, 1) == E_INVALIDARG);
+                 ID3D12CommandList* notAList = reinterpret_cast<ID3D12CommandList*>(d);
+                 q->ExecuteCommandLists(1, &notAList);
+                 EXPECT(port.PendingItems(0) == 0);
+                 ID3D12Fence* f = nullptr;
+                 d->CreateFence(0, D3D12_FENCE_FLAG_NONE, IID_PPV_ARGS(&f));
+                 EXPECT(f->SetEventOnCompletion(1, INVALID_HANDLE_VALUE) == E_INVALIDARG);
+                 f->Release();
+                 EXPECT(port.Faults().size() == 4);
+                 EXPECT(port.Faults()[0].rfind("unknown-fence: ID3D12CommandQueue::Signal", 0) == 0 && port.Faults()[1].rfind("unknown-fence: ID3D12CommandQueue::Wait", 0) == 0);
+                 EXPECT(port.Faults()[2].rfind("unknown-command-list:", 0) == 0 && port.Faults()[3].rfind("invalid-handle:", 0) == 0);
+                 q->Release();
+                 d->Release();
+                 return std::string();
+               }});
+  t.push_back({"teardown-leak-check-fires", [] {
+                 ReferencePort port(SmallConfig());
+                 ScenarioSpec spec{{{10, false, true, false}}, 1, 100, 0};
+                 Env env = MakeEnv(port, 3, spec);
+                 env.appFence->AddRef();  // one reference too many: the fence outlives the teardown
+                 ReleaseEnv(env);
+                 EXPECT(env.checks.size() == 2);
+                 EXPECT(env.checks[0] == "leak 1 kit fence(s) still referenced after teardown" && env.checks[1] == "leak 1 fence(s) not destroyed on the GPU side");
+                 env.appFence->Release();
+                 EXPECT(Kit::Get().LiveCount(Kit::Kind::Fence) == 0);
+                 return std::string();
+               }});
+  t.push_back({"foreign-thread-is-refused", [] {
+                 ReferencePort port(SmallConfig());
+                 Kit::Get().Install(&port);
+                 HANDLE e = CreateEvent(nullptr, FALSE, FALSE, nullptr);  // this thread now holds the baton
+                 pthread_t other;
+                 pthread_create(&other, nullptr, [](void* h) -> void* { SetEvent((HANDLE)h); return nullptr; }, e);
+                 pthread_join(other, nullptr);  // the kit ends the process (status 70) before this returns
+                 return std::string("a thread the kit did not start made a kit call");
+               },
+               "exit-70"});
   return t;
 }
 
