@@ -51,6 +51,7 @@ class Kit {
     sched::SetFaultHandler([](void* p, const char* kind, const std::string& m) { ((GpuPort*)p)->Fault(kind, m); }, port);
     sched::SetDeadlockHandler([](void* p, const std::string& m) { ((GpuPort*)p)->Fatal("deadlock", m); }, port);
     sched::SetProgressHook(&Kit::ProgressHook, this);
+    sched::SetCloseHook([](void* k, sched::Object* o) { ((Kit*)k)->ForgetEventLocked(o); }, this);
   }
   GpuPort& Port() {
     if (port_ == nullptr) {
@@ -92,9 +93,8 @@ class Kit {
     for (UINT i = 0; i < count; i++) {
       const Entry* e = registry_.count(objects[i]) ? &registry_[objects[i]] : nullptr;
       if (e == nullptr || (e->kind != Kind::Heap && e->kind != Kind::Resource)) {
-        char buf[200];
-        snprintf(buf, sizeof buf, "%s: object %u of %u (%p) is not a live kit heap or resource", call, i, count, (void*)objects[i]);
-        Port().Fault("unknown-pageable", buf);
+        Port().Fault("unknown-pageable", std::string(call) + ": object " + std::to_string(i) + " of " + std::to_string(count) +
+                                             (objects[i] == nullptr ? " is null" : " is not a live kit heap or resource"));
         return false;
       }
       out.push_back(e->id);
@@ -111,16 +111,9 @@ class Kit {
   }
   /** Sets the events of every registration whose fence has reached its value (after the harness moved the GPU). */
   void PollFences() {
-    std::vector<HANDLE> ready;
-    for (size_t i = 0; i < waits_.size();) {
-      if (Port().FenceCompleted(waits_[i].fence) >= waits_[i].value) {
-        ready.push_back((HANDLE)waits_[i].event);
-        waits_.erase(waits_.begin() + (long)i);
-      } else {
-        i++;
-      }
-    }
-    for (HANDLE h : ready) SetEvent(h);
+    sched::State& s = sched::S();
+    std::unique_lock<std::mutex> lock(s.m);
+    PollLocked();
   }
   /** Live kit objects of a kind (a leak check after teardown). */
   size_t LiveCount(Kind kind) const {
@@ -135,6 +128,11 @@ class Kit {
     uint64_t value;
     sched::Object* event;
   };
+
+  // Scheduler lock held: a closed event's registrations go with it (its address may be reused).
+  void ForgetEventLocked(sched::Object* event) {
+    for (size_t i = waits_.size(); i-- > 0;) if (waits_[i].event == event) waits_.erase(waits_.begin() + (long)i);
+  }
 
   // Scheduler lock held: sets the events of completed registrations; true if any was set.
   bool PollLocked() {

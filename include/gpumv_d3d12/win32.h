@@ -203,6 +203,8 @@ typedef void (*DeadlockHandler)(void* context, const std::string& message);
 /** Reports a misuse of the Win32 layer (a bad handle, a foreign thread); the call then fails as Win32 would. */
 typedef void (*FaultHandler)(void* context, const char* kind, const std::string& message);
 typedef uint64_t (*ClockSource)(void* context);
+/** Called under the scheduler lock when a handle is closed (the kit drops fence registrations of that event). */
+typedef void (*CloseHook)(void* context, Object* object);
 
 struct State {
   std::mutex m;
@@ -221,6 +223,8 @@ struct State {
   void* faultContext = nullptr;
   ClockSource clock = nullptr;
   void* clockContext = nullptr;
+  CloseHook onClose = nullptr;
+  void* onCloseContext = nullptr;
   uint64_t frequency = 10000000;
   uint64_t switches = 0;
 };
@@ -431,6 +435,12 @@ inline void SetClock(ClockSource clock, void* context, uint64_t frequency) {
   s.clockContext = context;
   s.frequency = frequency;
 }
+inline void SetCloseHook(CloseHook hook, void* context) {
+  State& s = S();
+  std::unique_lock<std::mutex> lock(s.m);
+  s.onClose = hook;
+  s.onCloseContext = context;
+}
 /** How many times the baton moved (a replay check compares it). */
 inline uint64_t Switches() {
   State& s = S();
@@ -497,9 +507,9 @@ namespace sched {
 inline Object* Checked(State& s, HANDLE h, const char* call) {
   Object* o = (Object*)h;
   if (h == nullptr || h == INVALID_HANDLE_VALUE || !IsLive(s, o)) {
-    char buf[160];
-    snprintf(buf, sizeof buf, "%s on handle %p, which is not an open kit handle", call, h);
-    Fault("invalid-handle", buf);
+    // No pointer values in messages: a report must read the same in every run.
+    const char* which = h == nullptr ? "a null handle" : h == INVALID_HANDLE_VALUE ? "INVALID_HANDLE_VALUE" : "a handle that is not an open kit handle";
+    Fault("invalid-handle", std::string(call) + " on " + which);
     lastError = ERROR_INVALID_HANDLE;
     return nullptr;
   }
@@ -567,8 +577,13 @@ inline BOOL CloseHandle(HANDLE h) {
   if (o == nullptr) return FALSE;
   for (Thread* t : s.threads)
     for (Object* w : t->waitOn)
-      if (w == o) Fault("invalid-handle", "CloseHandle of a handle thread " + std::to_string(t->id) + " is waiting on");
+      if (w == o) {
+        Fault("invalid-handle", "CloseHandle of a handle thread " + std::to_string(t->id) + " is waiting on (refused)");
+        lastError = ERROR_INVALID_HANDLE;
+        return FALSE;
+      }
   for (size_t i = 0; i < s.live.size(); i++) if (s.live[i] == o) { s.live.erase(s.live.begin() + (long)i); break; }
+  if (s.onClose != nullptr) s.onClose(s.onCloseContext, o);
   if (o->kind == Object::ThreadObject) o->thread->handle = nullptr;
   delete o;
   return TRUE;

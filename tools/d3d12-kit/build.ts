@@ -12,7 +12,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -74,6 +74,9 @@ export function buildD3d12Driver(cxx = process.env.CXX ?? 'g++'): string {
     throw new Error(`${cxx} ${args.join(' ')} failed:\n${err.stderr ?? err.message}`);
   }
   renameSync(partial, exe); // a build interrupted half-way never counts as cached
+  // Older builds (other hashes) are stale: only the current one is kept.
+  const cache = dirname(dir);
+  for (const name of readdirSync(cache)) if (join(cache, name) !== dir) rmSync(join(cache, name), { recursive: true, force: true });
   return exe;
 }
 

@@ -606,6 +606,9 @@ std::vector<KitTest> KitTests() {
                  EXPECT(f->SetEventOnCompletion(6, nullptr) == S_OK && f->GetCompletedValue() == 6);  // the blocking form
                  EXPECT(f->Signal(9) == S_OK && f->GetCompletedValue() == 9);
                  EXPECT(f->SetEventOnCompletion(7, e) == S_OK && WaitForSingleObject(e, 0) == WAIT_OBJECT_0);  // already reached
+                 HANDLE closed = CreateEvent(nullptr, FALSE, FALSE, nullptr);
+                 EXPECT(f->SetEventOnCompletion(100, closed) == S_OK && CloseHandle(closed));
+                 EXPECT(f->Signal(100) == S_OK && port.Faults().empty());  // the closed event's registration went with it
                  CloseHandle(e);
                  l->Release();
                  EXPECT(Kit::Get().LiveCount(Kit::Kind::Fence) == 1 && port.LiveFences() == 1);
@@ -664,13 +667,16 @@ std::vector<KitTest> KitTests() {
                  EXPECT(WaitForMultipleObjects(2, both, FALSE, INFINITE) == WAIT_OBJECT_0);
                  EXPECT(sh.trace.size() == 2 && sh.trace[0] == 1 && sh.trace[1] == 2 && sh.counter == 1);
                  EXPECT(WaitForMultipleObjects(2, both, TRUE, 5) == WAIT_TIMEOUT);  // a finite wait ends when nothing else can run
+                 EXPECT(!CloseHandle(sh.manual) && GetLastError() == ERROR_INVALID_HANDLE);  // the worker is waiting on it
+                 EXPECT(port.Faults().size() == 1 && port.Faults()[0] == "invalid-handle: CloseHandle of a handle thread 1 is waiting on (refused)");
                  SetEvent(sh.manual);
                  EXPECT(WaitForSingleObject(t1, INFINITE) == WAIT_OBJECT_0);
                  DWORD code = 0;
                  EXPECT(GetExitCodeThread(t1, &code) && code == 7);
                  EXPECT(WaitForSingleObject(sh.manual, 0) == WAIT_OBJECT_0 && WaitForSingleObject(sh.manual, 0) == WAIT_OBJECT_0);  // manual reset stays set
                  EXPECT(ResetEvent(sh.manual) && WaitForSingleObject(sh.manual, 0) == WAIT_TIMEOUT);
-                 EXPECT(!SetEvent(INVALID_HANDLE_VALUE) && GetLastError() == ERROR_INVALID_HANDLE && port.Faults().size() == 1);
+                 EXPECT(!SetEvent(INVALID_HANDLE_VALUE) && GetLastError() == ERROR_INVALID_HANDLE && port.Faults().size() == 2);
+                 EXPECT(port.Faults()[1] == "invalid-handle: SetEvent on INVALID_HANDLE_VALUE");
                  CloseHandle(t1);
                  CloseHandle(sh.go);
                  CloseHandle(sh.done);
