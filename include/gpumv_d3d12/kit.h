@@ -212,6 +212,23 @@ class PrivateData {
 
 inline bool Same(REFIID a, REFIID b) { return memcmp(&a, &b, sizeof(GUID)) == 0; }
 
+/** True when `riid` is one of the interfaces' IIDs. */
+template <class... Interfaces>
+bool IsOneOf(REFIID riid) {
+  return (Same(riid, __uuidof(Interfaces)) || ...);
+}
+
+/** QueryInterface's answer: the object as `Target` (counted) when `yes`, else E_NOINTERFACE. */
+template <class Target, class Self>
+HRESULT Answer(Self* self, bool yes, void** ppv) {
+  if (ppv == nullptr) return E_POINTER;
+  *ppv = nullptr;
+  if (!yes) return E_NOINTERFACE;
+  self->AddRef();
+  *ppv = static_cast<Target*>(self);
+  return S_OK;
+}
+
 /** Reference counting, private data and unsupported-call reporting for the D3D12 objects. */
 template <class Stub>
 class KitObject : public Stub {
@@ -260,16 +277,9 @@ class KitDevice final : public detail::KitObject<Unsupported_ID3D12Device3> {
   int Version() const { return version_; }
 
   HRESULT STDMETHODCALLTYPE QueryInterface(REFIID riid, void** ppv) override {
-    if (ppv == nullptr) return E_POINTER;
-    *ppv = nullptr;
-    bool yes = detail::Same(riid, __uuidof(IUnknown)) || detail::Same(riid, __uuidof(ID3D12Object)) ||
-               detail::Same(riid, __uuidof(ID3D12Device)) || (version_ >= 1 && detail::Same(riid, __uuidof(ID3D12Device1))) ||
-               (version_ >= 2 && detail::Same(riid, __uuidof(ID3D12Device2))) ||
-               (version_ >= 3 && detail::Same(riid, __uuidof(ID3D12Device3)));
-    if (!yes) return E_NOINTERFACE;
-    AddRef();
-    *ppv = static_cast<ID3D12Device3*>(this);
-    return S_OK;
+    bool yes = detail::IsOneOf<IUnknown, ID3D12Object, ID3D12Device>(riid) || (version_ >= 1 && detail::IsOneOf<ID3D12Device1>(riid)) ||
+               (version_ >= 2 && detail::IsOneOf<ID3D12Device2>(riid)) || (version_ >= 3 && detail::IsOneOf<ID3D12Device3>(riid));
+    return detail::Answer<ID3D12Device3>(this, yes, ppv);
   }
   UINT STDMETHODCALLTYPE GetNodeCount() override { return 1; }
   LUID STDMETHODCALLTYPE GetAdapterLuid() override { return luid_; }
@@ -311,15 +321,7 @@ class KitFence final : public detail::KitChild<Unsupported_ID3D12Fence> {
   KitFence(ID3D12Device* device, uint32_t id) : KitChild(device), id_(id) {}
   uint32_t Id() const { return id_; }
   HRESULT STDMETHODCALLTYPE QueryInterface(REFIID riid, void** ppv) override {
-    if (ppv == nullptr) return E_POINTER;
-    *ppv = nullptr;
-    if (detail::Same(riid, __uuidof(IUnknown)) || detail::Same(riid, __uuidof(ID3D12Object)) || detail::Same(riid, __uuidof(ID3D12DeviceChild)) ||
-        detail::Same(riid, __uuidof(ID3D12Pageable)) || detail::Same(riid, __uuidof(ID3D12Fence))) {
-      AddRef();
-      *ppv = static_cast<ID3D12Fence*>(this);
-      return S_OK;
-    }
-    return E_NOINTERFACE;
+    return detail::Answer<ID3D12Fence>(this, detail::IsOneOf<IUnknown, ID3D12Object, ID3D12DeviceChild, ID3D12Pageable, ID3D12Fence>(riid), ppv);
   }
   UINT64 STDMETHODCALLTYPE GetCompletedValue() override { return Kit::Get().Port().FenceCompleted(id_); }
   HRESULT STDMETHODCALLTYPE SetEventOnCompletion(UINT64 value, HANDLE event) override {
@@ -380,15 +382,7 @@ class KitQueue final : public detail::KitChild<Unsupported_ID3D12CommandQueue> {
     desc_.NodeMask = 0;
   }
   HRESULT STDMETHODCALLTYPE QueryInterface(REFIID riid, void** ppv) override {
-    if (ppv == nullptr) return E_POINTER;
-    *ppv = nullptr;
-    if (detail::Same(riid, __uuidof(IUnknown)) || detail::Same(riid, __uuidof(ID3D12Object)) || detail::Same(riid, __uuidof(ID3D12DeviceChild)) ||
-        detail::Same(riid, __uuidof(ID3D12Pageable)) || detail::Same(riid, __uuidof(ID3D12CommandQueue))) {
-      AddRef();
-      *ppv = static_cast<ID3D12CommandQueue*>(this);
-      return S_OK;
-    }
-    return E_NOINTERFACE;
+    return detail::Answer<ID3D12CommandQueue>(this, detail::IsOneOf<IUnknown, ID3D12Object, ID3D12DeviceChild, ID3D12Pageable, ID3D12CommandQueue>(riid), ppv);
   }
   void STDMETHODCALLTYPE ExecuteCommandLists(UINT count, ID3D12CommandList* const* lists) override;
   HRESULT STDMETHODCALLTYPE Signal(ID3D12Fence* fence, UINT64 value) override {
@@ -414,20 +408,22 @@ class KitQueue final : public detail::KitChild<Unsupported_ID3D12CommandQueue> {
   D3D12_COMMAND_QUEUE_DESC desc_;
 };
 
-class KitHeap final : public detail::KitChild<Unsupported_ID3D12Heap> {
+/** A pageable with the harness's object id (in the registry) and its size. */
+template <class Stub, class Interface>
+class KitPageable : public detail::KitChild<Stub> {
  public:
-  KitHeap(ID3D12Device* device, uint64_t size) : KitChild(device), size_(size) {}
+  KitPageable(ID3D12Device* device, uint64_t size) : detail::KitChild<Stub>(device), size_(size) {}
   HRESULT STDMETHODCALLTYPE QueryInterface(REFIID riid, void** ppv) override {
-    if (ppv == nullptr) return E_POINTER;
-    *ppv = nullptr;
-    if (detail::Same(riid, __uuidof(IUnknown)) || detail::Same(riid, __uuidof(ID3D12Object)) || detail::Same(riid, __uuidof(ID3D12DeviceChild)) ||
-        detail::Same(riid, __uuidof(ID3D12Pageable)) || detail::Same(riid, __uuidof(ID3D12Heap))) {
-      AddRef();
-      *ppv = static_cast<ID3D12Heap*>(this);
-      return S_OK;
-    }
-    return E_NOINTERFACE;
+    return detail::Answer<Interface>(this, detail::IsOneOf<IUnknown, ID3D12Object, ID3D12DeviceChild, ID3D12Pageable, Interface>(riid), ppv);
   }
+
+ protected:
+  uint64_t size_;
+};
+
+class KitHeap final : public KitPageable<Unsupported_ID3D12Heap, ID3D12Heap> {
+ public:
+  using KitPageable::KitPageable;
   D3D12_HEAP_DESC STDMETHODCALLTYPE GetDesc() override {
     D3D12_HEAP_DESC desc{};
     desc.SizeInBytes = size_;
@@ -435,25 +431,11 @@ class KitHeap final : public detail::KitChild<Unsupported_ID3D12Heap> {
     desc.Alignment = D3D12_DEFAULT_RESOURCE_PLACEMENT_ALIGNMENT;
     return desc;
   }
-
- private:
-  uint64_t size_;
 };
 
-class KitResource final : public detail::KitChild<Unsupported_ID3D12Resource> {
+class KitResource final : public KitPageable<Unsupported_ID3D12Resource, ID3D12Resource> {
  public:
-  KitResource(ID3D12Device* device, uint64_t size) : KitChild(device), size_(size) {}
-  HRESULT STDMETHODCALLTYPE QueryInterface(REFIID riid, void** ppv) override {
-    if (ppv == nullptr) return E_POINTER;
-    *ppv = nullptr;
-    if (detail::Same(riid, __uuidof(IUnknown)) || detail::Same(riid, __uuidof(ID3D12Object)) || detail::Same(riid, __uuidof(ID3D12DeviceChild)) ||
-        detail::Same(riid, __uuidof(ID3D12Pageable)) || detail::Same(riid, __uuidof(ID3D12Resource))) {
-      AddRef();
-      *ppv = static_cast<ID3D12Resource*>(this);
-      return S_OK;
-    }
-    return E_NOINTERFACE;
-  }
+  using KitPageable::KitPageable;
   D3D12_RESOURCE_DESC STDMETHODCALLTYPE GetDesc() override {
     D3D12_RESOURCE_DESC desc{};
     desc.Dimension = D3D12_RESOURCE_DIMENSION_BUFFER;
@@ -466,9 +448,6 @@ class KitResource final : public detail::KitChild<Unsupported_ID3D12Resource> {
     desc.Layout = D3D12_TEXTURE_LAYOUT_ROW_MAJOR;
     return desc;
   }
-
- private:
-  uint64_t size_;
 };
 
 class KitCommandList final : public detail::KitChild<Unsupported_ID3D12GraphicsCommandList> {
@@ -478,15 +457,7 @@ class KitCommandList final : public detail::KitChild<Unsupported_ID3D12GraphicsC
   const std::vector<uint32_t>& References() const { return refs_; }
   void SetReferences(std::vector<uint32_t> references) { refs_ = std::move(references); }
   HRESULT STDMETHODCALLTYPE QueryInterface(REFIID riid, void** ppv) override {
-    if (ppv == nullptr) return E_POINTER;
-    *ppv = nullptr;
-    if (detail::Same(riid, __uuidof(IUnknown)) || detail::Same(riid, __uuidof(ID3D12Object)) || detail::Same(riid, __uuidof(ID3D12DeviceChild)) ||
-        detail::Same(riid, __uuidof(ID3D12CommandList)) || detail::Same(riid, __uuidof(ID3D12GraphicsCommandList))) {
-      AddRef();
-      *ppv = static_cast<ID3D12GraphicsCommandList*>(this);
-      return S_OK;
-    }
-    return E_NOINTERFACE;
+    return detail::Answer<ID3D12GraphicsCommandList>(this, detail::IsOneOf<IUnknown, ID3D12Object, ID3D12DeviceChild, ID3D12CommandList, ID3D12GraphicsCommandList>(riid), ppv);
   }
   D3D12_COMMAND_LIST_TYPE STDMETHODCALLTYPE GetType() override { return D3D12_COMMAND_LIST_TYPE_DIRECT; }
   /** The references were chosen by the harness; recording is not simulated, so Close only succeeds. */
@@ -517,15 +488,7 @@ class KitAdapter final : public IDXGIAdapter3 {
  public:
   explicit KitAdapter(LUID luid) : luid_(luid) {}
   HRESULT STDMETHODCALLTYPE QueryInterface(REFIID riid, void** ppv) override {
-    if (ppv == nullptr) return E_POINTER;
-    *ppv = nullptr;
-    if (detail::Same(riid, __uuidof(IUnknown)) || detail::Same(riid, __uuidof(IDXGIObject)) || detail::Same(riid, __uuidof(IDXGIAdapter)) ||
-        detail::Same(riid, __uuidof(IDXGIAdapter1)) || detail::Same(riid, __uuidof(IDXGIAdapter2)) || detail::Same(riid, __uuidof(IDXGIAdapter3))) {
-      AddRef();
-      *ppv = static_cast<IDXGIAdapter3*>(this);
-      return S_OK;
-    }
-    return E_NOINTERFACE;
+    return detail::Answer<IDXGIAdapter3>(this, detail::IsOneOf<IUnknown, IDXGIObject, IDXGIAdapter, IDXGIAdapter1, IDXGIAdapter2, IDXGIAdapter3>(riid), ppv);
   }
   ULONG STDMETHODCALLTYPE AddRef() override { return ++refs_; }
   ULONG STDMETHODCALLTYPE Release() override {

@@ -403,43 +403,51 @@ inline DWORD Block(State& s, std::unique_lock<std::mutex>& lock, Thread* me) {
 
 // ---- configuration (for the D3D12 part of the kit and for tests) --------------------------------
 
+/** Changes the scheduler's configuration under its lock. */
+template <class F>
+void Configure(F change) {
+  State& s = S();
+  std::unique_lock<std::mutex> lock(s.m);
+  change(s);
+}
+
 /** Seeds preemption: at each kit call, with probability permille/1000, the baton may move. 0: never. */
 inline void SetPreemption(uint64_t seed, uint32_t permille) {
-  State& s = S();
-  std::unique_lock<std::mutex> lock(s.m);
+  Configure([&](State& s) {
   s.rng = seed == 0 ? 0 : (seed * 0x9E3779B97F4A7C15ull) | 1;
   s.preemptPermille = permille;
+  });
 }
 inline void SetProgressHook(ProgressHook hook, void* context) {
-  State& s = S();
-  std::unique_lock<std::mutex> lock(s.m);
+  Configure([&](State& s) {
   s.progress = hook;
   s.progressContext = context;
+  });
 }
 inline void SetDeadlockHandler(DeadlockHandler handler, void* context) {
-  State& s = S();
-  std::unique_lock<std::mutex> lock(s.m);
+  Configure([&](State& s) {
   s.deadlock = handler;
   s.deadlockContext = context;
+  });
 }
 inline void SetFaultHandler(FaultHandler handler, void* context) {
-  State& s = S();
-  std::unique_lock<std::mutex> lock(s.m);
+  Configure([&](State& s) {
   s.fault = handler;
   s.faultContext = context;
+  });
 }
 inline void SetClock(ClockSource clock, void* context, uint64_t frequency) {
-  State& s = S();
-  std::unique_lock<std::mutex> lock(s.m);
+  Configure([&](State& s) {
   s.clock = clock;
   s.clockContext = context;
   s.frequency = frequency;
+  });
 }
 inline void SetCloseHook(CloseHook hook, void* context) {
-  State& s = S();
-  std::unique_lock<std::mutex> lock(s.m);
+  Configure([&](State& s) {
   s.onClose = hook;
   s.onCloseContext = context;
+  });
 }
 /** How many times the baton moved (a replay check compares it). */
 inline uint64_t Switches() {
@@ -471,6 +479,17 @@ inline Object* NewEvent(State& s, bool manualReset, bool initialState) {
   return o;
 }
 
+/** A kit call's prologue: the scheduler locked and the calling thread known; its scheduling steps. */
+struct Call {
+  State& s;
+  std::unique_lock<std::mutex> lock;
+  Thread* me;
+  Call() : s(S()), lock(s.m), me(Me(s)) {}
+  void Point() { sched::Point(s, lock, me); }
+  DWORD Block() { return sched::Block(s, lock, me); }
+  void Yield() { Switch(s, lock, me, true); }
+};
+
 inline DWORD WINAPI ThreadTrampoline(Thread* t);
 
 }  // namespace sched
@@ -483,11 +502,9 @@ inline void SetLastError(DWORD e) { gpumv_d3d12::sched::lastError = e; }
 
 inline HANDLE CreateEventW(LPSECURITY_ATTRIBUTES, BOOL manualReset, BOOL initialState, LPCWSTR) {
   using namespace gpumv_d3d12::sched;
-  State& s = S();
-  std::unique_lock<std::mutex> lock(s.m);
-  Thread* me = Me(s);
-  HANDLE h = (HANDLE)NewEvent(s, manualReset != 0, initialState != 0);
-  Point(s, lock, me);
+  Call c;
+  HANDLE h = (HANDLE)NewEvent(c.s, manualReset != 0, initialState != 0);
+  c.Point();
   return h;
 }
 inline HANDLE CreateEventA(LPSECURITY_ATTRIBUTES sa, BOOL manualReset, BOOL initialState, LPCSTR) {
@@ -520,70 +537,62 @@ inline Object* Checked(State& s, HANDLE h, const char* call) {
 
 inline BOOL SetEvent(HANDLE h) {
   using namespace gpumv_d3d12::sched;
-  State& s = S();
-  std::unique_lock<std::mutex> lock(s.m);
-  Thread* me = Me(s);
-  Object* o = Checked(s, h, "SetEvent");
+  Call c;
+  Object* o = Checked(c.s, h, "SetEvent");
   if (o == nullptr || o->kind != Object::Event) return FALSE;
   o->signalled = true;
-  Point(s, lock, me);
+  c.Point();
   return TRUE;
 }
 
 inline BOOL ResetEvent(HANDLE h) {
   using namespace gpumv_d3d12::sched;
-  State& s = S();
-  std::unique_lock<std::mutex> lock(s.m);
-  Thread* me = Me(s);
-  Object* o = Checked(s, h, "ResetEvent");
+  Call c;
+  Object* o = Checked(c.s, h, "ResetEvent");
   if (o == nullptr || o->kind != Object::Event) return FALSE;
   o->signalled = false;
-  Point(s, lock, me);
+  c.Point();
   return TRUE;
 }
 
 inline DWORD WaitForMultipleObjects(DWORD count, const HANDLE* handles, BOOL waitAll, DWORD milliseconds) {
   using namespace gpumv_d3d12::sched;
-  State& s = S();
-  std::unique_lock<std::mutex> lock(s.m);
-  Thread* me = Me(s);
+  Call c;
   if (count == 0 || count > MAXIMUM_WAIT_OBJECTS || handles == nullptr) {
     Fault("invalid-argument", "WaitForMultipleObjects with " + std::to_string(count) + " handles");
     lastError = ERROR_INVALID_PARAMETER;
     return WAIT_FAILED;
   }
-  me->waitOn.clear();
+  c.me->waitOn.clear();
   for (DWORD i = 0; i < count; i++) {
-    Object* o = Checked(s, handles[i], "WaitForMultipleObjects");
-    if (o == nullptr) { me->waitOn.clear(); return WAIT_FAILED; }
-    me->waitOn.push_back(o);
+    Object* o = Checked(c.s, handles[i], "WaitForMultipleObjects");
+    if (o == nullptr) { c.me->waitOn.clear(); return WAIT_FAILED; }
+    c.me->waitOn.push_back(o);
   }
-  me->waitAll = waitAll != 0;
-  me->finiteTimeout = milliseconds != INFINITE;
-  Point(s, lock, me);
-  if (TrySatisfy(me)) { me->waitOn.clear(); return me->waitResult; }
-  if (milliseconds == 0) { me->waitOn.clear(); return WAIT_TIMEOUT; }
-  return Block(s, lock, me);
+  c.me->waitAll = waitAll != 0;
+  c.me->finiteTimeout = milliseconds != INFINITE;
+  c.Point();
+  if (TrySatisfy(c.me)) { c.me->waitOn.clear(); return c.me->waitResult; }
+  if (milliseconds == 0) { c.me->waitOn.clear(); return WAIT_TIMEOUT; }
+  return c.Block();
 }
 
 inline DWORD WaitForSingleObject(HANDLE h, DWORD milliseconds) { return WaitForMultipleObjects(1, &h, FALSE, milliseconds); }
 
 inline BOOL CloseHandle(HANDLE h) {
   using namespace gpumv_d3d12::sched;
-  State& s = S();
-  std::unique_lock<std::mutex> lock(s.m);
-  Me(s);
-  Object* o = Checked(s, h, "CloseHandle");
+  Call c;
+  Object* o = Checked(c.s, h, "CloseHandle");
   if (o == nullptr) return FALSE;
-  for (Thread* t : s.threads)
+  for (Thread* t : c.s.threads)
     for (Object* w : t->waitOn)
       if (w == o) {
         Fault("invalid-handle", "CloseHandle of a handle thread " + std::to_string(t->id) + " is waiting on (refused)");
         lastError = ERROR_INVALID_HANDLE;
         return FALSE;
       }
-  for (size_t i = 0; i < s.live.size(); i++) if (s.live[i] == o) { s.live.erase(s.live.begin() + (long)i); break; }
-  if (s.onClose != nullptr) s.onClose(s.onCloseContext, o);
+  for (size_t i = 0; i < c.s.live.size(); i++) if (c.s.live[i] == o) { c.s.live.erase(c.s.live.begin() + (long)i); break; }
+  if (c.s.onClose != nullptr) c.s.onClose(c.s.onCloseContext, o);
   if (o->kind == Object::ThreadObject) o->thread->handle = nullptr;
   delete o;
   return TRUE;
@@ -599,36 +608,32 @@ inline BOOL InitializeCriticalSectionAndSpinCount(LPCRITICAL_SECTION cs, DWORD) 
 }
 inline void EnterCriticalSection(LPCRITICAL_SECTION cs) {
   using namespace gpumv_d3d12::sched;
-  State& s = S();
-  std::unique_lock<std::mutex> lock(s.m);
-  Thread* me = Me(s);
+  Call c;
   if (cs->Magic != GPUMV_CS_MAGIC) {
     Fault("invalid-critical-section", "EnterCriticalSection on a critical section that is not initialised");
     return;
   }
-  Point(s, lock, me);
-  if (cs->OwningThread == nullptr || cs->OwningThread == me) {
-    cs->OwningThread = me;
+  c.Point();
+  if (cs->OwningThread == nullptr || cs->OwningThread == c.me) {
+    cs->OwningThread = c.me;
     cs->RecursionCount++;
     return;
   }
-  me->wantCs = cs;
-  me->waitOn.clear();
-  me->finiteTimeout = false;
+  c.me->wantCs = cs;
+  c.me->waitOn.clear();
+  c.me->finiteTimeout = false;
   cs->Waiters++;
-  Block(s, lock, me);
+  c.Block();
 }
 inline BOOL TryEnterCriticalSection(LPCRITICAL_SECTION cs) {
   using namespace gpumv_d3d12::sched;
-  State& s = S();
-  std::unique_lock<std::mutex> lock(s.m);
-  Thread* me = Me(s);
+  Call c;
   if (cs->Magic != GPUMV_CS_MAGIC) {
     Fault("invalid-critical-section", "TryEnterCriticalSection on a critical section that is not initialised");
     return FALSE;
   }
-  if (cs->OwningThread == nullptr || cs->OwningThread == me) {
-    cs->OwningThread = me;
+  if (cs->OwningThread == nullptr || cs->OwningThread == c.me) {
+    cs->OwningThread = c.me;
     cs->RecursionCount++;
     return TRUE;
   }
@@ -636,21 +641,17 @@ inline BOOL TryEnterCriticalSection(LPCRITICAL_SECTION cs) {
 }
 inline void LeaveCriticalSection(LPCRITICAL_SECTION cs) {
   using namespace gpumv_d3d12::sched;
-  State& s = S();
-  std::unique_lock<std::mutex> lock(s.m);
-  Thread* me = Me(s);
-  if (cs->Magic != GPUMV_CS_MAGIC || cs->OwningThread != me) {
+  Call c;
+  if (cs->Magic != GPUMV_CS_MAGIC || cs->OwningThread != c.me) {
     Fault("invalid-critical-section", "LeaveCriticalSection by a thread that does not own it");
     return;
   }
   if (--cs->RecursionCount == 0) cs->OwningThread = nullptr;
-  Point(s, lock, me);
+  c.Point();
 }
 inline void DeleteCriticalSection(LPCRITICAL_SECTION cs) {
   using namespace gpumv_d3d12::sched;
-  State& s = S();
-  std::unique_lock<std::mutex> lock(s.m);
-  Me(s);
+  Call c;
   if (cs->Magic != GPUMV_CS_MAGIC) {
     Fault("invalid-critical-section", "DeleteCriticalSection on a critical section that is not initialised");
     return;
@@ -681,18 +682,16 @@ inline void* PthreadStart(void* arg) {
 
 inline HANDLE CreateThread(LPSECURITY_ATTRIBUTES, SIZE_T, LPTHREAD_START_ROUTINE start, LPVOID arg, DWORD flags, LPDWORD threadId) {
   using namespace gpumv_d3d12::sched;
-  State& s = S();
-  std::unique_lock<std::mutex> lock(s.m);
-  Thread* me = Me(s);
+  Call c;
   Thread* t = new Thread;
-  t->id = (uint32_t)s.threads.size();
+  t->id = (uint32_t)c.s.threads.size();
   t->start = start;
   t->arg = arg;
   t->suspended = (flags & CREATE_SUSPENDED) != 0;
   Object* h = new Object;
   h->kind = Object::ThreadObject;
   h->thread = t;
-  h->serial = ++s.objectSerial;
+  h->serial = ++c.s.objectSerial;
   t->handle = h;
   pthread_t pt;
   if (pthread_create(&pt, nullptr, &PthreadStart, t) != 0) {
@@ -702,32 +701,28 @@ inline HANDLE CreateThread(LPSECURITY_ATTRIBUTES, SIZE_T, LPTHREAD_START_ROUTINE
     return nullptr;
   }
   pthread_detach(pt);
-  s.threads.push_back(t);
-  s.live.push_back(h);
+  c.s.threads.push_back(t);
+  c.s.live.push_back(h);
   if (threadId != nullptr) *threadId = t->id;
-  Point(s, lock, me);
+  c.Point();
   return (HANDLE)h;
 }
 
 inline DWORD ResumeThread(HANDLE h) {
   using namespace gpumv_d3d12::sched;
-  State& s = S();
-  std::unique_lock<std::mutex> lock(s.m);
-  Thread* me = Me(s);
-  Object* o = Checked(s, h, "ResumeThread");
+  Call c;
+  Object* o = Checked(c.s, h, "ResumeThread");
   if (o == nullptr || o->kind != Object::ThreadObject) return (DWORD)-1;
   DWORD was = o->thread->suspended ? 1 : 0;
   o->thread->suspended = false;
-  Point(s, lock, me);
+  c.Point();
   return was;
 }
 
 inline BOOL GetExitCodeThread(HANDLE h, LPDWORD code) {
   using namespace gpumv_d3d12::sched;
-  State& s = S();
-  std::unique_lock<std::mutex> lock(s.m);
-  Me(s);
-  Object* o = Checked(s, h, "GetExitCodeThread");
+  Call c;
+  Object* o = Checked(c.s, h, "GetExitCodeThread");
   if (o == nullptr || o->kind != Object::ThreadObject) return FALSE;
   *code = o->thread->state == Thread::Finished ? o->thread->exitCode : 259 /* STILL_ACTIVE */;
   return TRUE;
@@ -743,10 +738,8 @@ inline DWORD GetCurrentThreadId() {
 /** Yields the baton to the next runnable thread, if any; time does not pass otherwise. */
 inline void Sleep(DWORD) {
   using namespace gpumv_d3d12::sched;
-  State& s = S();
-  std::unique_lock<std::mutex> lock(s.m);
-  Thread* me = Me(s);
-  Switch(s, lock, me, true);
+  Call c;
+  c.Yield();
 }
 inline BOOL SwitchToThread() {
   Sleep(0);
@@ -756,10 +749,8 @@ inline BOOL SwitchToThread() {
 /** The clock the kit installed (the harness's simulated QPC), or 0 ticks when none is. */
 inline BOOL QueryPerformanceCounter(LARGE_INTEGER* counter) {
   using namespace gpumv_d3d12::sched;
-  State& s = S();
-  std::unique_lock<std::mutex> lock(s.m);
-  Me(s);
-  counter->QuadPart = s.clock != nullptr ? (int64_t)s.clock(s.clockContext) : 0;
+  Call c;
+  counter->QuadPart = c.s.clock != nullptr ? (int64_t)c.s.clock(c.s.clockContext) : 0;
   return TRUE;
 }
 inline BOOL QueryPerformanceFrequency(LARGE_INTEGER* frequency) {

@@ -70,6 +70,7 @@ export function buildD3d12Driver(cxx = process.env.CXX ?? 'g++'): string {
   try {
     execFileSync(cxx, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (e) {
+    rmSync(partial, { force: true });
     const err = e as { stderr?: string; message: string };
     throw new Error(`${cxx} ${args.join(' ')} failed:\n${err.stderr ?? err.message}`);
   }

@@ -434,11 +434,17 @@ ReferencePort::Config SmallConfig() {
   return c;
 }
 
+/** A reference GPU installed in the kit for one kit test (each runs in its own child process). */
+ReferencePort& InstalledPort() {
+  static ReferencePort* port = new ReferencePort(SmallConfig());
+  Kit::Get().Install(port);
+  return *port;
+}
+
 std::vector<KitTest> KitTests() {
   std::vector<KitTest> t;
   t.push_back({"device-versions", [] {
-                 ReferencePort port(SmallConfig());
-                 Kit::Get().Install(&port);
+                 ReferencePort& port = InstalledPort();
                  ID3D12Device* d0 = Kit::Get().CreateDevice(0);
                  ID3D12Device* d3 = Kit::Get().CreateDevice(3);
                  ID3D12Device3* p3 = nullptr;
@@ -458,8 +464,7 @@ std::vector<KitTest> KitTests() {
                  return std::string();
                }});
   t.push_back({"unsupported-calls-fail-loudly", [] {
-                 ReferencePort port(SmallConfig());
-                 Kit::Get().Install(&port);
+                 ReferencePort& port = InstalledPort();
                  ID3D12Device* d = Kit::Get().CreateDevice(3);
                  ID3D12CommandQueue* q = nullptr;
                  D3D12_COMMAND_QUEUE_DESC desc{};
@@ -482,8 +487,7 @@ std::vector<KitTest> KitTests() {
                  return std::string();
                }});
   t.push_back({"private-data-and-descs", [] {
-                 ReferencePort port(SmallConfig());
-                 Kit::Get().Install(&port);
+                 ReferencePort& port = InstalledPort();
                  ID3D12Device* d = Kit::Get().CreateDevice(3);
                  ID3D12CommandQueue* q = Kit::Get().CreateQueue(d, 1);
                  GUID g{1, 2, 3, {4, 5, 6, 7, 8, 9, 10, 11}};
@@ -514,8 +518,7 @@ std::vector<KitTest> KitTests() {
                  return std::string();
                }});
   t.push_back({"residency-calls-reach-the-port", [] {
-                 ReferencePort port(SmallConfig());
-                 Kit::Get().Install(&port);
+                 ReferencePort& port = InstalledPort();
                  ID3D12Device* d = Kit::Get().CreateDevice(3);
                  ID3D12Heap* h0 = Kit::Get().CreateHeap(d, 0, 10);
                  ID3D12Resource* r2 = Kit::Get().CreateCommittedResource(d, 2, 30);
@@ -548,8 +551,7 @@ std::vector<KitTest> KitTests() {
                  return std::string();
                }});
   t.push_back({"gpu-judges-touches-and-evictions", [] {
-                 ReferencePort port(SmallConfig());
-                 Kit::Get().Install(&port);
+                 ReferencePort& port = InstalledPort();
                  ID3D12Device* d = Kit::Get().CreateDevice(3);
                  ID3D12CommandQueue* q = Kit::Get().CreateQueue(d, 0);
                  ID3D12Heap* h0 = Kit::Get().CreateHeap(d, 0, 10);
@@ -589,8 +591,7 @@ std::vector<KitTest> KitTests() {
                  return std::string();
                }});
   t.push_back({"fence-wait-advances-the-gpu", [] {
-                 ReferencePort port(SmallConfig());
-                 Kit::Get().Install(&port);
+                 ReferencePort& port = InstalledPort();
                  ID3D12Device* d = Kit::Get().CreateDevice(0);
                  ID3D12CommandQueue* q = Kit::Get().CreateQueue(d, 0);
                  ID3D12Fence* f = nullptr;
@@ -619,8 +620,7 @@ std::vector<KitTest> KitTests() {
                  return std::string();
                }});
   t.push_back({"deadlock-is-reported", [] {
-                 ReferencePort port(SmallConfig());
-                 Kit::Get().Install(&port);
+                 InstalledPort();
                  ID3D12Device* d = Kit::Get().CreateDevice(0);
                  ID3D12CommandQueue* q = Kit::Get().CreateQueue(d, 0);
                  ID3D12Fence* f = nullptr;
@@ -634,8 +634,7 @@ std::vector<KitTest> KitTests() {
                },
                "exit-3"});
   t.push_back({"threads-events-critical-sections", [] {
-                 ReferencePort port(SmallConfig());
-                 Kit::Get().Install(&port);
+                 ReferencePort& port = InstalledPort();
                  struct Shared {
                    CRITICAL_SECTION cs;
                    HANDLE go, done, manual;
@@ -685,8 +684,7 @@ std::vector<KitTest> KitTests() {
                  return std::string();
                }});
   t.push_back({"win32-basics", [] {
-                 ReferencePort port(SmallConfig());
-                 Kit::Get().Install(&port);
+                 ReferencePort& port = InstalledPort();
                  struct Node {
                    int v;
                    LIST_ENTRY link;
@@ -718,8 +716,7 @@ std::vector<KitTest> KitTests() {
                  return std::string();
                }});
   t.push_back({"foreign-objects-are-faults", [] {
-                 ReferencePort port(SmallConfig());
-                 Kit::Get().Install(&port);
+                 ReferencePort& port = InstalledPort();
                  ID3D12Device* d = Kit::Get().CreateDevice(3);
                  ID3D12CommandQueue* q = Kit::Get().CreateQueue(d, 0);
                  ID3D12Fence* notAFence = reinterpret_cast<ID3D12Fence*>(q);
@@ -751,8 +748,7 @@ std::vector<KitTest> KitTests() {
                  return std::string();
                }});
   t.push_back({"foreign-thread-is-refused", [] {
-                 ReferencePort port(SmallConfig());
-                 Kit::Get().Install(&port);
+                 InstalledPort();
                  HANDLE e = CreateEvent(nullptr, FALSE, FALSE, nullptr);  // this thread now holds the baton
                  pthread_t other;
                  pthread_create(&other, nullptr, [](void* h) -> void* { SetEvent((HANDLE)h); return nullptr; }, e);
