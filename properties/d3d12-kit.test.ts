@@ -69,7 +69,7 @@ const CAUGHT: Record<string, { scenario: string; d3: string[]; d0: string[] }> =
   bug_local_usage_only: { scenario: 'non-local-usage', d3: ['over-budget'], d0: ['over-budget'] },
   bug_split_drops_set: { scenario: 'split', d3: ['touch-not-resident'], d0: ['touch-not-resident'] },
 };
-const SCENARIOS = ['frames', 'split', 'reuse-under-pressure', 'aged-in-flight', 'non-local-usage'];
+const SCENARIOS = ['frames', 'split', 'reuse-under-pressure', 'aged-in-flight', 'non-local-usage', 'latency-backpressure'];
 
 describe('the example residency manager', () => {
   let runs: { variant: string; mode: string; scenario: string; status: string; kinds: string[] }[] = [];
@@ -98,7 +98,7 @@ describe('the example residency manager', () => {
 
   it('the clean builds (paging thread and single-threaded) have no finding anywhere', () => {
     const clean = runs.filter((r) => r.variant === 'clean' || r.variant === 'clean_st');
-    expect(clean).toHaveLength(20);
+    expect(clean).toHaveLength(24);
     for (const r of clean) expect(r, JSON.stringify(r)).toMatchObject({ status: 'exit-0', kinds: [] });
   });
 
@@ -116,6 +116,20 @@ describe('the example residency manager', () => {
     expect(r.stdout).toContain('violation evict-in-flight Evict of object 0 while submission #2 on queue 0 (runnable) references it\n');
     expect(r.stdout).toContain('violation touch-not-resident submission #2 on queue 0 touched object 0, which is not resident on the device\n');
     expect(r.stdout.trim().split('\n').at(-1)).toBe('result findings');
+  });
+
+  it('MaxLatency 1 holds each submission until the paging thread has taken the previous work', () => {
+    const r = run(['run', 'clean', 'd0', 'latency-backpressure', '--log']);
+    expect(r.status, r.stdout).toBe(0);
+    const at = (text: string) => {
+      const i = r.stdout.indexOf(text);
+      expect(i, text).toBeGreaterThanOrEqual(0);
+      return i;
+    };
+    expect(at('makeResident [0,1]\n')).toBeLessThan(at('execute q0 #2 '));
+    expect(at('makeResident [2]\n')).toBeLessThan(at('execute q0 #3 '));
+    expect(at('makeResident [3]\n')).toBeLessThan(at('execute q0 #4 '));
+    expect(at('execute q0 #1 ')).toBeLessThan(at('makeResident [0,1]\n'));
   });
 
   it('replays exactly: same run, same seed, same device-call log and interleaving', () => {

@@ -169,7 +169,7 @@ struct App {
   }
 
   /** One ExecuteCommandLists of one list per entry, each with a set of exactly the objects its list references. */
-  HRESULT Submit(uint32_t queue, const std::vector<std::vector<uint32_t>>& lists) {
+  HRESULT Submit(uint32_t queue, const std::vector<std::vector<uint32_t>>& lists, bool yield) {
     std::vector<ID3D12CommandList*> cls;
     std::vector<Set*> sets;
     for (const auto& refs : lists) {
@@ -183,7 +183,7 @@ struct App {
     HRESULT hr = rm.ExecuteCommandLists(env.queues[queue], cls.data(), sets.data(), (UINT32)cls.size());
     for (Set* set : sets) rm.DestroyResidencySet(set);
     for (ID3D12CommandList* cl : cls) cl->Release();
-    Yield();
+    if (yield) Yield();
     return hr;
   }
 
@@ -240,6 +240,8 @@ struct Scenario {
   uint32_t maxLatency;
   // The script, written once for every variant through this callback table.
   std::function<void(Env&, std::function<HRESULT(uint32_t, const std::vector<std::vector<uint32_t>>&)>)> script;
+  /** Yield to the paging thread after each submission (false: it runs only when the app blocks). */
+  bool yieldAfterSubmit = true;
 };
 
 std::vector<Scenario> Scenarios() {
@@ -284,6 +286,16 @@ std::vector<Scenario> Scenarios() {
                  Flush(env);
                  CheckBudget(env, "after the second submission");
                }});
+  // MaxLatency 1 and no yield: each submission after the first waits for the paging thread to finish the previous work.
+  s.push_back({"latency-backpressure",
+               {{{10, false, true, false}, {10, false, true, false}, {10, false, true, false}, {10, false, true, false}}, 1, 1000, 0},
+               1,
+               [](Env& env, auto submit) {
+                 for (uint32_t i = 0; i < 4; i++) submit(0, {{i, (i + 1) % 4}});
+                 Flush(env);
+                 CheckBudget(env, "after four submissions");
+               },
+               false});
   return s;
 }
 
@@ -296,7 +308,7 @@ template <class Manager, class Object, class Set>
 void RunWith(Env& env, const Scenario& sc) {
   App<Manager, Object, Set> app(env, sc.spec, sc.maxLatency);
   sc.script(env, [&](uint32_t q, const std::vector<std::vector<uint32_t>>& lists) {
-    HRESULT hr = app.Submit(q, lists);
+    HRESULT hr = app.Submit(q, lists, sc.yieldAfterSubmit);
     Check(env, hr == S_OK, "call-failed", "ExecuteCommandLists returned " + std::to_string(hr));
     return hr;
   });
