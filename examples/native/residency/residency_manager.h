@@ -662,10 +662,9 @@ class ResidencyManager {
             idx++;
             made++;
           }
-          if (!batch.empty()) {
-            hr = MakeResidentBatch(batch.data(), (UINT32)batch.size());
-            if (SUCCEEDED(hr)) SizeToMakeResident -= batchBytes;
-          }
+          // Issued even when nothing fits (a batch of 0 objects), as the library does.
+          hr = MakeResidentBatch(batch.data(), (UINT32)batch.size());
+          if (SUCCEEDED(hr)) SizeToMakeResident -= batchBytes;
         }
         if (FAILED(hr) || made < Total) {
           ManagedObject* head = LRU.GetResidentListHead();
@@ -674,13 +673,13 @@ class ResidencyManager {
           if (head == nullptr || head->LastGPUSyncPoint >= G || pFirstUncompleted == nullptr || G == 0) {
             batch.clear();
             for (UINT32 i = idx; i < Total; i++) batch.push_back(MakeResidentList[i]->pUnderlying);
-            if (!batch.empty()) MakeResidentBatch(batch.data(), (UINT32)batch.size());  // over-budget overcommit; failure ignored
+            MakeResidentBatch(batch.data(), (UINT32)batch.size());  // over-budget overcommit; failure ignored
             break;
           }
           UINT64 waitGen = pFirstUncompleted->Generation == G ? G - 1 : pFirstUncompleted->Generation;
           WaitForSyncPoint(waitGen);
           LRU.TrimToSyncPointInclusive(usage + (INT64)SizeToMakeResident, budget, EvictionList, waitGen);
-          if (!EvictionList.empty()) Device->Evict((UINT)EvictionList.size(), EvictionList.data());
+          Device->Evict((UINT)EvictionList.size(), EvictionList.data());  // may be 0 objects, as in the library
           EvictionList.clear();
           continue;
         }
