@@ -8,7 +8,9 @@
 // QueryPerformanceCounter/Frequency, LIST_ENTRY and its list functions, CONTAINING_RECORD,
 // GetLastError/SetLastError, HRESULT_FROM_WIN32, FORCEINLINE, ZeroMemory, ARRAYSIZE,
 // INVALID_HANDLE_VALUE, Sleep, SwitchToThread, GetCurrentThreadId, HeapAlloc with
-// HEAP_ZERO_MEMORY.
+// HEAP_ZERO_MEMORY, AllocateLocallyUniqueId, MAXUINT32/MAXUINT64, the SDK's unsigned Interlocked
+// overloads, and CreateThread for thread functions written `unsigned long WINAPI` (DWORD is
+// unsigned long on Windows but 32-bit uint32_t in the WSL stubs).
 //
 // Scheduling: every thread that makes a kit call (the first one, and the ones CreateThread
 // starts) is a real pthread, but only the thread holding the baton runs. The baton moves only
@@ -66,6 +68,9 @@
 #define EVENT_MODIFY_STATE 0x0002u
 #define CREATE_EVENT_MANUAL_RESET 0x00000001u
 #define CREATE_EVENT_INITIAL_SET 0x00000002u
+#define MAXUINT32 ((UINT32)~((UINT32)0))
+#define MAXUINT64 ((UINT64)~((UINT64)0))
+#define MAXDWORD 0xffffffffu
 #define ZeroMemory(dest, len) memset((dest), 0, (len))
 #define CopyMemory(dest, src, len) memcpy((dest), (src), (len))
 #define CONTAINING_RECORD(address, type, field) ((type*)((char*)(address) - offsetof(type, field)))
@@ -145,6 +150,17 @@ FORCEINLINE LONG64 InterlockedCompareExchange64(LONG64 volatile* p, LONG64 excha
   __atomic_compare_exchange_n(p, &comparand, exchange, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
   return comparand;
 }
+// The SDK's C++ overloads for unsigned operands (a UINT32 counter, for instance).
+FORCEINLINE unsigned InterlockedIncrement(unsigned volatile* p) { return __atomic_add_fetch(p, 1u, __ATOMIC_SEQ_CST); }
+FORCEINLINE unsigned InterlockedDecrement(unsigned volatile* p) { return __atomic_sub_fetch(p, 1u, __ATOMIC_SEQ_CST); }
+FORCEINLINE unsigned InterlockedExchange(unsigned volatile* p, unsigned v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
+FORCEINLINE unsigned InterlockedExchangeAdd(unsigned volatile* p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+FORCEINLINE unsigned InterlockedCompareExchange(unsigned volatile* p, unsigned exchange, unsigned comparand) {
+  __atomic_compare_exchange_n(p, &comparand, exchange, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+  return comparand;
+}
+FORCEINLINE UINT64 InterlockedIncrement(UINT64 volatile* p) { return __atomic_add_fetch(p, 1u, __ATOMIC_SEQ_CST); }
+FORCEINLINE UINT64 InterlockedDecrement(UINT64 volatile* p) { return __atomic_sub_fetch(p, 1u, __ATOMIC_SEQ_CST); }
 FORCEINLINE PVOID InterlockedExchangePointer(PVOID volatile* p, PVOID v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
 FORCEINLINE PVOID InterlockedCompareExchangePointer(PVOID volatile* p, PVOID exchange, PVOID comparand) {
   __atomic_compare_exchange_n(p, &comparand, exchange, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
@@ -191,6 +207,7 @@ struct Thread {
   DWORD waitResult = WAIT_FAILED;
   Object* handle = nullptr;  // ThreadObject of a CreateThread thread
   LPTHREAD_START_ROUTINE start = nullptr;
+  unsigned long (*startLong)(LPVOID) = nullptr;  // a thread function written with `unsigned long` (Windows' DWORD)
   LPVOID arg = nullptr;
   bool suspended = false;
   DWORD exitCode = 0;
@@ -669,7 +686,7 @@ inline void* PthreadStart(void* arg) {
   self = t;
   t->cv.wait(lock, [&] { return s.current == t; });
   lock.unlock();
-  DWORD code = t->start(t->arg);
+  DWORD code = t->start != nullptr ? t->start(t->arg) : (DWORD)t->startLong(t->arg);
   lock.lock();
   t->exitCode = code;
   t->state = Thread::Finished;
@@ -680,12 +697,14 @@ inline void* PthreadStart(void* arg) {
 }  // namespace sched
 }  // namespace gpumv_d3d12
 
-inline HANDLE CreateThread(LPSECURITY_ATTRIBUTES, SIZE_T, LPTHREAD_START_ROUTINE start, LPVOID arg, DWORD flags, LPDWORD threadId) {
-  using namespace gpumv_d3d12::sched;
+namespace gpumv_d3d12 {
+namespace sched {
+inline HANDLE StartThread(LPTHREAD_START_ROUTINE start, unsigned long (*startLong)(LPVOID), LPVOID arg, DWORD flags, LPDWORD threadId) {
   Call c;
   Thread* t = new Thread;
   t->id = (uint32_t)c.s.threads.size();
   t->start = start;
+  t->startLong = startLong;
   t->arg = arg;
   t->suspended = (flags & CREATE_SUSPENDED) != 0;
   Object* h = new Object;
@@ -706,6 +725,25 @@ inline HANDLE CreateThread(LPSECURITY_ATTRIBUTES, SIZE_T, LPTHREAD_START_ROUTINE
   if (threadId != nullptr) *threadId = t->id;
   c.Point();
   return (HANDLE)h;
+}
+}  // namespace sched
+}  // namespace gpumv_d3d12
+
+inline HANDLE CreateThread(LPSECURITY_ATTRIBUTES, SIZE_T, LPTHREAD_START_ROUTINE start, LPVOID arg, DWORD flags, LPDWORD threadId) {
+  return gpumv_d3d12::sched::StartThread(start, nullptr, arg, flags, threadId);
+}
+inline HANDLE CreateThread(LPSECURITY_ATTRIBUTES, SIZE_T, unsigned long (*start)(LPVOID), LPVOID arg, DWORD flags, LPDWORD threadId) {
+  return gpumv_d3d12::sched::StartThread(nullptr, start, arg, flags, threadId);
+}
+
+/** A process-unique LUID: a counter, so runs stay deterministic. */
+inline BOOL AllocateLocallyUniqueId(LUID* luid) {
+  static uint64_t next = 0x1000;
+  gpumv_d3d12::sched::Call c;
+  uint64_t v = ++next;
+  luid->LowPart = (ULONG)(v & 0xFFFFFFFFu);
+  luid->HighPart = (LONG)(v >> 32);
+  return TRUE;
 }
 
 inline DWORD ResumeThread(HANDLE h) {

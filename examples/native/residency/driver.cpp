@@ -101,6 +101,13 @@
 #define GPUMV_BUG_SPLIT_DROPS_SET 0
 #endif
 
+// A team's own header-only manager with the starter library's API (ResidencyManager,
+// ManagedObject, ResidencySet) runs through the same scenarios as variant `extra`:
+//   -DGPUMV_EXTRA_MANAGER_HEADER='"path/to/d3dx12Residency.h"' -DGPUMV_EXTRA_MANAGER_NAMESPACE=D3DX12Residency
+#ifdef GPUMV_EXTRA_MANAGER_HEADER
+#include GPUMV_EXTRA_MANAGER_HEADER
+#endif
+
 using namespace gpumv_d3d12;
 
 namespace {
@@ -319,11 +326,18 @@ void RunWith(Env& env, const Scenario& sc) {
 
 std::vector<Variant> Variants() {
 #ifdef GPUMV_SINGLE_VARIANT
-  return {GPUMV_V(custom)};
+  std::vector<Variant> v{GPUMV_V(custom)};
 #else
-  return {GPUMV_V(clean), GPUMV_V(clean_st), GPUMV_V(bug_lru_touch_skipped), GPUMV_V(bug_trim_in_flight), GPUMV_V(bug_fence_off_by_one),
-          GPUMV_V(bug_no_paging_wait), GPUMV_V(bug_local_usage_only), GPUMV_V(bug_split_drops_set)};
+  std::vector<Variant> v{GPUMV_V(clean),          GPUMV_V(clean_st),           GPUMV_V(bug_lru_touch_skipped), GPUMV_V(bug_trim_in_flight),
+                         GPUMV_V(bug_fence_off_by_one), GPUMV_V(bug_no_paging_wait), GPUMV_V(bug_local_usage_only),  GPUMV_V(bug_split_drops_set)};
 #endif
+#ifdef GPUMV_EXTRA_MANAGER_NAMESPACE
+  v.push_back(Variant{"extra", [](Env& env, const Scenario& sc) {
+                        RunWith<GPUMV_EXTRA_MANAGER_NAMESPACE::ResidencyManager, GPUMV_EXTRA_MANAGER_NAMESPACE::ManagedObject,
+                                GPUMV_EXTRA_MANAGER_NAMESPACE::ResidencySet>(env, sc);
+                      }});
+#endif
+  return v;
 }
 
 const char* kModes[] = {"d3", "d0"};
@@ -682,6 +696,14 @@ std::vector<KitTest> KitTests() {
                  EXPECT(port.Faults().size() == 1 && port.Faults()[0] == "invalid-handle: CloseHandle of a handle thread 1 is waiting on (refused)");
                  SetEvent(sh.manual);
                  EXPECT(WaitForSingleObject(t1, INFINITE) == WAIT_OBJECT_0);
+                 // A thread function written as Windows code writes it: `unsigned long WINAPI f(void*)`.
+                 struct Long {
+                   static unsigned long WINAPI Run(void* p) { return (unsigned long)(uintptr_t)p + 1; }
+                 };
+                 HANDLE t2 = CreateThread(nullptr, 0, &Long::Run, (void*)(uintptr_t)41, 0, nullptr);
+                 DWORD code2 = 0;
+                 EXPECT(WaitForSingleObject(t2, INFINITE) == WAIT_OBJECT_0 && GetExitCodeThread(t2, &code2) && code2 == 42);
+                 CloseHandle(t2);
                  DWORD code = 0;
                  EXPECT(GetExitCodeThread(t1, &code) && code == 7);
                  EXPECT(WaitForSingleObject(sh.manual, 0) == WAIT_OBJECT_0 && WaitForSingleObject(sh.manual, 0) == WAIT_OBJECT_0);  // manual reset stays set
@@ -714,6 +736,10 @@ std::vector<KitTest> KitTests() {
                  LONG x = 5;
                  EXPECT(InterlockedIncrement(&x) == 6 && InterlockedCompareExchange(&x, 9, 6) == 6 && x == 9 && InterlockedExchange(&x, 1) == 9);
                  EXPECT(HRESULT_FROM_WIN32(ERROR_INVALID_HANDLE) == (HRESULT)0x80070006 && HRESULT_FROM_WIN32(0) == S_OK);
+                 UINT32 seen = 0;  // the starter library counts queues in a UINT32
+                 EXPECT(InterlockedIncrement(&seen) == 1 && seen == 1 && MAXUINT64 == ~0ull && MAXUINT32 == 0xFFFFFFFFu);
+                 LUID l1{}, l2{};
+                 EXPECT(AllocateLocallyUniqueId(&l1) && AllocateLocallyUniqueId(&l2) && (l1.LowPart != l2.LowPart || l1.HighPart != l2.HighPart));
                  int arr[7];
                  ZeroMemory(arr, sizeof arr);
                  EXPECT(ARRAYSIZE(arr) == 7 && arr[6] == 0);
