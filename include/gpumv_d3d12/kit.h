@@ -386,24 +386,22 @@ class KitQueue final : public detail::KitChild<Unsupported_ID3D12CommandQueue> {
   }
   void STDMETHODCALLTYPE ExecuteCommandLists(UINT count, ID3D12CommandList* const* lists) override;
   HRESULT STDMETHODCALLTYPE Signal(ID3D12Fence* fence, UINT64 value) override {
-    const Kit::Entry* f = Kit::Get().Find(fence, Kit::Kind::Fence);
-    if (f == nullptr) {
-      Kit::Get().Port().Fault("unknown-fence", "ID3D12CommandQueue::Signal with a fence that is not a live kit fence");
-      return E_INVALIDARG;
-    }
-    return Kit::Get().Port().Signal(id_, f->id, value);
+    const Kit::Entry* f = LiveFence(fence, "ID3D12CommandQueue::Signal");
+    return f == nullptr ? E_INVALIDARG : Kit::Get().Port().Signal(id_, f->id, value);
   }
   HRESULT STDMETHODCALLTYPE Wait(ID3D12Fence* fence, UINT64 value) override {
-    const Kit::Entry* f = Kit::Get().Find(fence, Kit::Kind::Fence);
-    if (f == nullptr) {
-      Kit::Get().Port().Fault("unknown-fence", "ID3D12CommandQueue::Wait with a fence that is not a live kit fence");
-      return E_INVALIDARG;
-    }
-    return Kit::Get().Port().Wait(id_, f->id, value);
+    const Kit::Entry* f = LiveFence(fence, "ID3D12CommandQueue::Wait");
+    return f == nullptr ? E_INVALIDARG : Kit::Get().Port().Wait(id_, f->id, value);
   }
   D3D12_COMMAND_QUEUE_DESC STDMETHODCALLTYPE GetDesc() override { return desc_; }
 
  private:
+  /** The registry entry of a live kit fence, or null after an "unknown-fence" fault. */
+  static const Kit::Entry* LiveFence(ID3D12Fence* fence, const char* call) {
+    const Kit::Entry* f = Kit::Get().Find(fence, Kit::Kind::Fence);
+    if (f == nullptr) Kit::Get().Port().Fault("unknown-fence", std::string(call) + " with a fence that is not a live kit fence");
+    return f;
+  }
   uint32_t id_;
   D3D12_COMMAND_QUEUE_DESC desc_;
 };
