@@ -194,7 +194,7 @@ export class LruList {
   private walk(sentinel: number, out: number[]): readonly number[] {
     let count = 0;
     for (let node = this.next[sentinel]!, guard = 0; node !== sentinel && guard <= this.objectCount; node = this.next[node]!, guard++) out[count++] = node;
-    out.length = count;
+    if (out.length !== count) out.length = count; // a length store is a runtime call, even unchanged
     return out;
   }
 }

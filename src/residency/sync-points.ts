@@ -155,7 +155,7 @@ export class SyncPointRing {
   inFlight(): readonly number[] {
     const out = this.view;
     for (let i = 0; i < this.count; i++) out[i] = this.generations[(this.head + i) % this.capacity]!;
-    out.length = this.count;
+    if (out.length !== this.count) out.length = this.count;
     return out;
   }
 }

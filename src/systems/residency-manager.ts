@@ -102,7 +102,12 @@ export const residencyManagerSystem = defineSystem({
     for (const event of events) s.env.probe(event);
     if (s.twin !== null && s.twinDisagreement === null) s.twinDisagreement = twinStep(s, s.twin, command, dispatch, result, failure);
     if (failure !== undefined) throw failure;
-    return { ...observationFields(result), calls, events };
+    // Each op answers a fresh object: the calls and events are added to it (a spread of the
+    // op's own shape would copy it through the megamorphic slow path on every command).
+    const observation = observationFields(result);
+    observation.calls = calls;
+    observation.events = events;
+    return observation;
   },
   sequence: { minLength: 1, maxLength: 150 },
   createModel: (config, env) => managerSide(new ResidencyManagerModel(config), config, env),
