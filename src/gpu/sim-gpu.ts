@@ -35,13 +35,12 @@
  * records (call log, per-object history, violations). Its vocabulary is in sim-gpu-types.ts.
  */
 import type { ResidencyDevice } from '../residency/residency-device.js';
+import { HistoryKind, ObjectHistory, reasonCode } from './object-history.js';
 import { SimQueues } from './sim-queues.js';
 import type { DeviceCallKind, DeviceCallRecord, MakeResidentReason, MemoryInfo, SimGpuConfig, Violation, ViolationKind } from './sim-gpu-types.js';
 
 export * from './sim-gpu-types.js';
 
-/** Longest history kept per object (most recent entries); generated sequences stay far below it. */
-const HISTORY_LIMIT = 1000;
 
 export class SimGpu implements ResidencyDevice {
   readonly objectCount: number;
@@ -69,7 +68,7 @@ export class SimGpu implements ResidencyDevice {
    */
   evictObserver: ((objects: readonly number[]) => void) | null = null;
   readonly violations: Violation[] = [];
-  private readonly history: string[][];
+  private readonly history: ObjectHistory | null;
 
   constructor(config: SimGpuConfig) {
     this.objectCount = config.objectSizesBytes.length;
@@ -87,7 +86,7 @@ export class SimGpu implements ResidencyDevice {
       log: (record) => this.log(record),
       violate: (kind, object, message) => this.violate(kind, object, message),
     });
-    this.history = this.checked ? Array.from({ length: this.objectCount }, () => []) : [];
+    this.history = this.checked ? new ObjectHistory(this.objectCount) : null;
   }
 
   // ---- clock and budgets -------------------------------------------------------------------
@@ -135,7 +134,7 @@ export class SimGpu implements ResidencyDevice {
     if (resident) this.addUsage(object, -1);
     this.inNonLocal[object] = to;
     if (resident) this.addUsage(object, 1);
-    this.note(object, nonLocal ? 'moved to the non-local segment' : 'moved to the local segment');
+    this.note(object, nonLocal ? HistoryKind.MovedToNonLocal : HistoryKind.MovedToLocal);
     return true;
   }
 
@@ -157,7 +156,7 @@ export class SimGpu implements ResidencyDevice {
     this.assertObject(object);
     if (this.refCount[object] !== 0) throw new Error(`gpu: object ${object} created while it still exists resident`);
     if (resident) this.addResidency(object, 0);
-    this.note(object, resident ? 'created resident' : 'created evicted');
+    this.note(object, resident ? HistoryKind.CreatedResident : HistoryKind.CreatedEvicted);
   }
 
   /** Releases the object: its residency goes with it. */
@@ -168,7 +167,7 @@ export class SimGpu implements ResidencyDevice {
       this.refCount[object] = 0;
     }
     this.readyAtPagingValue[object] = 0;
-    this.note(object, 'destroyed');
+    this.note(object, HistoryKind.Destroyed);
   }
 
   isResident(object: number): boolean {
@@ -226,7 +225,10 @@ export class SimGpu implements ResidencyDevice {
         this.violate('refcount', object, `MakeResident of object ${object}, already resident (refcount ${this.refCount[object]}): two device calls for one status flip`);
       }
       this.addResidency(object, readyAt);
-      if (this.checked) this.note(object, readyAt === 0 ? `made resident (${reason})` : `enqueued resident at paging ${readyAt} (${reason})`);
+      if (this.checked) {
+        if (readyAt === 0) this.note(object, HistoryKind.MadeResident, reasonCode(reason));
+        else this.note(object, HistoryKind.EnqueuedResident, readyAt, reasonCode(reason));
+      }
     }
     const usageBytes = this.localUsage + this.nonLocalUsage;
     if (this.checked && reason === 'batch' && count > 0 && usageBytes > budgetBytes) {
@@ -261,7 +263,7 @@ export class SimGpu implements ResidencyDevice {
       if (this.checked) {
         const runnable = this.queues.runnableListReferencing(object);
         if (runnable !== null) this.violate('evict-in-flight', object, `Evict of object ${object} while ${runnable} references it`);
-        this.note(object, 'evicted');
+        this.note(object, HistoryKind.Evicted);
       }
       if (this.refCount[object] === 0) {
         if (this.checked) this.violate('refcount', object, `Evict of object ${object}, which is not resident`);
@@ -340,7 +342,7 @@ export class SimGpu implements ResidencyDevice {
             `submission #${submission} on queue ${queue} ${what} object ${object} before the paging fence reached ${this.readyAtPagingValue[object]} (it is at ${this.queues.pagingCompleted})`,
           );
         }
-        if (what === 'touched') this.note(object, `touched by submission #${submission} on queue ${queue}`);
+        if (what === 'touched') this.note(object, HistoryKind.Touched, submission, queue);
       }
     }
   }
@@ -353,18 +355,15 @@ export class SimGpu implements ResidencyDevice {
   }
 
   objectHistory(object: number): string[] {
-    return this.checked && object >= 0 ? [...this.history[object]!] : [];
+    return this.history !== null && object >= 0 ? this.history.lines(object) : [];
   }
 
   private log(record: DeviceCallRecord): void {
     if (this.checked) this.calls.push(record);
   }
 
-  private note(object: number, event: string): void {
-    if (!this.checked) return;
-    const entries = this.history[object]!;
-    entries.push(`t=${this.clockTicks}: ${event}`);
-    if (entries.length > HISTORY_LIMIT) entries.shift();
+  private note(object: number, kind: HistoryKind, a = 0, b = 0): void {
+    if (this.history !== null) this.history.record(object, this.clockTicks, kind, a, b);
   }
 
   private violate(kind: ViolationKind, object: number, message: string): void {
