@@ -250,7 +250,7 @@ export class ResidencyManagerModel implements ResidencyManager {
 
   private localMemory(): LocalBudget {
     const reported = this.gpu.localMemory();
-    if (!this.config.unrealBudgetCap) return { ...reported, limitBytes: null };
+    if (!this.config.unrealBudgetCap) return { budgetBytes: reported.budgetBytes, usageBytes: reported.usageBytes, limitBytes: null };
     const limitBytes = this.background ? 0 : this.config.debugBudgetBytes >= 0 ? this.config.debugBudgetBytes : reported.budgetBytes;
     return { budgetBytes: Math.min(reported.budgetBytes, limitBytes), usageBytes: reported.usageBytes, limitBytes };
   }

@@ -266,7 +266,13 @@ export class ResidencySetPoolImpl implements ResidencySetPool {
   }
   contents(id: number): number[] {
     const set = this.set(id);
-    return set.storage === null ? [] : Array.from(set.storage.subarray(0, Math.min(set.size, set.capacity)));
+    const storage = set.storage;
+    if (storage === null) return [];
+    // A plain copy loop: a subarray view costs more than the few entries it would copy.
+    const count = Math.min(set.size, set.capacity);
+    const out: number[] = new Array(count);
+    for (let i = 0; i < count; i++) out[i] = storage[i]!;
+    return out;
   }
   capacity(id: number): number {
     return this.set(id).capacity;

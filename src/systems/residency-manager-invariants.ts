@@ -8,10 +8,12 @@ import type { ResidencyManager } from '../residency/residency-manager-types.js';
 import { bothSides, sameNumbers } from './common.js';
 import type { ManagerSide, ResidencyManagerSystemConfig } from './residency-manager-side.js';
 
+/** The first violation the side's GPU reported of one of these kinds, or null. */
 function gpuViolation(kinds: readonly ViolationKind[]): (s: ManagerSide) => string | null {
   return (s) => {
-    const found = s.manager.gpu.violations.find((violation) => kinds.includes(violation.kind));
-    return found === undefined ? null : found.message;
+    const violations = s.manager.gpu.violations;
+    for (let i = 0; i < violations.length; i++) if (kinds.includes(violations[i]!.kind)) return violations[i]!.message;
+    return null;
   };
 }
 
@@ -41,7 +43,7 @@ function bookkeeping(s: ManagerSide): string | null {
   const sizes = s.config.objectSizesBytes;
   if (onListScratch.length < sizes.length) onListScratch = new Uint8Array(sizes.length);
   const onList = onListScratch;
-  onList.fill(0, 0, sizes.length);
+  for (let object = 0; object < sizes.length; object++) onList[object] = 0;
   let residentBytes = 0;
   for (const object of resident) {
     if (onList[object] !== 0) return `object ${object} is twice in the resident list`;
@@ -208,10 +210,10 @@ export const invariants: Invariant<ManagerSide, ResidencyManagerSystemConfig>[] 
       for (let queue = 0; queue < impl.config.queueCount; queue++) {
         if (i.gpu.pendingItems(queue) !== m.gpu.pendingItems(queue)) return `queue ${queue} holds ${i.gpu.pendingItems(queue)} items, the model's device ${m.gpu.pendingItems(queue)}`;
       }
-      const local = i.gpu.localMemory().usageBytes;
-      const nonLocal = i.gpu.nonLocalMemory().usageBytes;
-      if (local !== m.gpu.localMemory().usageBytes || nonLocal !== m.gpu.nonLocalMemory().usageBytes) {
-        return `device usage local ${local} + non-local ${nonLocal}, the model's device ${m.gpu.localMemory().usageBytes} + ${m.gpu.nonLocalMemory().usageBytes}`;
+      const local = i.gpu.localUsageBytes;
+      const nonLocal = i.gpu.nonLocalUsageBytes;
+      if (local !== m.gpu.localUsageBytes || nonLocal !== m.gpu.nonLocalUsageBytes) {
+        return `device usage local ${local} + non-local ${nonLocal}, the model's device ${m.gpu.localUsageBytes} + ${m.gpu.nonLocalUsageBytes}`;
       }
       return null;
     },
