@@ -445,9 +445,9 @@ export const RESIDENCY_MANAGER_MUTANTS: AnyMutant[] = [
         const { gpu: device, lru, syncPoints, budgets, events } = this;
         const carried = lru as CarriedEvictList;
         return new (class extends Pager {
-          override process(objects: Int32Array, objectCount: number, generation: number): void {
+          override process(objects: Int32Array, start: number, objectCount: number, generation: number): void {
             carried.evictCount = 0;
-            super.process(objects, objectCount, generation);
+            super.process(objects, start, objectCount, generation);
           }
         })({ device, lru, syncPoints, budgets, events, inline: this.config.mode === 'inline' });
       }

@@ -1,7 +1,7 @@
 /**
  * The async paging work queue (residency-library.md §6, §7 step 6.1): a ring of MaxLatency + 1
- * slots, each with a preallocated object array, so the steady state allocates nothing per
- * submission. `head` and `tail` count the works ever dequeued and enqueued; the head advances at
+ * slots, each with room for every object in one shared array (slot s at s * objectCount), so
+ * the steady state allocates nothing per submission. `head` and `tail` count the works ever dequeued and enqueued; the head advances at
  * dequeue, before the work is processed, so MaxLatency works wait and one is processed.
  */
 
@@ -9,7 +9,9 @@ export class PagingWorkQueue {
   head = 0;
   tail = 0;
   private readonly ringSize: number;
-  private readonly objects: Int32Array[];
+  private readonly objectCount: number;
+  /** The works' objects: slot s holds its count of them from s * objectCount. */
+  readonly objects: Int32Array;
   private readonly counts: Int32Array;
   private readonly generations: Float64Array;
   private readonly fences: Float64Array;
@@ -20,7 +22,8 @@ export class PagingWorkQueue {
   ) {
     if (!(maxLatency >= 1)) throw new RangeError('maxLatency must be >= 1 (0 hangs the first submission)');
     this.ringSize = maxLatency + 1;
-    this.objects = Array.from({ length: this.ringSize }, () => new Int32Array(objectCount));
+    this.objectCount = objectCount;
+    this.objects = new Int32Array(this.ringSize * objectCount);
     this.counts = new Int32Array(this.ringSize);
     this.generations = new Float64Array(this.ringSize);
     this.fences = new Float64Array(this.ringSize);
@@ -39,7 +42,8 @@ export class PagingWorkQueue {
   /** Copies `master[0, count)` into the next slot with its generation and paging fence value. */
   enqueue(master: Int32Array, count: number, generation: number, fenceValue: number): void {
     const slot = this.tail % this.ringSize;
-    this.objects[slot]!.set(master.subarray(0, count));
+    const base = slot * this.objectCount;
+    for (let i = 0; i < count; i++) this.objects[base + i] = master[i]!;
     this.counts[slot] = count;
     this.generations[slot] = generation;
     this.fences[slot] = fenceValue;
@@ -54,8 +58,9 @@ export class PagingWorkQueue {
     return slot;
   }
 
-  objectsAt(slot: number): Int32Array {
-    return this.objects[slot]!;
+  /** Where the slot's objects start in `objects`. */
+  startOf(slot: number): number {
+    return slot * this.objectCount;
   }
   countAt(slot: number): number {
     return this.counts[slot]!;
@@ -71,8 +76,8 @@ export class PagingWorkQueue {
   holds(object: number): boolean {
     for (let w = this.head; w < this.tail; w++) {
       const slot = w % this.ringSize;
-      const objects = this.objects[slot]!;
-      for (let i = 0; i < this.counts[slot]!; i++) if (objects[i] === object) return true;
+      const base = slot * this.objectCount;
+      for (let i = 0; i < this.counts[slot]!; i++) if (this.objects[base + i] === object) return true;
     }
     return false;
   }

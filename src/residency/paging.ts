@@ -103,14 +103,14 @@ export class Pager {
     return generation - 1;
   }
 
-  /** Processes one work: `objects[0, objectCount)` used by the submission of `generation`. */
-  process(objects: Int32Array, objectCount: number, generation: number): void {
+  /** Processes one work: `objects[start, start + objectCount)` used by the submission of `generation`. */
+  process(objects: Int32Array, start: number, objectCount: number, generation: number): void {
     const lru = this.lru;
     let firstUncompleted = this.syncPoints.dequeueCompleted();
     const nowTicks = this.device.ticks;
     let total = 0;
     let sizeToMakeResident = 0;
-    for (let i = 0; i < objectCount; i++) {
+    for (let i = start; i < start + objectCount; i++) {
       const object = objects[i]!;
       if (lru.mark(object, generation, nowTicks)) {
         this.toMake[total++] = object;

@@ -170,7 +170,7 @@ export class ResidencyManagerImpl<D extends ResidencyDevice = SimGpu> implements
   private submitPaging(queue: number, count: number): void {
     const pager = this.pager;
     if (this.config.mode === 'inline') {
-      pager.process(this.master, count, this.syncPoints.generation);
+      pager.process(this.master, 0, count, this.syncPoints.generation);
       if (pager.pagingCounter > 0) this.queueWaitOnPaging(queue, pager.pagingCounter);
       return;
     }
@@ -188,7 +188,7 @@ export class ResidencyManagerImpl<D extends ResidencyDevice = SimGpu> implements
     const works = this.works;
     const slot = works.dequeue();
     if (slot < 0) return false;
-    this.pager.process(works.objectsAt(slot), works.countAt(slot), works.generationAt(slot));
+    this.pager.process(works.objects, works.startOf(slot), works.countAt(slot), works.generationAt(slot));
     this.gpu.cpuSignalPaging(works.fenceAt(slot));
     return true;
   }

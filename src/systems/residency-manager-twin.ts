@@ -3,7 +3,7 @@
  * configs get one, and the comparison of the twin with the checked implementation after each
  * command.
  */
-import type { Json } from '../harness/json.js';
+import { jsonEqual, type Json } from '../harness/json.js';
 import { sameNumbers } from './common.js';
 import type { ManagerSide, ResidencyManagerSystemConfig } from './residency-manager-side.js';
 
@@ -39,7 +39,7 @@ export function twinStep<Cmd extends { readonly op: string }>(
   if ((failure === undefined) !== (twinFailure === undefined) || (failure !== undefined && String(failure) !== String(twinFailure))) {
     return `${what}: the checked implementation ${failure === undefined ? 'answered' : `threw ${String(failure)}`}, the unchecked twin ${twinFailure === undefined ? 'answered' : `threw ${String(twinFailure)}`}`;
   }
-  if (failure === undefined && JSON.stringify(result) !== JSON.stringify(twinResult)) {
+  if (failure === undefined && !jsonEqual(result, twinResult)) {
     return `${what}: the checked implementation answered ${JSON.stringify(result)}, the unchecked twin ${JSON.stringify(twinResult)}`;
   }
   const a = checked.manager;
