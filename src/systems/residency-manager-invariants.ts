@@ -18,6 +18,7 @@ function gpuViolation(kinds: readonly ViolationKind[]): (s: ManagerSide) => stri
 }
 
 const refcountViolation = gpuViolation(['refcount']);
+const evictInFlightViolation = gpuViolation(['evict-in-flight']);
 
 function objectHistory(m: ResidencyManager, object: number): string {
   return `\n    history of object ${object}:\n      ${m.gpu.objectHistory(object).join('\n      ')}`;
@@ -78,20 +79,20 @@ function lruSorted(s: ManagerSide): string | null {
   const m = s.manager;
   const resident = m.residentList();
   let previousUsed = -1; // the last used object seen so far, or -1
+  let usedBefore = 0; // its last-used tick
+  let before = 0; // the previous object's sync point
   for (let i = 0; i < resident.length; i++) {
     const object = resident[i]!;
     const sync = m.lastSyncPoint(object);
-    if (i > 0) {
-      const before = m.lastSyncPoint(resident[i - 1]!);
-      if (sync < before) return `resident list [${resident}] has object ${object} (sync point ${sync}) after object ${resident[i - 1]} (sync point ${before})`;
-    }
+    if (i > 0 && sync < before) return `resident list [${resident}] has object ${object} (sync point ${sync}) after object ${resident[i - 1]} (sync point ${before})`;
+    before = sync;
     const used = m.lastUsedTimestamp(object);
     if (sync === 0 && used === 0) continue; // never used
-    if (previousUsed >= 0) {
-      const usedBefore = m.lastUsedTimestamp(previousUsed);
-      if (used < usedBefore) return `resident list [${resident}] has object ${object} (used at tick ${used}) after object ${previousUsed} (used at tick ${usedBefore})`;
+    if (previousUsed >= 0 && used < usedBefore) {
+      return `resident list [${resident}] has object ${object} (used at tick ${used}) after object ${previousUsed} (used at tick ${usedBefore})`;
     }
     previousUsed = object;
+    usedBefore = used;
   }
   return null;
 }
@@ -151,7 +152,7 @@ export const invariants: Invariant<ManagerSide, ResidencyManagerSystemConfig>[] 
     name: 'no-eviction-in-flight',
     description:
       'no object is evicted while its last sync point is incomplete, nor while a submitted list that may run (not behind an unsatisfied paging wait) or has not retired references it',
-    check: bothSides((s) => s.unsafeEvictions[0] ?? gpuViolation(['evict-in-flight'])(s)),
+    check: bothSides((s) => s.unsafeEvictions[0] ?? evictInFlightViolation(s)),
   },
   {
     name: 'bookkeeping-matches-device',
