@@ -297,7 +297,7 @@ export class ResidencyManagerModel implements ResidencyManager {
   }
 
   private isComplete(point: SyncPoint): boolean {
-    return point.entries.every(([queue, value]) => this.gpu.fenceCompleted(queue) >= value);
+    return point.entries.every((entry) => this.gpu.fenceCompleted(entry[0]) >= entry[1]);
   }
 
   private dequeueCompletedSyncPoints(): SyncPoint | null {
