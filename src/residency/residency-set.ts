@@ -268,10 +268,11 @@ export class ResidencySetPoolImpl implements ResidencySetPool {
     const set = this.set(id);
     const storage = set.storage;
     if (storage === null) return [];
-    // A plain copy loop: a subarray view costs more than the few entries it would copy.
+    // A plain copy loop: a subarray view costs more than the few entries it would copy, and
+    // pushing keeps the array packed for the code that reads it.
     const count = Math.min(set.size, set.capacity);
-    const out: number[] = new Array(count);
-    for (let i = 0; i < count; i++) out[i] = storage[i]!;
+    const out: number[] = [];
+    for (let i = 0; i < count; i++) out.push(storage[i]!);
     return out;
   }
   capacity(id: number): number {
