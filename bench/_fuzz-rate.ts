@@ -1,16 +1,19 @@
 /**
- * `node --single-threaded-gc --import tsx bench/fuzz-rate.ts --system NAME [--runs N] [--first I]`
+ * `node --single-threaded-gc --import tsx bench/_fuzz-rate.ts --system NAME [--runs N] [--first I]`
  *
  * The campaign's side-by-side rate measured in CPU time, in this thread: runs FIRST..FIRST+N-1 of
  * the fixed campaign seed (the runs `npm run fuzz` would make), after a warm-up of the 200 runs
  * that follow them. `npm run fuzz` reports commands per busy second of wall time, which other
  * processes on a shared machine stretch; CPU time is what a change to the code moves. Compare two
  * trees by running each in turn, several rounds interleaved, and taking the medians.
+ *
+ * A probe, not one of `npm run bench`'s benchmarks (hence the leading underscore): its figures
+ * compare trees on one machine and have no table of their own.
  */
 import { BUILTIN_SYSTEMS } from '../src/systems/index.js';
 import { executeRun, planRun } from '../src/harness/campaign.js';
 
-const HELP = `usage: node --single-threaded-gc --import tsx bench/fuzz-rate.ts --system NAME [--runs N] [--first I]
+const HELP = `usage: node --single-threaded-gc --import tsx bench/_fuzz-rate.ts --system NAME [--runs N] [--first I]
 
 Side-by-side commands per CPU second of one system's campaign runs, in this thread.
 
