@@ -18,8 +18,10 @@ import { AllocErrors } from '../src/alloc/allocator.js';
 import { FirstFitModel } from '../models/alloc-first-fit.js';
 import { takeRandom, thrownBy, uniformStream } from './support.js';
 
-/** 64 KiB: 256 chunks of 256 bytes, a tree of 16 leaves at first. */
-const CAPACITY = 1 << 16;
+/** 16 MiB: 1024 chunks of 16 KiB, a tree of 16 leaves at first. */
+const CAPACITY = 1 << 24;
+/** The setups' block size: 16 blocks to a chunk. */
+const B = 1024;
 
 class CorruptibleFirstFit extends FirstFitAllocator {
   constructor(capacityBytes = CAPACITY) {
@@ -56,11 +58,11 @@ class CorruptibleFirstFit extends FirstFitAllocator {
   }
 }
 
-/** Blocks of 16 bytes at 0, 16, ..., every other one freed: `holes` free holes between live blocks, then the free tail. */
+/** Blocks of B bytes at 0, B, 2B, ..., every other one freed: `holes` free holes between live blocks, then the free tail. */
 function withHoles(holes: number): CorruptibleFirstFit {
   const pool = new CorruptibleFirstFit();
-  for (let i = 0; i <= 2 * holes; i++) expect(pool.alloc(16, 1)).toBe(16 * i);
-  for (let i = 0; i < holes; i++) pool.free(16 * (2 * i + 1));
+  for (let i = 0; i <= 2 * holes; i++) expect(pool.alloc(B, 1)).toBe(B * i);
+  for (let i = 0; i < holes; i++) pool.free(B * (2 * i + 1));
   return pool;
 }
 
@@ -80,41 +82,41 @@ describe('first-fit checkIndexes: every condition reported when (and only when) 
 
   it('a link to an id outside the node store', () => {
     const pool = withHoles(4);
-    pool.store.setNext(pool.nodeOf(32), 1 << 20);
-    expect(pool.checkIndexes()).toBe(`the block at 32 links to node ${1 << 20}, outside the node store (${pool.store.room} nodes)`);
+    pool.store.setNext(pool.nodeOf(2 * B), 1 << 20);
+    expect(pool.checkIndexes()).toBe(`the block at ${2 * B} links to node ${1 << 20}, outside the node store (${pool.store.room} nodes)`);
   });
 
   it('a block that does not start where the one before it ends', () => {
     const pool = withHoles(4);
-    pool.store.setStart(pool.nodeOf(48), 50);
-    expect(pool.checkIndexes()).toBe('the block at 50 does not start where the block before it ends (48)');
+    pool.store.setStart(pool.nodeOf(3 * B), 3 * B + 2);
+    expect(pool.checkIndexes()).toBe(`the block at ${3 * B + 2} does not start where the block before it ends (${3 * B})`);
   });
 
   it('a block of size 0', () => {
     const pool = withHoles(4);
-    const node = pool.nodeOf(48);
+    const node = pool.nodeOf(3 * B);
     pool.store.setSize(node, 0);
-    expect(pool.checkIndexes()).toBe('the block at 48 has size 0 (at least 1 byte)');
+    expect(pool.checkIndexes()).toBe(`the block at ${3 * B} has size 0 (at least 1 byte)`);
   });
 
   it('a link back to another block than the one before', () => {
     const pool = withHoles(4);
-    const node = pool.nodeOf(48);
+    const node = pool.nodeOf(3 * B);
     pool.store.setPrev(node, pool.nodeOf(0));
-    expect(pool.checkIndexes()).toBe(`the block at 48 links back to node ${pool.nodeOf(0)}, not to the block before it (node ${pool.nodeOf(32)})`);
+    expect(pool.checkIndexes()).toBe(`the block at ${3 * B} links back to node ${pool.nodeOf(0)}, not to the block before it (node ${pool.nodeOf(2 * B)})`);
   });
 
   it('blocks that end before the capacity', () => {
     const pool = withHoles(4);
-    const tail = pool.nodeOf(144);
-    pool.store.setSize(tail, CAPACITY - 144 - 1);
+    const tail = pool.nodeOf(9 * B);
+    pool.store.setSize(tail, CAPACITY - 9 * B - 1);
     expect(pool.checkIndexes()).toBe(`the blocks end at ${CAPACITY - 1}, not at the capacity ${CAPACITY}`);
   });
 
   it('used bytes recorded that the allocated blocks do not hold', () => {
     const pool = withHoles(4);
-    pool.recordUsed(5 * 16 + 1);
-    expect(pool.checkIndexes()).toBe('81 used bytes recorded, the allocated blocks hold 80');
+    pool.recordUsed(5 * B + 1);
+    expect(pool.checkIndexes()).toBe(`${5 * B + 1} used bytes recorded, the allocated blocks hold ${5 * B}`);
   });
 
   it('an allocation count the list does not hold', () => {
@@ -132,8 +134,8 @@ describe('first-fit checkIndexes: every condition reported when (and only when) 
 
   it('a spare id that is also listed', () => {
     const pool = withHoles(4);
-    pool.store.spare[pool.store.spareCount++] = pool.nodeOf(16);
-    expect(pool.checkIndexes()).toBe(`spare id ${pool.nodeOf(16)} is listed, repeated or never handed out`);
+    pool.store.spare[pool.store.spareCount++] = pool.nodeOf(B);
+    expect(pool.checkIndexes()).toBe(`spare id ${pool.nodeOf(B)} is listed, repeated or never handed out`);
   });
 
   it('an id handed out that is neither listed nor spare', () => {
@@ -146,32 +148,32 @@ describe('first-fit checkIndexes: every condition reported when (and only when) 
   it('a block starting in a chunk beyond the tree (split off by hand, not noted)', () => {
     const pool = withHoles(4);
     expect(pool.directory.leaves).toBe(FAN);
-    const tail = pool.nodeOf(144);
+    const tail = pool.nodeOf(9 * B);
     const far = FAN * pool.directory.chunkBytes + 8;
     const split = pool.store.create(far, CAPACITY - far, true);
-    pool.store.setSize(tail, far - 144);
+    pool.store.setSize(tail, far - 9 * B);
     pool.store.insertAfter(tail, split);
-    pool.directory.setLeaf(0, 0, far - 144); // the shrunk tail's value: only the far block is wrong
+    pool.directory.setLeaf(0, 0, far - 9 * B); // the shrunk tail's value: only the far block is wrong
     expect(pool.checkIndexes()).toBe(`the block at ${far} starts in chunk ${FAN}, beyond the directory's ${FAN} chunks`);
   });
 
   it("a chunk's first-block record that is not the first block starting in it", () => {
     const pool = withHoles(40);
-    const chunk = pool.directory.chunkOf(256);
-    expect(pool.directory.first[chunk]).toBe(pool.nodeOf(256));
-    pool.directory.first[chunk] = pool.nodeOf(272);
-    expect(pool.checkIndexes()).toBe(`chunk ${chunk} records the block at 272 as its first block, the first block starting in it is the block at 256`);
+    const chunk = pool.directory.chunkOf(16 * B);
+    expect(pool.directory.first[chunk]).toBe(pool.nodeOf(16 * B));
+    pool.directory.first[chunk] = pool.nodeOf(17 * B);
+    expect(pool.checkIndexes()).toBe(`chunk ${chunk} records the block at ${17 * B} as its first block, the first block starting in it is the block at ${16 * B}`);
     pool.directory.first[chunk] = NIL;
-    expect(pool.checkIndexes()).toBe(`chunk ${chunk} records none as its first block, the first block starting in it is the block at 256`);
+    expect(pool.checkIndexes()).toBe(`chunk ${chunk} records none as its first block, the first block starting in it is the block at ${16 * B}`);
   });
 
   it("a chunk's largest usable size that is not its free blocks' largest", () => {
     const pool = withHoles(40);
     const leaves = pool.directory.leaves;
     const depth = pool.directory.depth;
-    expect(pool.treeValue(0, depth, 1)).toBe(16);
-    pool.setTreeValue(0, depth, 1, 17);
-    expect(pool.checkIndexes()).toBe('chunk 1: largest usable size at alignment 1 is 17, should be 16');
+    expect(pool.treeValue(0, depth, 1)).toBe(B);
+    pool.setTreeValue(0, depth, 1, B + 1);
+    expect(pool.checkIndexes()).toBe(`chunk 1: largest usable size at alignment 1 is ${B + 1}, should be ${B}`);
     expect(leaves).toBe(FAN);
   });
 
@@ -186,14 +188,14 @@ describe('first-fit checkIndexes: every condition reported when (and only when) 
 
 describe('first-fit max trees', () => {
   it('a block starting beyond the leaves adds a level: the values move to the new leaves, the answers stay the model\'s', () => {
-    const capacityBytes = 1 << 20; // 4 KiB chunks: 256, beyond the first 16 leaves
+    const capacityBytes = CAPACITY; // 16 KiB chunks: 1024, beyond the first 16 leaves
     const pool = new CorruptibleFirstFit(capacityBytes);
     const model = new FirstFitModel({ capacityBytes });
-    expect(pool.directory.chunkBytes).toBe(4096);
+    expect(pool.directory.chunkBytes).toBe(16384);
     const live: number[] = [];
     for (let i = 0; i < 40; i++) {
-      const offset = pool.alloc(3000, i % 3 === 0 ? 4096 : 16);
-      expect(offset).toBe(model.alloc(3000, i % 3 === 0 ? 4096 : 16));
+      const offset = pool.alloc(12000, i % 3 === 0 ? 16384 : 16);
+      expect(offset).toBe(model.alloc(12000, i % 3 === 0 ? 16384 : 16));
       live.push(offset!);
       expect(pool.checkIndexes(), `alloc ${i}`).toBeNull();
     }
@@ -204,23 +206,23 @@ describe('first-fit max trees', () => {
       model.free(offset);
       expect(pool.checkIndexes()).toBeNull();
     }
-    expect(pool.alloc(6000, 16)).toBe(model.alloc(6000, 16));
+    expect(pool.alloc(24000, 16)).toBe(model.alloc(24000, 16));
     expect(pool.blocks()).toEqual(model.blocks());
   });
 
   it('a fall stays in its leaf; the search that meets the stale upper bound lowers it and answers like the model', () => {
-    const pool = withHoles(40); // holes of 16 bytes in chunks 0 - 4, the tail from 1296 in chunk 5
-    const tailStart = 81 * 16;
+    const pool = withHoles(40); // holes of B bytes in chunks 0 - 4, the tail from 81 B in chunk 5
+    const tailStart = 81 * B;
     expect(pool.alloc(CAPACITY - tailStart, 1)).toBe(tailStart); // the tail taken whole: chunk 5 (no hole) falls to 0
     expect(pool.directory.depth).toBe(1); // the root's children are the leaves
     expect(pool.treeValue(0, 1, 5)).toBe(0);
-    expect(pool.treeValue(0, 1, 4)).toBe(16);
+    expect(pool.treeValue(0, 1, 4)).toBe(B);
     expect(pool.treeValue(0, 0, 0)).toBe(CAPACITY); // an upper bound since the first alloc: no chunk holds it
     expect(pool.checkIndexes()).toBeNull();
-    expect(pool.alloc(17, 1)).toBeNull(); // the descent finds no leaf holding 17: the root is repaired
-    expect(pool.treeValue(0, 0, 0)).toBe(16);
+    expect(pool.alloc(B + 1, 1)).toBeNull(); // the descent finds no leaf holding B + 1: the root is repaired
+    expect(pool.treeValue(0, 0, 0)).toBe(B);
     expect(pool.checkIndexes()).toBeNull();
-    expect(pool.alloc(16, 1)).toBe(16);
+    expect(pool.alloc(B, 1)).toBe(B);
   });
 
   it('every alignment slot in use (1 B up to twice the heap): offsets the model\'s, a sound directory after every step', () => {
@@ -278,7 +280,7 @@ describe('first-fit beside the model on a small heap, checked after every step',
 describe('first-fit free(): BAD_FREE for every offset that is not a live allocation\'s start', () => {
   it('inside an allocation, inside or at a free block, twice, out of range, not an integer', () => {
     const pool = withHoles(4);
-    for (const offset of [1, 16, 17, 144, 145, -16, CAPACITY, CAPACITY + 16, 2.5, Number.NaN]) {
+    for (const offset of [1, B, B + 1, 9 * B, 9 * B + 1, -B, CAPACITY, CAPACITY + B, 2.5, Number.NaN]) {
       expect((thrownBy(() => pool.free(offset)) as { code?: string }).code, `free(${offset})`).toBe(AllocErrors.BAD_FREE);
     }
     pool.free(0);
@@ -292,7 +294,7 @@ describe('first-fit isPristine: every condition', () => {
     const pool = withHoles(4);
     expect(new CorruptibleFirstFit().isPristine()).toBe(true);
     expect(pool.isPristine()).toBe(false);
-    for (let i = 0; i <= 8; i += 2) pool.free(16 * i);
+    for (let i = 0; i <= 8; i += 2) pool.free(B * i);
     expect(pool.isPristine()).toBe(true);
   });
 
@@ -349,13 +351,13 @@ describe('first-fit node ids and views', () => {
     const kept = pool.blocks();
     const keptLive = pool.live();
     pool.free(0);
-    expect(kept[0]).toEqual({ offsetBytes: 0, sizeBytes: 16, free: false });
-    expect(keptLive[0]).toEqual({ offsetBytes: 0, sizeBytes: 16 });
-    expect(pool.blocksView()[0]).toEqual({ offsetBytes: 0, sizeBytes: 32, free: true });
-    expect(pool.liveView().map((entry) => entry.offsetBytes)).toEqual([32, 64]);
-    pool.store.setSize(pool.store.head, 31);
-    expect(pool.blocksView()[0]!.sizeBytes).toBe(32); // cached until the next change
+    expect(kept[0]).toEqual({ offsetBytes: 0, sizeBytes: B, free: false });
+    expect(keptLive[0]).toEqual({ offsetBytes: 0, sizeBytes: B });
+    expect(pool.blocksView()[0]).toEqual({ offsetBytes: 0, sizeBytes: 2 * B, free: true });
+    expect(pool.liveView().map((entry) => entry.offsetBytes)).toEqual([2 * B, 4 * B]);
+    pool.store.setSize(pool.store.head, 2 * B - 1);
+    expect(pool.blocksView()[0]!.sizeBytes).toBe(2 * B); // cached until the next change
     pool.touch();
-    expect(pool.blocksView()[0]!.sizeBytes).toBe(31);
+    expect(pool.blocksView()[0]!.sizeBytes).toBe(2 * B - 1);
   });
 });

@@ -12,7 +12,7 @@
 /** "No node" in links and records. */
 export const NIL = -1;
 /** Nodes the store starts with room for (the buffer doubles when full). */
-export const INITIAL_NODES = 64;
+export const INITIAL_NODES = 16;
 /** Bytes per node record, and its fields' indexes in the float64 and int32 views. */
 export const NODE_BYTES = 32;
 /** Node n's start is f64[n * F64_PER_NODE + START], its size f64[... + SIZE]. */

@@ -6,7 +6,7 @@
  * the ids, the byte and block counts, and the directory's records and maxima.
  */
 import { NIL, type BlockList } from './first-fit-blocks.js';
-import { FAN, levelStart, usableAt, type ChunkDirectory } from './first-fit-chunks.js';
+import { FAN, FAN_SHIFT, levelStart, usableAt, type ChunkDirectory } from './first-fit-chunks.js';
 
 /** Null when the list and the directory agree, otherwise the first condition that fails. */
 export function checkFirstFit(list: BlockList, chunks: ChunkDirectory, capacityBytes: number, usedBytes: number, liveCount: number): string | null {
@@ -18,7 +18,7 @@ export function checkFirstFit(list: BlockList, chunks: ChunkDirectory, capacityB
  * must start where the one before it ends and hold at least a byte, so the walk ends (a link back
  * to an earlier block fails the first of these).
  */
-function checkList(list: BlockList, capacityBytes: number, usedBytes: number, liveCount: number): string | null {
+export function checkList(list: BlockList, capacityBytes: number, usedBytes: number, liveCount: number): string | null {
   if (list.head === NIL || list.start(list.head) !== 0 || list.prev(list.head) !== NIL) return `the list's head is not a first block at offset 0`;
   let listedUsed = 0;
   let listedLive = 0;
@@ -40,7 +40,7 @@ function checkList(list: BlockList, capacityBytes: number, usedBytes: number, li
 }
 
 /** Every id handed out is listed or spare, never both, never spare twice. */
-function checkIds(list: BlockList): string | null {
+export function checkIds(list: BlockList): string | null {
   const seen = new Uint8Array(list.room);
   let listed = 0;
   for (let node = list.head; node !== NIL; node = list.next(node)) {
@@ -62,33 +62,54 @@ function checkIds(list: BlockList): string | null {
  * largest child. The chunks are visited in order beside the list (its blocks ascend), so the
  * check costs O(blocks + chunks) per slot and allocates nothing per chunk.
  */
-function checkDirectory(list: BlockList, chunks: ChunkDirectory): string | null {
-  const { leaves, slotCount, treeSize, leafStart, fit } = chunks;
-  const at = (node: number) => (node === NIL ? 'none' : `the block at ${list.start(node)}`);
+function blockAt(list: BlockList, node: number): string {
+  return node === NIL ? 'none' : `the block at ${list.start(node)}`;
+}
+
+export function checkDirectory(list: BlockList, chunks: ChunkDirectory): string | null {
+  const { leaves, slotCount, treeSize, leafStart, fit, slotAlign } = chunks;
+  const maxima = new Float64Array(slotCount);
+  /** groupMax[j * (leaves / FAN) + g]: the largest leaf of group g at slot j (read by the leaves' parents). */
+  const groupMax = new Float64Array(slotCount * (leaves / FAN));
   let node = list.head;
   for (let chunk = 0; chunk < leaves; chunk++) {
-    const firstSeen = node !== NIL && chunks.chunkOf(list.start(node)) === chunk ? node : NIL;
-    if (chunks.first[chunk] !== firstSeen) return `chunk ${chunk} records ${at(chunks.first[chunk]!)} as its first block, the first block starting in it is ${at(firstSeen)}`;
-    const from = node;
-    for (let j = 0; j < slotCount; j++) {
-      let expected = 0;
-      for (node = from; node !== NIL && chunks.chunkOf(list.start(node)) === chunk; node = list.next(node)) {
-        if (list.isFree(node)) expected = Math.max(expected, usableAt(list.start(node), list.size(node), chunks.slotAlign[j]!));
+    const chunkEnd = (chunk + 1) * chunks.chunkBytes;
+    const firstSeen = node !== NIL && list.start(node) < chunkEnd ? node : NIL;
+    if (chunks.first[chunk] !== firstSeen) return `chunk ${chunk} records ${blockAt(list, chunks.first[chunk]!)} as its first block, the first block starting in it is ${blockAt(list, firstSeen)}`;
+    for (let j = 0; j < slotCount; j++) maxima[j] = 0;
+    for (; node !== NIL && list.start(node) < chunkEnd; node = list.next(node)) {
+      if (!list.isFree(node)) continue;
+      const start = list.start(node);
+      const sizeBytes = list.size(node);
+      for (let j = 0; j < slotCount; j++) {
+        const usable = usableAt(start, sizeBytes, slotAlign[j]!);
+        if (usable > maxima[j]!) maxima[j] = usable;
       }
-      const stored = fit[j * treeSize + leafStart + chunk];
-      if (stored !== expected) return `chunk ${chunk}: largest usable size at alignment ${chunks.slotAlign[j]} is ${stored}, should be ${expected}`;
     }
-    while (node !== NIL && chunks.chunkOf(list.start(node)) === chunk) node = list.next(node);
+    for (let j = 0; j < slotCount; j++) {
+      const stored = fit[j * treeSize + leafStart + chunk]!;
+      if (stored !== maxima[j]) return `chunk ${chunk}: largest usable size at alignment ${slotAlign[j]} is ${stored}, should be ${maxima[j]}`;
+      const group = j * (leaves / FAN) + (chunk >> FAN_SHIFT);
+      if (stored > groupMax[group]!) groupMax[group] = stored;
+    }
   }
   if (node !== NIL) return `the block at ${list.start(node)} starts in chunk ${chunks.chunkOf(list.start(node))}, beyond the directory's ${leaves} chunks`;
-  for (let j = 0; j < slotCount; j++) {
-    for (let d = chunks.depth - 1; d >= 0; d--) {
-      const level = j * treeSize + levelStart(d);
-      const children = j * treeSize + levelStart(d + 1);
-      for (let i = 0; i < FAN ** d; i++) {
-        let largest = fit[children + i * FAN]!;
-        for (let k = 1; k < FAN; k++) largest = Math.max(largest, fit[children + i * FAN + k]!);
-        if (!(fit[level + i]! >= largest)) return `tree node ${i} of level ${d} at alignment ${chunks.slotAlign[j]} holds ${fit[level + i]}, below its largest child ${largest}`;
+  for (let d = chunks.depth - 1; d >= 0; d--) {
+    const count = FAN ** d;
+    const levelAt = levelStart(d);
+    const childrenAt = levelStart(d + 1);
+    for (let j = 0; j < slotCount; j++) {
+      for (let i = 0; i < count; i++) {
+        let largest: number;
+        if (d === chunks.depth - 1) {
+          largest = groupMax[j * count + i]!;
+        } else {
+          const children = j * treeSize + childrenAt + i * FAN;
+          largest = fit[children]!;
+          for (let k = 1; k < FAN; k++) if (fit[children + k]! > largest) largest = fit[children + k]!;
+        }
+        const stored = fit[j * treeSize + levelAt + i]!;
+        if (!(stored >= largest)) return `tree node ${i} of level ${d} at alignment ${slotAlign[j]} holds ${stored}, below its largest child ${largest}`;
       }
     }
   }

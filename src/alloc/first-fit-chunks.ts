@@ -13,20 +13,20 @@
  * first fitting free block of that chunk: the exact first fit, at any alignment, without testing
  * blocks that fail their padding.
  *
- * Chunks are small (4 KiB on heaps of 1 MiB - 256 MiB; a heap has at most 2^16 chunks, so 16 KiB
- * on 1 GiB; smaller chunks on small heaps), so a chunk holds few blocks: finding a block by its
+ * Chunks are small (16 KiB on heaps of 256 KiB - 1 GiB, 16 chunks on smaller heaps, 2^16 chunks on
+ * larger ones), so a chunk holds few blocks: finding a block by its
  * offset (free()) and recomputing a chunk's values are short walks of the list from the chunk's first
  * block. The tree covers the chunks up to the highest one a block has started in (first fit
  * keeps blocks low) and gains a level when a block starts beyond its leaves.
  */
 import { BlockList, F64_PER_NODE, FREE, I32_PER_NODE, NEXT, NIL, SIZE, START } from './first-fit-blocks.js';
 
-/** Chunks are at most 2^MAX_CHUNK_SHIFT bytes (4 KiB) on heaps up to 2^(MAX_CHUNK_SHIFT + MAX_CHUNKS_LOG2) bytes. */
-export const MAX_CHUNK_SHIFT = 12;
-/** A heap has at most 2^MAX_CHUNKS_LOG2 chunks (larger heaps get larger chunks): the trees stay within 4 levels. */
+/** Chunks are 2^CHUNK_SHIFT bytes (16 KiB) on heaps from 256 KiB to 1 GiB ... */
+export const CHUNK_SHIFT = 14;
+/** ... smaller heaps have 2^MIN_CHUNKS_LOG2 chunks (one tree level, so their self-check stays cheap) ... */
+export const MIN_CHUNKS_LOG2 = 4;
+/** ... and larger heaps 2^MAX_CHUNKS_LOG2 chunks (larger chunks): the trees stay within 4 levels. */
 export const MAX_CHUNKS_LOG2 = 16;
-/** A small heap has at most 2^SMALL_CHUNKS_LOG2 chunks (its chunks are smaller than 4 KiB). */
-export const SMALL_CHUNKS_LOG2 = 8;
 /** Children per tree node: 2^FAN_SHIFT. */
 export const FAN_SHIFT = 4;
 export const FAN = 1 << FAN_SHIFT;
@@ -46,13 +46,16 @@ export function usableAt(start: number, sizeBytes: number, alignBytes: number): 
 /** log2 of the chunk size for a heap of `capacityBytes` (see the header). */
 export function chunkShiftFor(capacityBytes: number): number {
   const levels = Math.ceil(Math.log2(Math.max(2, capacityBytes)));
-  return Math.max(0, Math.min(MAX_CHUNK_SHIFT, levels - SMALL_CHUNKS_LOG2), levels - MAX_CHUNKS_LOG2);
+  return Math.max(0, Math.min(levels - MIN_CHUNKS_LOG2, Math.max(CHUNK_SHIFT, levels - MAX_CHUNKS_LOG2)));
 }
 
 /** Where level `depth` of a tree starts: levels 0 (the root), 1, ... hold 1, 16, 256, ... nodes. */
 export function levelStart(depth: number): number {
   return (FAN ** depth - 1) / (FAN - 1);
 }
+
+/** levelStart(d) for every depth a tree reaches (at most 2^MAX_CHUNKS_LOG2 leaves: depth 4; room to spare). */
+const LEVEL_STARTS = Int32Array.from({ length: 8 }, (_, d) => levelStart(d));
 
 export class ChunkDirectory {
   readonly chunkShift: number;
@@ -68,8 +71,8 @@ export class ChunkDirectory {
   /** Where the leaves start in a slot's tree, and the nodes of one slot's tree. */
   leafStart = levelStart(1);
   treeSize = levelStart(2);
-  /** starts[d] = levelStart(d) for d <= depth + 1 (read on every update). */
-  private starts = Int32Array.from({ length: 12 }, (_, d) => levelStart(d));
+  /** LEVEL_STARTS[d] = levelStart(d) (read on every update). */
+  private readonly starts = LEVEL_STARTS;
   /** first[c]: the first block starting in chunk c, or NIL. */
   first: Int32Array;
   /** fit[slot * treeSize + levelStart(d) + i]: node i of level d of the slot's tree. */
