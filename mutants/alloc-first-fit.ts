@@ -307,7 +307,7 @@ export const FIRST_FIT_SELF_CHECK_MUTANTS: AnyMutant[] = [
       }
     },
   ),
-  // "node ids: H handed out, L listed and S spare"
+  // "node N is listed but not below the H ids handed out"
   firstFit(
     'ff-new-id-not-counted',
     'block-structure',
