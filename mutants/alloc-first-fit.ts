@@ -42,6 +42,15 @@ class SkipsTreeUpdates extends FirstFitAllocator {
     step();
     if (when()) putBack(this.chunks, before, slots, direction, nodes);
   }
+
+  /** alloc, skipping the updates `skip` names (the request's slot is added first, so its values are in the snapshot). */
+  protected allocSkipping(sizeBytes: number, alignBytes: number, direction: 'fell' | 'rose', nodes: 'leaves' | 'inner' | 'all', when?: () => boolean): number | null {
+    validateRequest(sizeBytes, alignBytes);
+    this.chunks.slotFor(alignBytes);
+    let offsetBytes: number | null = null;
+    this.skip(direction, nodes, () => (offsetBytes = super.alloc(sizeBytes, alignBytes)), when);
+    return offsetBytes;
+  }
 }
 
 export const FIRST_FIT_MUTANTS: AnyMutant[] = [
@@ -279,12 +288,8 @@ export const FIRST_FIT_SELF_CHECK_MUTANTS: AnyMutant[] = [
     "A free block taken whole (no padding, no tail) skips its chunk's recomputation (only a split rescans), so the chunk keeps a largest usable size although the block is gone",
     class extends SkipsTreeUpdates {
       override alloc(sizeBytes: number, alignBytes: number): number | null {
-        validateRequest(sizeBytes, alignBytes);
-        this.chunks.slotFor(alignBytes);
         const count = this.blocksView().length;
-        let offsetBytes: number | null = null;
-        this.skip('fell', 'all', () => (offsetBytes = super.alloc(sizeBytes, alignBytes)), () => this.blocksView().length === count);
-        return offsetBytes;
+        return this.allocSkipping(sizeBytes, alignBytes, 'fell', 'all', () => this.blocksView().length === count);
       }
     },
   ),
@@ -392,11 +397,7 @@ export const FIRST_FIT_SELF_CHECK_MUTANTS: AnyMutant[] = [
     'A free block that shrinks or is taken never has its chunk recomputed, so the chunk keeps a largest usable size none of its blocks has',
     class extends SkipsTreeUpdates {
       override alloc(sizeBytes: number, alignBytes: number): number | null {
-        validateRequest(sizeBytes, alignBytes);
-        this.chunks.slotFor(alignBytes);
-        let offsetBytes: number | null = null;
-        this.skip('fell', 'all', () => (offsetBytes = super.alloc(sizeBytes, alignBytes)));
-        return offsetBytes;
+        return this.allocSkipping(sizeBytes, alignBytes, 'fell', 'all');
       }
     },
   ),
@@ -407,11 +408,7 @@ export const FIRST_FIT_SELF_CHECK_MUTANTS: AnyMutant[] = [
     "A free block that grows (or a freed one) raises its chunk's leaf but not the maxima of the groups of chunks above it (the tree's inner nodes), so the search skips the group",
     class extends SkipsTreeUpdates {
       override alloc(sizeBytes: number, alignBytes: number): number | null {
-        validateRequest(sizeBytes, alignBytes);
-        this.chunks.slotFor(alignBytes);
-        let offsetBytes: number | null = null;
-        this.skip('rose', 'inner', () => (offsetBytes = super.alloc(sizeBytes, alignBytes)));
-        return offsetBytes;
+        return this.allocSkipping(sizeBytes, alignBytes, 'rose', 'inner');
       }
       override free(offsetBytes: number): void {
         this.skip('rose', 'inner', () => super.free(offsetBytes));

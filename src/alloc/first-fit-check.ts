@@ -60,7 +60,8 @@ export function checkIds(list: BlockList): string | null {
 /**
  * Each chunk's first block, each slot's leaves from the free blocks, each inner node at least its
  * largest child. The chunks are visited in order beside the list (its blocks ascend), so the
- * check costs O(blocks + chunks) per slot and allocates nothing per chunk.
+ * check costs O(blocks + chunks) per slot and allocates nothing per chunk. The tree's leaves past
+ * the heap's last chunk (a level has a power of 16 of them) are never written and not read.
  */
 function blockAt(list: BlockList, node: number): string {
   return node === NIL ? 'none' : `the block at ${list.start(node)}`;
@@ -72,7 +73,9 @@ export function checkDirectory(list: BlockList, chunks: ChunkDirectory): string 
   /** groupMax[j * (leaves / FAN) + g]: the largest leaf of group g at slot j (read by the leaves' parents). */
   const groupMax = new Float64Array(slotCount * (leaves / FAN));
   let node = list.head;
-  for (let chunk = 0; chunk < leaves; chunk++) {
+  // Leaves past the heap's last chunk are never written (no block starts there): not read.
+  const chunkCount = Math.min(leaves, chunks.chunkCount);
+  for (let chunk = 0; chunk < chunkCount; chunk++) {
     const chunkEnd = (chunk + 1) * chunks.chunkBytes;
     const firstSeen = node !== NIL && list.start(node) < chunkEnd ? node : NIL;
     if (chunks.first[chunk] !== firstSeen) return `chunk ${chunk} records ${blockAt(list, chunks.first[chunk]!)} as its first block, the first block starting in it is ${blockAt(list, firstSeen)}`;
@@ -93,7 +96,7 @@ export function checkDirectory(list: BlockList, chunks: ChunkDirectory): string 
       if (stored > groupMax[group]!) groupMax[group] = stored;
     }
   }
-  if (node !== NIL) return `the block at ${list.start(node)} starts in chunk ${chunks.chunkOf(list.start(node))}, beyond the directory's ${leaves} chunks`;
+  if (node !== NIL) return `the block at ${list.start(node)} starts in chunk ${chunks.chunkOf(list.start(node))}, beyond the directory's ${chunkCount} chunks`;
   for (let d = chunks.depth - 1; d >= 0; d--) {
     const count = FAN ** d;
     const levelAt = levelStart(d);

@@ -13,7 +13,7 @@
  * first fitting free block of that chunk: the exact first fit, at any alignment, without testing
  * blocks that fail their padding.
  *
- * Chunks are small (16 KiB on heaps of 256 KiB - 1 GiB, 16 chunks on smaller heaps, 2^16 chunks on
+ * Chunks are small (16 KiB on heaps of 32 KiB - 1 GiB, 2 chunks on smaller heaps, 2^16 chunks on
  * larger ones), so a chunk holds few blocks: finding a block by its
  * offset (free()) and recomputing a chunk's values are short walks of the list from the chunk's first
  * block. The tree covers the chunks up to the highest one a block has started in (first fit
@@ -23,8 +23,8 @@ import { BlockList, F64_PER_NODE, FREE, I32_PER_NODE, NEXT, NIL, SIZE, START } f
 
 /** Chunks are 2^CHUNK_SHIFT bytes (16 KiB) on heaps from 256 KiB to 1 GiB ... */
 export const CHUNK_SHIFT = 14;
-/** ... smaller heaps have 2^MIN_CHUNKS_LOG2 chunks (one tree level, so their self-check stays cheap) ... */
-export const MIN_CHUNKS_LOG2 = 4;
+/** ... smaller heaps have 2^MIN_CHUNKS_LOG2 chunks or a few more (so their self-check stays cheap) ... */
+export const MIN_CHUNKS_LOG2 = 1;
 /** ... and larger heaps 2^MAX_CHUNKS_LOG2 chunks (larger chunks): the trees stay within 4 levels. */
 export const MAX_CHUNKS_LOG2 = 16;
 /** Children per tree node: 2^FAN_SHIFT. */
@@ -62,6 +62,8 @@ export class ChunkDirectory {
   readonly chunkBytes: number;
   /** 2^-chunkShift: a block's chunk is (start * chunkScale) | 0 (exact: a power of two). */
   private readonly chunkScale: number;
+  /** Chunks the heap has: leaves at or past it are never written (no block starts there). */
+  readonly chunkCount: number;
   /** Alignment exponents 0..alignLevels get slots; 2^alignLevels >= capacity (a larger one acts like it). */
   readonly alignLevels: number;
 
@@ -94,6 +96,7 @@ export class ChunkDirectory {
     this.chunkShift = chunkShiftFor(capacityBytes);
     this.chunkBytes = 2 ** this.chunkShift;
     this.chunkScale = 2 ** -this.chunkShift;
+    this.chunkCount = Math.ceil(capacityBytes / this.chunkBytes);
     this.alignLevels = Math.max(1, Math.ceil(Math.log2(capacityBytes)));
     this.slotOfExponent = new Int8Array(this.alignLevels + 1).fill(-1);
     this.slotAlign = new Float64Array(this.alignLevels + 1);
