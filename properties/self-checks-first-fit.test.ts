@@ -177,6 +177,14 @@ describe('first-fit checkIndexes: every condition reported when (and only when) 
     expect(leaves).toBe(FAN);
   });
 
+  it('a value in the leaf of a chunk no block starts in', () => {
+    const pool = withHoles(40);
+    const depth = pool.directory.depth;
+    expect(pool.directory.first[7]).toBe(NIL); // covered by the free tail, which starts in chunk 5
+    pool.setTreeValue(0, depth, 7, 5);
+    expect(pool.checkIndexes()).toBe('chunk 7: largest usable size at alignment 1 is 5, should be 0');
+  });
+
   it('an inner tree node below its largest child', () => {
     const pool = withHoles(40);
     const child = pool.directory.childMax(0, 0, 0);
