@@ -26,6 +26,8 @@ export interface ReportInput {
   readonly title?: string;
   /** Extra lines under the heading (where it came from, how to replay or save it). */
   readonly notes?: readonly string[];
+  /** Also records each side's picture per step (SystemDef.visual) for the HTML report. */
+  readonly withVisuals?: boolean;
 }
 
 /** How the report ends: the diff at the failing step, both observations, or that they agree. */
@@ -67,7 +69,7 @@ export function checksText(failure: Pick<Failure, 'check' | 'checks'>): string {
 /** Replays the sequence (with the system's report hooks) and gathers what the report of this failure shows. */
 export function buildReport(input: ReportInput): ReportData {
   const { system, failure, commands } = input;
-  const steps = traceSequence(system, failure.config, commands, input.runOptions ?? {});
+  const steps = traceSequence(system, failure.config, commands, { ...input.runOptions, withVisuals: input.withVisuals === true });
   let ending: ReportEnding;
   if (failure.diff.length > 0) ending = { kind: 'diff', lines: failure.diff };
   else if (failure.checks.includes(OBSERVATION_CHECK)) ending = { kind: 'observations', model: failure.modelObservation, impl: failure.implObservation };

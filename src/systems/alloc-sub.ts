@@ -22,6 +22,7 @@ import {
   type AllocSide,
   type EmptyPoolPromise,
 } from './alloc-common.js';
+import { allocVisual } from './visuals.js';
 
 /** The config fields of the sub-allocators (src/alloc/config.ts); each system's schema takes the ones its allocator reads. */
 export const SubAllocatorFields = {
@@ -75,6 +76,7 @@ export function subAllocatorSystem<C extends SubAllocatorConfig & JsonObject>(pa
     // check of the ordinary property suite): properties/alloc.test.ts runs scale configs for them.
     probes: [...COMMON_ALLOC_PROBES, ...parts.policyProbes],
     trace: allocTrace,
+    visual: allocVisual,
   });
 }
 

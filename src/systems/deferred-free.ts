@@ -29,6 +29,7 @@ import type { DeferredFreeAllocator, FrameFence } from '../alloc/deferred-free-t
 import { QueueTimeline } from '../gpu/queue-timeline.js';
 import { bothSides, pickLive, searchByOffset, SKIPPED } from './common.js';
 import { noFalseOutOfMemory } from './alloc-common.js';
+import { deferredVisual } from './visuals.js';
 
 export const DEFERRED_KINDS: readonly SubAllocatorKind[] = ['buddy', 'best-fit', 'first-fit'];
 
@@ -583,6 +584,7 @@ export const deferredFreeSystem = defineSystem({
     env.probe(`kind-${config.kind}`);
     return deferredSide(config, env, (c, fence) => new DeferredFreeModel(createSubAllocatorModel(c.kind, c), fence, c));
   },
+  visual: deferredVisual,
   createImpl: (config, env) => deferredSide(config, env, createDeferredImpl),
   invariants,
   probes: [

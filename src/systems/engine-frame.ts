@@ -42,6 +42,7 @@ import {
 } from '../engine/engine-frame-types.js';
 import type { LiveAllocation } from '../alloc/allocator.js';
 import { bothSides, pickLive, SKIPPED } from './common.js';
+import { managerVisual } from './visuals.js';
 
 export const EngineFrameConfigSchema = Strict({
   poolHeapCount: Nat({ description: 'pool heaps for placed resources, at least 1' }),
@@ -718,6 +719,7 @@ export const engineFrameSystem = defineSystem({
   sequence: { minLength: 1, maxLength: 240 },
   createModel: createEngineModel,
   createImpl: createEngineImpl,
+  visual: (s) => managerVisual(s.manager),
   invariants,
   probes: ENGINE_PROBES,
 });

@@ -37,6 +37,7 @@ import {
   type UploadPageState,
 } from '../alloc/upload-pages-types.js';
 import { bothSides, pickLive, SKIPPED } from './common.js';
+import { uploadVisual } from './visuals.js';
 
 /** Page size limit of generated and replayed configs. */
 export const UPLOAD_MAX_PAGE_BYTES = 1 << 30;
@@ -517,6 +518,7 @@ export const fastAllocatorSystem = defineSystem({
   },
   sequence: { minLength: 1, maxLength: 200 },
   createModel: (config, env) => fastSide((heap, fence) => new FastAllocatorModel(heap, fence, config.pageSizeBytes, config.minPagesToRetain), config, env),
+  visual: uploadVisual,
   createImpl: (config, env) => fastSide((heap, fence) => new FastAllocatorImpl(heap, fence, config.pageSizeBytes, config.minPagesToRetain), config, env),
   invariants,
   probes: [

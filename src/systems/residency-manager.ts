@@ -29,6 +29,7 @@ import { ResidencyManagerImpl, type ManagerOptions } from '../residency/residenc
 import { DEVICE_CALL_KINDS, type ViolationKind } from '../gpu/sim-gpu.js';
 import type { ResidencyManager } from '../residency/residency-manager-types.js';
 import { bothSides, pickLive, sameNumbers } from './common.js';
+import { managerVisual } from './visuals.js';
 
 export const ResidencyManagerConfigSchema = Strict({
   objectSizesBytes: Type.Array(Nat(), { description: 'size of each pageable object; object ids are the indices; at least one' }),
@@ -689,6 +690,7 @@ export const residencyManagerSystem = defineSystem({
   },
   sequence: { minLength: 1, maxLength: 150 },
   createModel: (config, env) => managerSide(new ResidencyManagerModel(config), config, env),
+  visual: (s) => managerVisual(s.manager),
   createImpl: (config, env) => implementationSide((options) => new ResidencyManagerImpl(config, options), config, env),
   invariants,
   probes: PROBES,

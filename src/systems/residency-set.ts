@@ -15,6 +15,7 @@ import { ResidencySetModel } from '../../models/residency-set.js';
 import { INITIAL_MASTER_SCRATCH, ResidencySetPoolImpl } from '../residency/residency-set.js';
 import { INVALID_SLOT, nextCapacity, type ResidencySetPool } from '../residency/residency-set-types.js';
 import { bothSides, pickLive, sameNumbers, SKIPPED } from './common.js';
+import { setPoolVisual } from './visuals.js';
 
 export const ResidencySetConfigSchema = Strict({
   slotCount: Nat({ description: 'slots in the pool: 32 in the library, 1024 in Unreal' }),
@@ -512,6 +513,7 @@ export const residencySetSystem = defineSystem({
   },
   sequence: { minLength: 1, maxLength: 120 },
   createModel: (config, env) => side(new ResidencySetModel(config), config, env),
+  visual: (s) => setPoolVisual(s.pool, s.live),
   createImpl: (config, env) => side(new ResidencySetPoolImpl(config), config, env),
   invariants,
   probes: [

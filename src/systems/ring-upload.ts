@@ -25,6 +25,7 @@ import { alignUp } from '../alloc/allocator.js';
 import { QueueTimeline } from '../gpu/queue-timeline.js';
 import { bothSides, pickLive, SKIPPED } from './common.js';
 import { noFalseOutOfMemory } from './alloc-common.js';
+import { ringVisual } from './visuals.js';
 
 /** answers-match-model reads live() and rangeAt() on every step whose number is a multiple of this. */
 const ANSWER_SAMPLE_STEPS = 16;
@@ -539,6 +540,7 @@ export const ringUploadSystem = defineSystem({
   },
   sequence: { minLength: 1, maxLength: 200 },
   createModel: (config, env) => ringSide(new RingUploadModel(config.capacityBytes), config, env),
+  visual: ringVisual,
   createImpl: (config, env) => ringSide(new RingUploadAllocatorImpl(config.capacityBytes), config, env),
   invariants,
   probes: [

@@ -48,6 +48,7 @@ import {
   type AllocSide,
   type EmptyPoolPromise,
 } from './alloc-common.js';
+import { allocVisual } from './visuals.js';
 
 /** The system name of every user allocator (regression files of it name their module in the config). */
 export const USER_ALLOCATOR_SYSTEM = 'user-allocator';
@@ -229,6 +230,7 @@ export function userAllocatorSystem(
     invariants,
     probes: compareOffsets ? ['out-of-memory', 'freed-everything'] : [],
     // Reports show the offsets the module returned (policy 'any' compares none of them).
+    visual: allocVisual,
     trace: (s: AllocSide) => (s.allocator instanceof NoOpinionModel ? null : allocTrace(s)),
   });
 }
