@@ -129,7 +129,7 @@ export const COMMANDS = {
   },
   'regress replay': { usage: 'npm run regress -- replay', positionals: true, options: { config: { type: 'string' }, timeout: { type: 'duration' } } },
   'regress list': { usage: 'npm run regress -- list', positionals: true, options: { config: { type: 'string' } } },
-  'regress show': { usage: 'npm run regress -- show', positionals: true, options: { config: { type: 'string' } } },
+  'regress show': { usage: 'npm run regress -- show', positionals: true, options: { config: { type: 'string' }, html: { type: 'string' } } },
   'regress migrate': { usage: 'npm run regress -- migrate', positionals: true, options: { config: { type: 'string' } } },
   mutants: {
     usage: 'npm run mutants --',
