@@ -93,6 +93,7 @@ export const COMMANDS = {
       workers: { type: 'int', min: 1, max: 64 },
       shard: { type: 'string' },
       json: { type: 'string' },
+      html: { type: 'string' },
       out: { type: 'string' },
       resume: { type: 'string' },
       checkpoint: { type: 'duration' },

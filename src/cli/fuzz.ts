@@ -34,6 +34,7 @@ import type { SystemDef } from '../harness/system.js';
 import { findingSignature, type RunFinding } from '../harness/campaign.js';
 import { writeFileAtomic } from '../harness/files.js';
 import { formatReport, formatUnreturnedReport } from '../harness/report.js';
+import { writeCampaignSummaryHtml, writeFindingHtml } from '../report/fuzz-html.js';
 import { runSequence } from '../harness/runner.js';
 import { loadProject, type Project } from '../project.js';
 import { COMMANDS, parseCommand, runMain, UsageError, type ParsedArgs } from './args.js';
@@ -59,7 +60,7 @@ const TTY_PROGRESS_MS = 250;
 const HELP = `usage:
   npm run fuzz -- [--system all|NAME[,NAME...] | --mutant NAME | --allocator MODULE] [--seed S]
                   [--runs N | --budget 30s|45m|8h] [--timeout 10s] [--stop-on-first]
-                  [--workers N] [--shard k/K] [--json FILE] [--out DIR] [--resume FILE] [--config FILE]
+                  [--workers N] [--shard k/K] [--json FILE] [--html OUT] [--out DIR] [--resume FILE] [--config FILE]
   npm run fuzz -- merge SUMMARY.json SUMMARY.json ... [--json FILE]   (see merge --help)
 
 Runs a fuzz campaign: run i of each system gets a seed derived from (campaign seed, system, i),
@@ -92,6 +93,9 @@ generated sequence side by side (model vs implementation) with every invariant c
   --workers   worker threads running the runs (default: the number of cores)
   --shard k/K take only runs i with i mod K = k; the K shards together are the whole campaign
   --json      summary file, rewritten after every batch of runs (default .fuzz/last-campaign.json)
+  --html OUT  also write the campaign's summary page to OUT (per-system runs, commands/s, probes
+              never hit, false OOM share, findings linked to their reports); every finding gets
+              its HTML report beside its file either way (<finding>.html, docs/html-report.md)
   --out       where findings are written (default: the config's findings folder, .fuzz/findings),
               as <system>/fuzz-<check>-<op>-<hash>.json; 'regress save --finding FILE' stores
               one in the regressions folder
@@ -487,6 +491,7 @@ class Campaign {
     this.clearLine();
     const replaced = verdict.kind === 'replaced' ? ', replacing a later run with the same signature' : '';
     console.log(findingReport(target, finding, entry, replaced));
+    writeFindingHtml(root, entry, target, finding, verdict.kind === 'replaced' ? verdict.previous.file : undefined);
     this.checkpoint(true);
     if (this.options.stopOnFirst) this.stop('first-finding');
   }
@@ -733,6 +738,7 @@ async function campaignMain(args: CampaignArgs): Promise<number> {
   process.off('SIGTERM', onSignal);
   printSummary(summary);
   console.log(`summary: ${rootRelative(options.project.root, options.jsonFile)}`);
+  if (args.values.html !== undefined) writeCampaignSummaryHtml(args.values.html, summary, options.project.root);
   const overShare = options.maxFalseOomShare === null ? [] : falseOutOfMemoryFailures(summary.systems, options.maxFalseOomShare);
   for (const line of overShare) console.log(`FALSE OUT OF MEMORY ${line}`);
   if (preflight.failing > 0) console.log(`${preflight.failing} stored regression${preflight.failing === 1 ? '' : 's'} still fail against the implementation (see PREFLIGHT FAILING above)`);

@@ -109,10 +109,13 @@ export function allocVisual<A extends Allocator>(s: AllocSide<A>): HeapVisual {
   return heapVisual(s.capacityBytes, s.sortedLive, { free: freeBlocksOf(s.allocator) });
 }
 
-/** A ring side: the ranges handed out and not yet collected, and the bytes GPU reads still use. */
+/**
+ * A ring side: the ranges the caller holds (reserved, then submitted and not yet collected: two
+ * hand-outs at one offset stay two ranges) and the bytes GPU reads still use.
+ */
 export function ringVisual(s: RingSide): HeapVisual {
   const live: VisualRange[] = [];
-  for (const [offsetBytes, handout] of s.handouts) live.push([offsetBytes, handout.sizeBytes]);
+  for (const offsetBytes of [...s.reserved, ...s.submitted]) live.push([offsetBytes, s.handouts.get(offsetBytes)?.sizeBytes ?? 0]);
   live.sort((a, b) => a[0] - b[0]);
   return { kind: 'heap', extentBytes: s.capacityBytes, live, busy: busyRangesOf(s.timeline) };
 }
