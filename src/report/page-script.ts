@@ -144,7 +144,7 @@ export const PAGE_SCRIPT = String.raw`
       if (tv.budgetBytes !== undefined) { hasBudget = true; budgetMax = Math.max(budgetMax, tv.budgetBytes, tv.usageBytes || 0); }
     }
     var left = 96, top = 22, rowH = 18;
-    var colW = n <= 30 ? 24 : n <= 120 ? 8 : n <= 400 ? 3 : 2;
+    var colW = n <= 12 ? 44 : n <= 30 ? 24 : n <= 120 ? 8 : n <= 400 ? 3 : 2;
     var chartH = hasBudget ? 90 : 0, chartTop = top + names.length * rowH + 14;
     var width = Math.max(640, left + n * colW + 16), height = chartTop + chartH + 20;
     var g = setup(canvas, width, height);
@@ -261,7 +261,13 @@ export const PAGE_SCRIPT = String.raw`
     i = Math.max(0, Math.min(n - 1, i));
     if (items[sel]) items[sel].classList.remove('sel');
     sel = i;
-    if (items[sel]) { items[sel].classList.add('sel'); items[sel].scrollIntoView({ block: 'nearest' }); }
+    if (items[sel]) {
+      // Scrolls the list only (scrollIntoView would scroll the page too).
+      var li = items[sel], top = li.offsetTop;
+      li.classList.add('sel');
+      if (top < list.scrollTop) list.scrollTop = top;
+      else if (top + li.offsetHeight > list.scrollTop + list.clientHeight) list.scrollTop = top + li.offsetHeight - list.clientHeight;
+    }
     document.body.dataset.step = String(sel);
     showDetail(sel); drawSelection();
   }

@@ -28,6 +28,7 @@ pre { white-space: pre-wrap; word-break: break-all; margin: 0; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px; margin: 6px 0; }
 dl.facts dt { color: var(--muted); }
 dl.facts dd { margin: 0; }
+dl.facts dd code { word-break: break-all; }
 .message { background: var(--panel); border-left: 3px solid var(--fail); padding: 6px 10px; margin-top: 6px; }
 main { display: grid; grid-template-columns: minmax(0, 1fr) 420px; gap: 16px; padding: 12px 20px; align-items: start; }
 .picture { position: relative; overflow: auto; max-height: 78vh; border: 1px solid var(--line); background: var(--bg); }
@@ -39,7 +40,7 @@ aside { position: sticky; top: 8px; max-height: 96vh; display: flex; flex-direct
 .detail { background: var(--panel); border: 1px solid var(--line); padding: 8px 10px; overflow: auto; max-height: 48vh; }
 .detail .k { color: var(--muted); }
 .detail .fails { color: var(--fail); font-weight: 600; }
-ol.steps { list-style: none; margin: 0; padding: 0; overflow: auto; max-height: 40vh; border: 1px solid var(--line); }
+ol.steps { position: relative; list-style: none; margin: 0; padding: 0; overflow: auto; max-height: 40vh; border: 1px solid var(--line); }
 ol.steps li { padding: 1px 8px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; cursor: pointer; }
 ol.steps li.failing { color: var(--fail); font-weight: 600; }
 ol.steps li.sel { background: var(--sel); color: var(--bg); }
