@@ -62,28 +62,23 @@ async function open(name: string, html: string): Promise<void> {
   const file = path.join(dir, `${name}.html`);
   writeFileSync(file, html);
   await page.goto(`file://${file}`);
-  await page.waitForFunction(() => 'gpumvReport' in window);
+  await page.waitForFunction("'gpumvReport' in window");
 }
 
 async function openReport(name: string, input: ReportInput): Promise<void> {
   await open(name, renderHtmlReport(buildReport({ ...input, withVisuals: true })));
 }
 
-const drawn = () => page.evaluate(() => (window as unknown as { gpumvReport: { drawn: Drawn } }).gpumvReport.drawn);
-const geometry = () => page.evaluate(() => (window as unknown as { gpumvReport: { geometry: Geometry } }).gpumvReport.geometry);
-const selected = () => page.evaluate(() => (window as unknown as { gpumvReport: { selected(): number } }).gpumvReport.selected());
-const drawnInMs = () => page.evaluate(() => performance.getEntriesByName('gpumv-drawn')[0]!.startTime);
+// Evaluated in the page (this project's TypeScript has no DOM types, so as expressions).
+const drawn = () => page.evaluate<Drawn>('window.gpumvReport.drawn');
+const geometry = () => page.evaluate<Geometry>('window.gpumvReport.geometry');
+const selected = () => page.evaluate<number>('window.gpumvReport.selected()');
+const drawnInMs = () => page.evaluate<number>("performance.getEntriesByName('gpumv-drawn')[0].startTime");
 
 /** The canvas pixel at CSS coordinates (x, y), as [r, g, b]. */
 async function pixel(x: number, y: number): Promise<number[]> {
-  return page.evaluate(
-    ([px, py]) => {
-      const canvas = document.getElementById('picture') as HTMLCanvasElement;
-      const ratio = window.devicePixelRatio || 1;
-      return Array.from(canvas.getContext('2d')!.getImageData(Math.floor(px! * ratio), Math.floor(py! * ratio), 1, 1).data.slice(0, 3));
-    },
-    [x, y],
-  );
+  const read = `(() => { const r = window.devicePixelRatio || 1; return Array.from(document.getElementById('picture').getContext('2d').getImageData(Math.floor(${x} * r), Math.floor(${y} * r), 1, 1).data.slice(0, 3)); })()`;
+  return page.evaluate<number[]>(read);
 }
 
 const reddish = ([r, g, b]: number[]) => r! > g! + 60 && r! > b! + 60;
@@ -159,7 +154,7 @@ describe('HTML report in Chromium', () => {
     const geo = await geometry();
     expect(shown.kind).toBe('timeline');
     expect(await page.getAttribute('#picture', 'data-steps')).toBe(String(regression.commands.length));
-    expect(geo.rows).toEqual(regression.config.objectSizesBytes.map((_: number, object: number) => `object ${object}`));
+    expect(geo.rows).toEqual((regression.config.objectSizesBytes as number[]).map((_, object) => `object ${object}`));
     const object = /Evict of object (\d+)/.exec(failure.message)![1];
     expect(shown.highlights.map((h) => [h.step, h.row])).toEqual([[failure.step, `object ${object}`]]);
     // The failing column's mark above the rows, and the flagged row's mark in the margin.
@@ -173,7 +168,7 @@ describe('HTML report in Chromium', () => {
     await expectSelected(failure.step);
     await page.emulateMedia({ colorScheme: 'dark' });
     await openReport('residency-eviction-in-flight-dark', input);
-    expect(await page.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe('rgb(23, 25, 28)');
+    expect(await page.evaluate<string>('getComputedStyle(document.body).backgroundColor')).toBe('rgb(23, 25, 28)');
     expect((await drawn()).failingMarked).toBe(true);
     await screenshot('residency-eviction-in-flight-dark');
     await page.emulateMedia({ colorScheme: 'light' });
@@ -197,7 +192,7 @@ describe('HTML report in Chromium', () => {
     expect(await page.textContent('tr[data-system="residency-manager"]')).toContain('evict-failed');
     await screenshot('campaign-summary');
     await page.click('#findings a');
-    await page.waitForFunction(() => 'gpumvReport' in window);
+    await page.waitForFunction("'gpumvReport' in window");
     expect(await page.textContent('#heading')).toContain('alloc-best-fit');
   });
 
