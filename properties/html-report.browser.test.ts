@@ -81,7 +81,8 @@ async function pixel(x: number, y: number): Promise<number[]> {
   return page.evaluate<number[]>(read);
 }
 
-const reddish = ([r, g, b]: number[]) => r! > g! + 60 && r! > b! + 60;
+/** The failing and highlight colour (#d93025 light, #ff5252 dark), not the implementation's orange or any other. */
+const reddish = ([r, g, b]: number[]) => r! > 180 && g! < 100 && b! < 100;
 
 async function screenshot(name: string): Promise<void> {
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`) });

@@ -129,7 +129,7 @@ export const PAGE_SCRIPT = String.raw`
       if (!h.range) return;
       var hy = top + h.step * rowH + (h.side === 'impl' ? rowH / 2 : 0);
       var hx0 = x(h.range[0]), hx1 = Math.max(hx0 + 3, x(h.range[0] + h.range[1]));
-      g.fillStyle = C.hl; g.globalAlpha = 0.6; g.fillRect(hx0, hy, hx1 - hx0, Math.max(rowH / 2, 1)); g.globalAlpha = 1;
+      g.fillStyle = C.hl; g.fillRect(hx0, hy, hx1 - hx0, Math.max(rowH / 2, 1));
       g.strokeStyle = C.hl; g.lineWidth = 2; g.strokeRect(hx0 - 1, hy - 1, hx1 - hx0 + 2, Math.max(rowH / 2, 1) + 2);
       drawn.highlights.push({ step: h.step, side: h.side, reason: h.reason, range: h.range, x0: hx0, x1: hx1, y0: hy, y1: hy + rowH / 2 });
     });
