@@ -3,6 +3,10 @@
  * with the picture the system's visual hook gives, the console text of the same data, and the
  * highlights the finding names. The browser tests (html-report.browser.test.ts) check what is drawn.
  */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildReport, formatReport } from '../src/harness/report.js';
 import type { HeapVisual, TimelineVisual } from '../src/harness/visual.js';
@@ -11,7 +15,11 @@ import { renderHtmlReport } from '../src/report/html.js';
 import { pageData } from '../src/report/page-data.js';
 import { renderCampaignHtml } from '../src/report/campaign-html.js';
 import { BUILTIN_SYSTEMS } from '../src/systems/index.js';
-import { namedRanges, storedReport } from './html-report-support.js';
+import { namedRanges, REGRESSIONS, storedReport } from './html-report-support.js';
+
+const ROOT = path.resolve(__dirname, '..');
+const tsx = path.join(ROOT, 'node_modules', '.bin', 'tsx');
+const cli = (name: string, ...args: string[]) => spawnSync(tsx, [path.join(ROOT, 'src', 'cli', `${name}.ts`), ...args], { encoding: 'utf8', cwd: ROOT });
 
 /** One failing regression of each built-in system, and the picture its report must have. */
 const ONE_PER_SYSTEM: Record<string, { file: string; kind: 'heap' | 'timeline' }> = {
@@ -108,5 +116,41 @@ describe('HTML report', () => {
     expect(html).toContain('<a href="findings/alloc-buddy/f.html">alloc-buddy/no-overlap/alloc</a>');
     expect(html).toContain('deep-path');
     expect(html).toContain('25.0 % of 4');
+  });
+
+  it('regress show FILE --html OUT writes the page; --html with two files is a usage error', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gpumv-show-html-'));
+    try {
+      const out = path.join(dir, 'r.html');
+      const file = path.join(REGRESSIONS, 'residency-manager', 'rm-sync-wait-does-not-block.json');
+      const shown = cli('regress', 'show', file, '--html', out);
+      expect(shown.status, shown.stderr).toBe(0);
+      expect(shown.stdout).toContain('REGRESSION residency-manager');
+      const html = readFileSync(out, 'utf8');
+      expect(html).toContain('data-kind="timeline"');
+      expect(html).toContain(`data-steps="${JSON.parse(readFileSync(file, 'utf8')).commands.length}"`);
+      const two = cli('regress', 'show', file, file, '--html', out);
+      expect(two.status).toBe(2);
+      expect(two.stderr).toMatch(/^error: --html writes the report of one file; got 2$/m);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('fuzz: an HTML report beside every finding, and --html OUT links them from the summary page', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gpumv-fuzz-html-'));
+    try {
+      const summaryPage = path.join(dir, 'campaign.html');
+      const run = cli('fuzz', '--mutant', 'bf-returns-units', '--runs', '6', '--workers', '1', '--out', path.join(dir, 'findings'), '--json', path.join(dir, 'summary.json'), '--html', summaryPage);
+      expect(run.status, run.stderr).toBe(1);
+      const folder = path.join(dir, 'findings', 'alloc-best-fit');
+      const findings = readdirSync(folder).filter((name) => name.endsWith('.json'));
+      expect(findings.length).toBeGreaterThan(0);
+      for (const finding of findings) expect(existsSync(path.join(folder, finding.replace(/\.json$/, '.html'))), finding).toBe(true);
+      const page = readFileSync(summaryPage, 'utf8');
+      for (const finding of findings) expect(page).toContain(`href="findings/alloc-best-fit/${finding.replace(/\.json$/, '.html')}"`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
