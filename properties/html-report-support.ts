@@ -11,7 +11,7 @@ import { runSequence, type Failure } from '../src/harness/runner.js';
 import type { AnySystem, Command } from '../src/harness/system.js';
 import { BUILTIN_REGISTRY } from '../src/systems/index.js';
 
-export const REGRESSIONS = path.resolve(__dirname, '..', 'regressions');
+export const REGRESSIONS = path.resolve(import.meta.dirname, '..', 'regressions');
 
 export interface StoredReport {
   readonly regression: Regression;

@@ -20,8 +20,12 @@ export interface Highlight {
 
 const overlaps = (a: VisualRange, b: VisualRange): boolean => a[0] < b[0] + b[1] && b[0] < a[0] + a[1] && a[1] > 0 && b[1] > 0;
 
-/** Overlapping, out-of-bounds and in-flight ranges of one side's heap row. */
-function heapProblems(visual: HeapVisual, step: number, side: 'model' | 'impl'): Highlight[] {
+/**
+ * Overlapping and out-of-bounds ranges of one side's heap row, and ranges new at this step (not
+ * held at the step before) over bytes unfinished GPU reads still use: a range the caller handed
+ * to the GPU itself is in flight by design.
+ */
+function heapProblems(visual: HeapVisual, before: HeapVisual | undefined, step: number, side: 'model' | 'impl'): Highlight[] {
   const found: Highlight[] = [];
   const seen = new Set<string>();
   const add = (range: VisualRange, reason: HighlightReason): void => {
@@ -42,8 +46,9 @@ function heapProblems(visual: HeapVisual, step: number, side: 'model' | 'impl'):
       }
     }
   }
+  const held = new Set((before?.live ?? []).map((range) => `${range[0]}+${range[1]}`));
   for (const range of visual.live) {
-    if ((visual.busy ?? []).some((busy) => overlaps(range, busy))) add(range, 'in-flight');
+    if (!held.has(`${range[0]}+${range[1]}`) && (visual.busy ?? []).some((busy) => overlaps(range, busy))) add(range, 'in-flight');
   }
   return found;
 }
@@ -53,8 +58,13 @@ function rangesOnlyIn(a: HeapVisual, b: HeapVisual): VisualRange[] {
   return a.live.filter((range) => !other.has(`${range[0]}+${range[1]}`));
 }
 
-function heapHighlights(model: HeapVisual | undefined, impl: HeapVisual | undefined, step: number): Highlight[] {
-  const found = [...(impl === undefined ? [] : heapProblems(impl, step, 'impl')), ...(model === undefined ? [] : heapProblems(model, step, 'model'))];
+const asHeap = (visual: Visual | undefined): HeapVisual | undefined => (visual?.kind === 'heap' ? visual : undefined);
+
+function heapHighlights(step: number, model: HeapVisual | undefined, impl: HeapVisual | undefined, before: SidesVisual): Highlight[] {
+  const found = [
+    ...(impl === undefined ? [] : heapProblems(impl, asHeap(before.impl), step, 'impl')),
+    ...(model === undefined ? [] : heapProblems(model, asHeap(before.model), step, 'model')),
+  ];
   if (found.length > 0 || model === undefined || impl === undefined) return found;
   return [
     ...rangesOnlyIn(impl, model).map((range): Highlight => ({ step, side: 'impl', reason: 'one-side-only', range })),
@@ -75,11 +85,20 @@ function timelineHighlights(model: TimelineVisual | undefined, impl: TimelineVis
   return found;
 }
 
-/** The highlights of the failing step (none when the sequence passes or the step has no pictures). */
-export function findHighlights(step: number, model: Visual | undefined, impl: Visual | undefined): Highlight[] {
+/** Both sides' pictures after one step. */
+export interface SidesVisual {
+  readonly model?: Visual | undefined;
+  readonly impl?: Visual | undefined;
+}
+
+/**
+ * The highlights of the failing step from its pictures and the step before's (none when the
+ * sequence passes or the step has no pictures).
+ */
+export function findHighlights(step: number, model: Visual | undefined, impl: Visual | undefined, before: SidesVisual = {}): Highlight[] {
   if (step < 0) return [];
   const kind = (impl ?? model)?.kind;
-  if (kind === 'heap') return heapHighlights(model?.kind === 'heap' ? model : undefined, impl?.kind === 'heap' ? impl : undefined, step);
+  if (kind === 'heap') return heapHighlights(step, asHeap(model), asHeap(impl), before);
   if (kind === 'timeline') return timelineHighlights(model?.kind === 'timeline' ? model : undefined, impl?.kind === 'timeline' ? impl : undefined, step);
   return [];
 }

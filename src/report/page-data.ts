@@ -66,6 +66,7 @@ export function pageData(data: ReportData): PageData {
   const first = data.steps.find((step) => step.implVisual !== undefined || step.modelVisual !== undefined);
   const kind = (first?.implVisual ?? first?.modelVisual)?.kind ?? 'none';
   const failing = data.steps[data.failingStep];
+  const previous = data.steps[data.failingStep - 1];
   const ending =
     data.ending.kind === 'diff'
       ? [`diff of the observations at step ${data.failingStep} (model => implementation):`, ...data.ending.lines]
@@ -86,7 +87,7 @@ export function pageData(data: ReportData): PageData {
     failingStep: data.failingStep,
     steps,
     kind,
-    highlights: failing === undefined ? [] : findHighlights(data.failingStep, failing.modelVisual, failing.implVisual),
+    highlights: failing === undefined ? [] : findHighlights(data.failingStep, failing.modelVisual, failing.implVisual, { model: previous?.modelVisual, impl: previous?.implVisual }),
     ending,
     text: renderReportText(data),
   };

@@ -196,6 +196,11 @@ export const PAGE_SCRIPT = String.raw`
       g.fillStyle = C.hl; g.fillRect(left - 10, hy + 4, 6, rowH - 8);
       drawn.highlights.push({ step: h.step, side: h.side, reason: h.reason, row: h.row, x0: hx, y0: hy, y1: hy + rowH });
     });
+    // The names column again on a canvas that stays at the left edge while the timeline scrolls.
+    var labels = document.getElementById('labels');
+    labels.style.display = 'block';
+    var lg = setup(labels, left - 2, height);
+    lg.drawImage(canvas, 0, 0, (left - 2) * dpr, height * dpr, 0, 0, left - 2, height);
   }
 
   function stepAt(px, py) {
@@ -294,6 +299,9 @@ export const PAGE_SCRIPT = String.raw`
     tip.style.display = 'block';
     tip.style.left = Math.min(e.clientX + 14, window.innerWidth - 530) + 'px';
     tip.style.top = Math.min(e.clientY + 14, window.innerHeight - tip.offsetHeight - 4) + 'px';
+  });
+  canvas.parentElement.addEventListener('scroll', function () {
+    document.getElementById('labels').style.transform = 'translateX(' + canvas.parentElement.scrollLeft + 'px)';
   });
   canvas.addEventListener('mouseleave', function () { tip.style.display = 'none'; });
   canvas.addEventListener('click', function (e) { var rect = canvas.getBoundingClientRect(); select(stepAt(e.clientX - rect.left, e.clientY - rect.top)); });

@@ -30,10 +30,12 @@ dl.facts dt { color: var(--muted); }
 dl.facts dd { margin: 0; }
 dl.facts dd code { word-break: break-all; }
 .message { background: var(--panel); border-left: 3px solid var(--fail); padding: 6px 10px; margin-top: 6px; }
+.message.ok { border-left-color: var(--s-resident); }
 main { display: grid; grid-template-columns: minmax(0, 1fr) 420px; gap: 16px; padding: 12px 20px; align-items: start; }
 .picture { position: relative; overflow: auto; max-height: 78vh; border: 1px solid var(--line); background: var(--bg); }
 .picture canvas { display: block; }
-.picture canvas.overlay { position: absolute; left: 0; top: 0; pointer-events: none; }
+.picture canvas.overlay, .picture canvas.labels { position: absolute; left: 0; top: 0; pointer-events: none; }
+.picture canvas.labels { display: none; background: var(--bg); }
 .legend { display: flex; flex-wrap: wrap; gap: 4px 14px; margin: 6px 0; color: var(--muted); font-size: 12.5px; }
 .legend span::before { content: ""; display: inline-block; width: 12px; height: 10px; margin-right: 5px; vertical-align: -1px; background: var(--c); border: 1px solid var(--line); }
 aside { position: sticky; top: 8px; max-height: 96vh; display: flex; flex-direction: column; gap: 10px; }

@@ -128,7 +128,8 @@ export function deferredVisual(s: DeferredSide): HeapVisual {
 /**
  * An upload page side (fast allocator, fast constant allocator): the upload heap's address space
  * with its live buffers as regions, this frame's hand-outs at their heap addresses and the bytes
- * GPU reads still use.
+ * GPU reads still use. The map ends where the last live buffer ends, so a hand-out past the end
+ * of the last buffer is out of bounds; one past its own buffer into the next is not marked.
  */
 export function uploadVisual<A extends UploadPageState>(s: UploadSide<A>): HeapVisual {
   const regions: VisualRange[] = [];
@@ -140,8 +141,9 @@ export function uploadVisual<A extends UploadPageState>(s: UploadSide<A>): HeapV
   regions.sort((a, b) => a[0] - b[0]);
   const live: VisualRange[] = [];
   for (const handout of s.frame) {
+    // A hand-out on a buffer already destroyed has no place in the heap any more (its judge reports it).
     const buffer = s.heap.buffers.get(handout.bufferId);
-    live.push([(buffer?.baseAddress ?? 0) + handout.offsetBytes, handout.sizeBytes]);
+    if (buffer !== undefined) live.push([buffer.baseAddress + handout.offsetBytes, handout.sizeBytes]);
   }
   const busy = busyRangesOf(s.timeline);
   for (const [offset, size] of busy) extentBytes = Math.max(extentBytes, offset + size);
