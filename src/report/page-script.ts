@@ -113,7 +113,7 @@ export const PAGE_SCRIPT = String.raw`
     // step numbers
     g.fillStyle = C.muted; g.textAlign = 'right';
     var every = Math.max(1, Math.ceil(14 / rowH));
-    for (i = 0; i < n; i += every) g.fillText(String(i), left - 8, top + i * rowH + rowH / 2);
+    for (i = 0; i < n; i += every) if (failing < 0 || Math.abs(i - failing) >= every) g.fillText(String(i), left - 8, top + i * rowH + rowH / 2);
     g.textAlign = 'left';
     // the failing step: a band in the margin and a frame around the row
     if (failing >= 0 && failing < n) {
@@ -144,7 +144,8 @@ export const PAGE_SCRIPT = String.raw`
       if (tv.budgetBytes !== undefined) { hasBudget = true; budgetMax = Math.max(budgetMax, tv.budgetBytes, tv.usageBytes || 0); }
     }
     var left = 96, top = 22, rowH = 18;
-    var colW = n <= 12 ? 44 : n <= 30 ? 24 : n <= 120 ? 8 : n <= 400 ? 3 : 2;
+    // Columns fill the pane's width (2 to 44 pixels a step; past that the timeline scrolls).
+    var colW = Math.max(2, Math.min(44, Math.floor((canvas.parentElement.clientWidth - left - 18) / Math.max(n, 1))));
     var chartH = hasBudget ? 90 : 0, chartTop = top + names.length * rowH + 14;
     var width = Math.max(640, left + n * colW + 16), height = chartTop + chartH + 20;
     var g = setup(canvas, width, height);
@@ -154,7 +155,8 @@ export const PAGE_SCRIPT = String.raw`
     g.fillStyle = C.muted;
     for (r = 0; r < names.length; r++) g.fillText(names[r], 6, top + r * rowH + rowH / 2);
     var every = Math.max(1, Math.ceil(40 / colW));
-    for (i = 0; i < n; i += every) g.fillText(String(i), left + i * colW, 10);
+    for (i = 0; i < n; i += every) if (failing < 0 || Math.abs(i - failing) >= every) g.fillText(String(i), left + i * colW, 10);
+    if (failing >= 0 && failing < n) { g.fillStyle = C.fail; g.fillText(String(failing), left + failing * colW + Math.max(colW, 2) + 3, 10); g.fillStyle = C.muted; }
     for (i = 0; i < n; i++) for (k = 0; k < 2; k++) {
       var cv = vis(i, sides[k]); if (!cv) continue;
       for (r = 0; r < cv.rows.length; r++) {
