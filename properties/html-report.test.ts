@@ -4,7 +4,7 @@
  * highlights the finding names. The browser tests (html-report.browser.test.ts) check what is drawn.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -14,6 +14,8 @@ import { findHighlights } from '../src/report/highlights.js';
 import { renderHtmlReport } from '../src/report/html.js';
 import { pageData } from '../src/report/page-data.js';
 import { renderCampaignHtml } from '../src/report/campaign-html.js';
+import { findingHtmlPath, writeCampaignSummaryHtml, writeFindingHtml } from '../src/report/fuzz-html.js';
+import { MUTANTS } from '../mutants/index.js';
 import { BUILTIN_SYSTEMS } from '../src/systems/index.js';
 import { namedRanges, REGRESSIONS, storedReport } from './html-report-support.js';
 
@@ -151,6 +153,32 @@ describe('HTML report', () => {
       for (const finding of findings) expect(existsSync(path.join(folder, finding.replace(/\.json$/, '.html'))), finding).toBe(true);
       const page = readFileSync(summaryPage, 'utf8');
       for (const finding of findings) expect(page).toContain(`href="findings/alloc-best-fit/${finding.replace(/\.json$/, '.html')}"`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('writeFindingHtml: the page beside the finding (the one it replaces removed), none for a hang; the summary links it', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gpumv-finding-html-'));
+    try {
+      const { regression, system, failure } = await storedReport('alloc-best-fit/bf-returns-units.json');
+      const mutant = MUTANTS.find((candidate) => candidate.name === 'bf-returns-units')!;
+      const target = { system, implFactory: mutant.createImpl, catches: [mutant.name] };
+      const entry = (file: string) => ({ signature: 's', system: system.name, check: failure.check, op: 'alloc', runIndex: 0, commands: regression.commands.length, file, replay: `npm run regress -- replay ${file}`, weights: null, faults: [], smallConfigs: false });
+      const finding = (check: string) => ({ signature: 's', system: system.name, check, checks: [check], op: 'alloc', runIndex: 0, seed: 1, path: '0', config: regression.config, commands: [...regression.commands], message: 'm', weights: null, faults: [], smallConfigs: false, originalLength: 9 });
+      mkdirSync(path.join(dir, 'f'));
+      writeFileSync(path.join(dir, 'f', 'old.html'), 'stale');
+      writeFindingHtml(dir, entry('f/new.json'), target, finding(failure.check), 'f/old.json');
+      expect(readdirSync(path.join(dir, 'f'))).toEqual(['new.html']);
+      expect(readFileSync(path.join(dir, 'f', 'new.html'), 'utf8')).toContain('replay: npm run regress -- replay f/new.json');
+      writeFindingHtml(dir, entry('f/hang.json'), target, finding('hang'));
+      expect(existsSync(findingHtmlPath(path.join(dir, 'f', 'hang.json')))).toBe(false);
+      const summary = JSON.parse(readFileSync(path.join(ROOT, 'properties', 'fixtures', 'summary-html.json'), 'utf8'));
+      summary.findings = [entry('f/new.json'), entry('f/hang.json')];
+      writeCampaignSummaryHtml(path.join(dir, 'out', 'campaign.html'), summary, dir);
+      const page = readFileSync(path.join(dir, 'out', 'campaign.html'), 'utf8');
+      expect(page).toContain('<a href="../f/new.html">');
+      expect(page.match(/<a href=/g)).toHaveLength(1);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
