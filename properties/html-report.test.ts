@@ -83,6 +83,10 @@ describe('HTML report', () => {
     const page = pageData(buildReport({ ...input, withVisuals: true }));
     const object = /Evict of object (\d+)/.exec(failure.message)![1];
     expect(page.highlights.map((h) => h.row)).toEqual([`object ${object}`]);
+    // The work queued on the GPU is the count the answers check names ("queue 0 holds 5 items").
+    const [, queue, items] = /queue (\d+) holds (\d+) items/.exec(failure.message)!;
+    const visual = page.steps[failure.step]!.implVisual as TimelineVisual;
+    expect(visual.queued?.[`queue ${queue}`]).toBe(Number(items));
   });
 
   it('findHighlights: overlap, out of bounds, over GPU reads, else one side only; flagged, else differing states', () => {

@@ -45,6 +45,8 @@ export interface TimelineVisual {
   readonly usageBytes?: number;
   /** Completed fence values by name ("queue 0", "paging"). */
   readonly fences?: Readonly<Record<string, number>>;
+  /** Work submitted and not yet run, per queue ("queue 0": executed command lists, waits and signals still queued). */
+  readonly queued?: Readonly<Record<string, number>>;
 }
 
 export type Visual = HeapVisual | TimelineVisual;

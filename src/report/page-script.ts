@@ -137,20 +137,21 @@ export const PAGE_SCRIPT = String.raw`
 
   // ---- timeline: x step, y object; model in the upper half of a cell, implementation in the lower
   function drawTimeline() {
-    var names = [], index = {}, i, k, r, sides = ['model', 'impl'], budgetMax = 0, hasBudget = false;
+    var names = [], index = {}, queues = [], i, k, r, sides = ['model', 'impl'], budgetMax = 0, hasBudget = false;
     for (i = 0; i < n; i++) for (k = 0; k < 2; k++) {
       var tv = vis(i, sides[k]); if (!tv) continue;
       for (r = 0; r < tv.rows.length; r++) if (!(tv.rows[r].name in index)) { index[tv.rows[r].name] = names.length; names.push(tv.rows[r].name); }
       if (tv.budgetBytes !== undefined) { hasBudget = true; budgetMax = Math.max(budgetMax, tv.budgetBytes, tv.usageBytes || 0); }
+      if (tv.queued) Object.keys(tv.queued).forEach(function (q) { if (queues.indexOf(q) < 0) queues.push(q); });
     }
     var left = 96, top = 22, rowH = 18;
     // Columns fill the pane's width (2 to 44 pixels a step; past that the timeline scrolls).
     var colW = Math.max(2, Math.min(44, Math.floor((canvas.parentElement.clientWidth - left - 18) / Math.max(n, 1))));
-    var chartH = hasBudget ? 90 : 0, chartTop = top + names.length * rowH + 14;
+    var queueTop = top + names.length * rowH + 8, chartH = hasBudget ? 90 : 0, chartTop = queueTop + queues.length * 14 + 10;
     var width = Math.max(640, left + n * colW + 16), height = chartTop + chartH + 20;
     var g = setup(canvas, width, height);
     setup(overlay, width, height);
-    geo = { kind: 'timeline', left: left, top: top, rowH: rowH, colW: colW, rows: names, width: width, height: height, chartTop: chartTop, chartH: chartH, budgetMax: budgetMax };
+    geo = { kind: 'timeline', left: left, top: top, rowH: rowH, colW: colW, rows: names, queues: queues, queueTop: queueTop, width: width, height: height, chartTop: chartTop, chartH: chartH, budgetMax: budgetMax };
     g.font = '11px ui-monospace, monospace'; g.textBaseline = 'middle';
     g.fillStyle = C.muted;
     for (r = 0; r < names.length; r++) g.fillText(names[r], 6, top + r * rowH + rowH / 2);
@@ -164,6 +165,18 @@ export const PAGE_SCRIPT = String.raw`
         g.fillStyle = SC[row.state] || C.muted;
         g.fillRect(left + i * colW, ry, Math.max(1, colW - (colW >= 6 ? 1 : 0)), rowH / 2 - 1);
         if (row.flagged) { g.strokeStyle = C.hl; g.lineWidth = 1.5; g.strokeRect(left + i * colW + 0.75, ry + 0.75, Math.max(1, colW - 1.5), rowH / 2 - 2.5); }
+      }
+    }
+    // Per queue: the work submitted and not yet run after each step (the implementation's), darker the more.
+    for (r = 0; r < queues.length; r++) {
+      var qy = queueTop + r * 14;
+      g.fillStyle = C.muted; g.fillText(queues[r] + ' queued', 6, qy + 6);
+      for (i = 0; i < n; i++) {
+        var qv = vis(i, 'impl') || vis(i, 'model'), count = qv && qv.queued ? qv.queued[queues[r]] || 0 : 0;
+        if (count <= 0) continue;
+        g.globalAlpha = Math.min(1, 0.25 + count / 8); g.fillStyle = SC['in-flight'];
+        g.fillRect(left + i * colW, qy, Math.max(1, colW - (colW >= 6 ? 1 : 0)), 12); g.globalAlpha = 1;
+        if (colW >= 14) { g.fillStyle = C.fg; g.fillText(String(count), left + i * colW + 3, qy + 6); }
       }
     }
     if (hasBudget && budgetMax > 0) {
@@ -237,6 +250,7 @@ export const PAGE_SCRIPT = String.raw`
         if (pv.busy && pv.busy.length) h += '<div><span class="k">' + p[0] + ' GPU reads:</span> <code>' + esc(rangesText(pv.busy, 12)) + '</code></div>';
       } else if (pv.kind === 'timeline') {
         var f = pv.fences ? Object.keys(pv.fences).map(function (k) { return k + ' ' + pv.fences[k]; }).join(', ') : '';
+        if (pv.queued) f += '; still queued: ' + Object.keys(pv.queued).map(function (k) { return k + ' ' + pv.queued[k]; }).join(', ');
         h += '<div><span class="k">' + p[0] + ':</span> ' + (pv.budgetBytes !== undefined ? 'usage ' + pv.usageBytes + ' of budget ' + pv.budgetBytes + ' bytes' : '') + (f ? '; completed fences: ' + esc(f) : '') + '</div>';
         h += '<div class="mono">' + pv.rows.map(function (row) { return (row.flagged ? '<b style="color:var(--fail)">! </b>' : '') + esc(row.name) + ': ' + esc(row.state) + (row.detail ? ' <span class="k">(' + esc(row.detail) + ')</span>' : ''); }).join('<br>') + '</div>';
       }

@@ -61,7 +61,8 @@ const STATUS_OF_OBJECT = { resident: 'resident', evicted: 'evicted', untracked: 
  * A timeline column of a residency manager: each object's state as the manager books it (in
  * flight: resident and referenced by GPU work whose fence has not been reached), flagged where the
  * simulated GPU disagrees with the bookkeeping or names the object in a violation; the local
- * budget and usage; the queues' and the paging fence's completed values.
+ * budget and usage; the queues' and the paging fence's completed values and the work each queue
+ * still holds (command lists executed and not yet run, waits, signals).
  */
 export function managerVisual(manager: ResidencyManager): TimelineVisual {
   const gpu = manager.gpu;
@@ -84,10 +85,14 @@ export function managerVisual(manager: ResidencyManager): TimelineVisual {
     });
   }
   const fences: Record<string, number> = {};
-  for (let queue = 0; queue < gpu.queueCount; queue++) fences[`queue ${queue}`] = gpu.fenceCompleted(queue);
+  const queued: Record<string, number> = {};
+  for (let queue = 0; queue < gpu.queueCount; queue++) {
+    fences[`queue ${queue}`] = gpu.fenceCompleted(queue);
+    queued[`queue ${queue}`] = gpu.pendingItems(queue);
+  }
   fences.paging = gpu.pagingFenceCompleted;
   const memory = gpu.localMemory();
-  return { kind: 'timeline', rows, budgetBytes: memory.budgetBytes, usageBytes: gpu.localUsageBytes, fences };
+  return { kind: 'timeline', rows, budgetBytes: memory.budgetBytes, usageBytes: gpu.localUsageBytes, fences, queued };
 }
 
 /** A timeline column of a residency-set pool: each live set open or closed (failed: out of memory) with its contents. */
