@@ -59,7 +59,7 @@ function legend(page: PageData): string {
     ].join('');
   }
   if (page.kind === 'timeline') {
-    return [...TIMELINE_STATES.filter((state) => state !== 'untracked').map((state) => item(state, `--s-${state}`)), item('flagged by a judge', '--hl'), item('usage (impl)', '--impl'), item('usage (model)', '--model'), item('budget', '--fail')].join('');
+    return [...TIMELINE_STATES.filter((state) => state !== 'untracked').map((state) => item(state, `--s-${state}`)), item('flagged by a judge', '--hl'), item('work queued per queue (count)', '--s-in-flight'), item('usage (impl)', '--impl'), item('usage (model)', '--model'), item('budget', '--fail')].join('');
   }
   return '';
 }

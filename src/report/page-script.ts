@@ -170,7 +170,7 @@ export const PAGE_SCRIPT = String.raw`
     // Per queue: the work submitted and not yet run after each step (the implementation's), darker the more.
     for (r = 0; r < queues.length; r++) {
       var qy = queueTop + r * 14;
-      g.fillStyle = C.muted; g.fillText(queues[r] + ' queued', 6, qy + 6);
+      g.fillStyle = C.muted; g.fillText(queues[r], 6, qy + 6);
       for (i = 0; i < n; i++) {
         var qv = vis(i, 'impl') || vis(i, 'model'), count = qv && qv.queued ? qv.queued[queues[r]] || 0 : 0;
         if (count <= 0) continue;
