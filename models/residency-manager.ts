@@ -1,6 +1,6 @@
 /**
- * Reference model of the residency manager (residency-library.md §4-§8, §10; Unreal's settings
- * from the seed ue5-dx12-residency-set, sections 2, 5, 6, 8, 9).
+ * Reference model of the residency manager (docs/spec/residency-library.md#rl-4 to #rl-8, #rl-10;
+ * Unreal's settings from docs/spec/engine.md#rs-2, #rs-5, #rs-6, #rs-8, #rs-9).
  *
  * Written for obviousness: the LRU lists are plain arrays (head = index 0, the stalest), every
  * move is indexOf + splice, sync points are an array of {generation, [queue, value][]}, and
@@ -26,9 +26,10 @@
  * - MakeResidentForQueue with no signal of that queue after it (async mode): generation G's sync
  *   point records the queue's last signalled fence value, which can complete before the worker
  *   runs G's work; the worker then waits for G+1, and the inclusive pressure trim may evict G's
- *   own objects before they were made resident (§10.2 broken; the judge reports the Evict of a
- *   non-resident object). The library does this; the model keeps it. The harness's mapTiles op
- *   signals the queue right after the call, so generated runs never leave that window open.
+ *   own objects before they were made resident (docs/spec/residency-library.md#rl-10-2 broken; the
+ *   judge reports the Evict of a non-resident object). The library does this; the model keeps it.
+ *   The harness's mapTiles op signals the queue right after the call, so generated runs never leave
+ *   that window open.
  * - A failed fallback MakeResident or a failed Evict (the library ignores both) is retried once;
  *   injected failures are one-shot per call kind, so the retry succeeds and bookkeeping stays
  *   equal to the device. Each failure is reported as an event.
@@ -42,8 +43,9 @@
  * - Unreal's budget cap (when configured): local budget = min(reported, limit), the limit being
  *   the debug budget if set, else the reported budget, and 0 while backgrounded; with a limit of
  *   0 the grace period is 0.
- * - Out of scope: the trim notifications of §8 (newest library version only, ID3D12Device15);
- *   neither side registers the callback, so its periodic and to-budget trims are not modelled.
+ * - Out of scope: the trim notifications of docs/spec/residency-library.md#rl-8 (newest library
+ *   version only, ID3D12Device15); neither side registers the callback, so its periodic and
+ *   to-budget trims are not modelled.
  */
 import { ContractError } from '../src/contract.js';
 import type { SimGpu } from '../src/gpu/sim-gpu.js';
@@ -121,7 +123,8 @@ export class ResidencyManagerModel implements ResidencyManager {
     this.statusOf = new Array<ObjectStatus>(count).fill('untracked');
     this.lastSync = new Array<bigint>(count).fill(0n);
     this.lastUsedTicks = new Array<bigint>(count).fill(0n);
-    // Without Device3 the paging counter is bumped from 0 to 1 at Initialize (§5).
+    // Without Device3 the paging counter is bumped from 0 to 1 at Initialize
+    // (docs/spec/residency-library.md#rl-5).
     this.pagingCounter = config.mode === 'async' ? 1 : 0;
   }
 
@@ -139,7 +142,7 @@ export class ResidencyManagerModel implements ResidencyManager {
     return events;
   }
 
-  // ---- LRU cache (§4) -----------------------------------------------------------------------
+  // ---- LRU cache (docs/spec/residency-library.md#rl-4) ------------------------------------------
 
   private listOf(status: ObjectStatus): number[] {
     return status === 'resident' ? this.resident : this.evicted;
@@ -224,7 +227,7 @@ export class ResidencyManagerModel implements ResidencyManager {
     return chosen;
   }
 
-  // ---- tracking (§5) ------------------------------------------------------------------------
+  // ---- tracking (docs/spec/residency-library.md#rl-5) -------------------------------------------
 
   beginTracking(object: number): void {
     if (this.statusOf[object] !== 'untracked') throw new ContractError(ManagerErrors.ALREADY_TRACKED, `object ${object} is already tracked`);
@@ -246,7 +249,7 @@ export class ResidencyManagerModel implements ResidencyManager {
     this.gpu.destroyObject(object);
   }
 
-  // ---- budgets and grace (§5, §8.4; Unreal's cap) -------------------------------------------
+  // ---- budgets and grace (docs/spec/residency-library.md#rl-5, #rl-8-4; Unreal's cap) -----------
 
   private localMemory(): LocalBudget {
     const reported = this.gpu.localMemory();
@@ -272,7 +275,7 @@ export class ResidencyManagerModel implements ResidencyManager {
     return this.graceTicks({ usageBytes: localUsageBytes, budgetBytes: localBudgetBytes, limitBytes: null });
   }
 
-  // ---- sync points (§6) ---------------------------------------------------------------------
+  // ---- sync points (docs/spec/residency-library.md#rl-6) ----------------------------------------
 
   private knowQueue(queue: number): void {
     if (!this.fenceValue.has(queue)) {
@@ -318,7 +321,7 @@ export class ResidencyManagerModel implements ResidencyManager {
     }
   }
 
-  // ---- submission (§7) ----------------------------------------------------------------------
+  // ---- submission (docs/spec/residency-library.md#rl-7) -----------------------------------------
 
   executeCommandLists(queue: number, lists: readonly (readonly number[])[], sets: readonly (number | null)[]): HResult {
     if (!this.validateSets(sets)) return 'E_INVALIDARG';
@@ -395,7 +398,7 @@ export class ResidencyManagerModel implements ResidencyManager {
     this.background = on;
   }
 
-  // ---- paging (§8) --------------------------------------------------------------------------
+  // ---- paging (docs/spec/residency-library.md#rl-8) ---------------------------------------------
 
   private deviceMakeResident(objects: number[], reason: 'batch' | 'fallback'): boolean {
     if (this.config.mode === 'inline') {

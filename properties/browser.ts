@@ -28,8 +28,13 @@ export interface RunningBrowser {
 }
 
 /** Launches the system Chromium with a fresh profile (light or dark colour scheme). */
-export async function launchBrowser(colorScheme: 'light' | 'dark' = 'light'): Promise<RunningBrowser> {
-  if (!existsSync(CHROMIUM_PATH)) throw new Error(`no browser at ${CHROMIUM_PATH}: install Debian's chromium (apt-get install -y chromium; .ci/run does) or set CHROMIUM_PATH`);
+export async function launchBrowser(
+  colorScheme: 'light' | 'dark' = 'light',
+): Promise<RunningBrowser> {
+  if (!existsSync(CHROMIUM_PATH))
+    throw new Error(
+      `no browser at ${CHROMIUM_PATH}: install Debian's chromium (apt-get install -y chromium; .ci/run does) or set CHROMIUM_PATH`,
+    );
   const profile = mkdtempSync(path.join(os.tmpdir(), 'gpumv-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM_PATH,

@@ -25,7 +25,17 @@ interface Drawn {
   steps: number;
   failingStep: number;
   failingMarked: boolean;
-  highlights: { step: number; side: string; reason: string; range?: [number, number]; row?: string; x0: number; x1?: number; y0: number; y1: number }[];
+  highlights: {
+    step: number;
+    side: string;
+    reason: string;
+    range?: [number, number];
+    row?: string;
+    x0: number;
+    x1?: number;
+    y0: number;
+    y1: number;
+  }[];
 }
 interface Geometry {
   left: number;
@@ -73,7 +83,8 @@ async function openReport(name: string, input: ReportInput): Promise<void> {
 const drawn = () => page.evaluate<Drawn>('window.gpumvReport.drawn');
 const geometry = () => page.evaluate<Geometry>('window.gpumvReport.geometry');
 const selected = () => page.evaluate<number>('window.gpumvReport.selected()');
-const drawnInMs = () => page.evaluate<number>("performance.getEntriesByName('gpumv-drawn')[0].startTime");
+const drawnInMs = () =>
+  page.evaluate<number>("performance.getEntriesByName('gpumv-drawn')[0].startTime");
 
 /** The canvas pixel at CSS coordinates (x, y), as [r, g, b]. */
 async function pixel(x: number, y: number): Promise<number[]> {
@@ -97,7 +108,9 @@ async function expectSelected(step: number): Promise<void> {
 
 describe('HTML report in Chromium', () => {
   it('overlap (bf-returns-units): one row per step, the failing step marked, the overlapping ranges highlighted; keyboard steps', async () => {
-    const { input, regression, failure } = await storedReport('alloc-best-fit/bf-returns-units.json');
+    const { input, regression, failure } = await storedReport(
+      'alloc-best-fit/bf-returns-units.json',
+    );
     await openReport('heap-overlap', input);
     const n = regression.commands.length;
     expect(await page.getAttribute('#picture', 'data-steps')).toBe(String(n));
@@ -108,15 +121,26 @@ describe('HTML report in Chromium', () => {
     const geo = await geometry();
     // The failing step's band in the margin is drawn at its row.
     expect(reddish(await pixel(3, geo.top + failure.step * geo.rowH + geo.rowH / 2))).toBe(true);
-    expect(reddish(await pixel(3, geo.top + (failure.step - 1) * geo.rowH + geo.rowH / 2))).toBe(false);
+    expect(reddish(await pixel(3, geo.top + (failure.step - 1) * geo.rowH + geo.rowH / 2))).toBe(
+      false,
+    );
     // The highlighted ranges are the ones the finding names, drawn in the implementation's half of the failing row.
-    expect(new Set(shown.highlights.map((h) => h.range!.join('+')))).toEqual(new Set(namedRanges(failure.message).map((range) => range.join('+'))));
+    expect(new Set(shown.highlights.map((h) => h.range!.join('+')))).toEqual(
+      new Set(namedRanges(failure.message).map((range) => range.join('+'))),
+    );
     for (const h of shown.highlights) {
       expect(h.step).toBe(failure.step);
       expect(reddish(await pixel((h.x0 + h.x1!) / 2, (h.y0 + h.y1) / 2))).toBe(true);
     }
     // Step 0's model range [0, 2) is drawn, in the model's colour (not highlighted).
-    expect(reddish(await pixel((shown.highlights[0]!.x0 + shown.highlights[0]!.x1!) / 2, geo.top + geo.rowH / 4))).toBe(false);
+    expect(
+      reddish(
+        await pixel(
+          (shown.highlights[0]!.x0 + shown.highlights[0]!.x1!) / 2,
+          geo.top + geo.rowH / 4,
+        ),
+      ),
+    ).toBe(false);
     expect(await page.locator('#highlights li').count()).toBe(shown.highlights.length);
     await screenshot('heap-overlap');
 
@@ -139,28 +163,49 @@ describe('HTML report in Chromium', () => {
   });
 
   it('out of bounds (buddy-oversize-takes-whole-heap): the range past the capacity is highlighted', async () => {
-    const { input, failure } = await storedReport('alloc-buddy/buddy-oversize-takes-whole-heap.json');
+    const { input, failure } = await storedReport(
+      'alloc-buddy/buddy-oversize-takes-whole-heap.json',
+    );
     await openReport('heap-out-of-bounds', input);
     const shown = await drawn();
-    expect(shown.highlights.map((h) => [h.reason, h.range])).toEqual([['out-of-bounds', namedRanges(failure.message)[0]]]);
-    expect(reddish(await pixel((shown.highlights[0]!.x0 + shown.highlights[0]!.x1!) / 2, (shown.highlights[0]!.y0 + shown.highlights[0]!.y1) / 2))).toBe(true);
+    expect(shown.highlights.map((h) => [h.reason, h.range])).toEqual([
+      ['out-of-bounds', namedRanges(failure.message)[0]],
+    ]);
+    expect(
+      reddish(
+        await pixel(
+          (shown.highlights[0]!.x0 + shown.highlights[0]!.x1!) / 2,
+          (shown.highlights[0]!.y0 + shown.highlights[0]!.y1) / 2,
+        ),
+      ),
+    ).toBe(true);
     expect(shown.failingMarked).toBe(true);
     await screenshot('heap-out-of-bounds');
   });
 
   it('eviction in flight (rm-sync-wait-does-not-block): the timeline marks the failing step and flags the evicted object', async () => {
-    const { input, regression, failure } = await storedReport('residency-manager/rm-sync-wait-does-not-block.json');
+    const { input, regression, failure } = await storedReport(
+      'residency-manager/rm-sync-wait-does-not-block.json',
+    );
     await openReport('residency-eviction-in-flight', input);
     const shown = await drawn();
     const geo = await geometry();
     expect(shown.kind).toBe('timeline');
-    expect(await page.getAttribute('#picture', 'data-steps')).toBe(String(regression.commands.length));
-    expect(geo.rows).toEqual((regression.config.objectSizesBytes as number[]).map((_, object) => `object ${object}`));
+    expect(await page.getAttribute('#picture', 'data-steps')).toBe(
+      String(regression.commands.length),
+    );
+    expect(geo.rows).toEqual(
+      (regression.config.objectSizesBytes as number[]).map((_, object) => `object ${object}`),
+    );
     const object = /Evict of object (\d+)/.exec(failure.message)![1];
-    expect(shown.highlights.map((h) => [h.step, h.row])).toEqual([[failure.step, `object ${object}`]]);
+    expect(shown.highlights.map((h) => [h.step, h.row])).toEqual([
+      [failure.step, `object ${object}`],
+    ]);
     // The failing column's mark above the rows, and the flagged row's mark in the margin.
     expect(reddish(await pixel(geo.left + failure.step * geo.colW! + geo.colW! / 2, 3))).toBe(true);
-    expect(reddish(await pixel(geo.left + (failure.step - 1) * geo.colW! + geo.colW! / 2, 3))).toBe(false);
+    expect(reddish(await pixel(geo.left + (failure.step - 1) * geo.colW! + geo.colW! / 2, 3))).toBe(
+      false,
+    );
     expect(reddish(await pixel(geo.left - 7, shown.highlights[0]!.y0 + geo.rowH / 2))).toBe(true);
     await screenshot('residency-eviction-in-flight');
     await page.keyboard.press('ArrowLeft');
@@ -169,24 +214,67 @@ describe('HTML report in Chromium', () => {
     await expectSelected(failure.step);
     await page.emulateMedia({ colorScheme: 'dark' });
     await openReport('residency-eviction-in-flight-dark', input);
-    expect(await page.evaluate<string>('getComputedStyle(document.body).backgroundColor')).toBe('rgb(23, 25, 28)');
+    expect(await page.evaluate<string>('getComputedStyle(document.body).backgroundColor')).toBe(
+      'rgb(23, 25, 28)',
+    );
     expect((await drawn()).failingMarked).toBe(true);
     await screenshot('residency-eviction-in-flight-dark');
     await page.emulateMedia({ colorScheme: 'light' });
   });
 
   it('campaign summary page: a row per system and the findings linked to their reports', async () => {
-    const system = { runs: 40, commands: 3200, completed: {}, probes: { 'null-answers': 50, 'null-answers-with-fitting-gap': 6 }, probesNeverHit: [], swarm: { defaultPlanRuns: 0, smallConfigRuns: 0, opEnabledRuns: {} }, faults: { faultFreeRuns: 0, siteRuns: {} } };
-    const finding = { signature: 'alloc-best-fit/no-overlap/alloc', system: 'alloc-best-fit', check: 'no-overlap', op: 'alloc', runIndex: 3, commands: 2, file: 'findings/bf.json', replay: 'npm run regress -- replay findings/bf.json', weights: null, faults: [], smallConfigs: false };
+    const system = {
+      runs: 40,
+      commands: 3200,
+      completed: {},
+      probes: { 'null-answers': 50, 'null-answers-with-fitting-gap': 6 },
+      probesNeverHit: [],
+      swarm: { defaultPlanRuns: 0, smallConfigRuns: 0, opEnabledRuns: {} },
+      faults: { faultFreeRuns: 0, siteRuns: {} },
+    };
+    const finding = {
+      signature: 'alloc-best-fit/no-overlap/alloc',
+      system: 'alloc-best-fit',
+      check: 'no-overlap',
+      op: 'alloc',
+      runIndex: 3,
+      commands: 2,
+      file: 'findings/bf.json',
+      replay: 'npm run regress -- replay findings/bf.json',
+      weights: null,
+      faults: [],
+      smallConfigs: false,
+    };
     const summary = {
-      format: 2, seed: '20261130', runs: 40, budgetMs: null, targets: { systems: 'all' }, shards: ['0/1'],
-      systems: { 'alloc-best-fit': system, 'residency-manager': { ...system, probes: {}, probesNeverHit: ['evict-failed'] } },
+      format: 2,
+      seed: '20261130',
+      runs: 40,
+      budgetMs: null,
+      targets: { systems: 'all' },
+      shards: ['0/1'],
+      systems: {
+        'alloc-best-fit': system,
+        'residency-manager': { ...system, probes: {}, probesNeverHit: ['evict-failed'] },
+      },
       findings: [finding],
-      timing: { elapsedMs: 2000, workers: 2, busyMs: {}, commandsPerSecond: { 'alloc-best-fit': 8000, 'residency-manager': 2500 }, totalCommandsPerSecond: 3200, threadRuns: 80 },
+      timing: {
+        elapsedMs: 2000,
+        workers: 2,
+        busyMs: {},
+        commandsPerSecond: { 'alloc-best-fit': 8000, 'residency-manager': 2500 },
+        totalCommandsPerSecond: 3200,
+        threadRuns: 80,
+      },
       stopped: 'complete',
     };
-    await openReport('heap-overlap-for-link', (await storedReport('alloc-best-fit/bf-returns-units.json')).input);
-    writeFileSync(path.join(dir, 'summary.html'), renderCampaignHtml(summary as never, new Map([[finding.file, 'heap-overlap-for-link.html']])));
+    await openReport(
+      'heap-overlap-for-link',
+      (await storedReport('alloc-best-fit/bf-returns-units.json')).input,
+    );
+    writeFileSync(
+      path.join(dir, 'summary.html'),
+      renderCampaignHtml(summary as never, new Map([[finding.file, 'heap-overlap-for-link.html']])),
+    );
     await page.goto(`file://${path.join(dir, 'summary.html')}`);
     expect(await page.locator('#systems tbody tr').count()).toBe(2);
     expect(await page.textContent('tr[data-system="alloc-best-fit"]')).toContain('12.0 % of 50');

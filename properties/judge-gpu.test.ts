@@ -9,8 +9,8 @@
  * not, a paging wait exactly at the fence value is satisfied, the history keeps exactly its
  * limit, the in-flight bound holds exactly MAX_IN_FLIGHT_READS reads.
  *
- * The non-local segment (residency-library.md §13: usage derived from device residency; an
- * object lives in the local segment until the OS moves it) is checked through the usage and
+ * The non-local segment (docs/spec/residency-library.md#rl-13: usage derived from device residency;
+ * an object lives in the local segment until the OS moves it) is checked through the usage and
  * budget queries of both segments.
  */
 import { describe, expect, it } from 'vitest';

@@ -9,6 +9,7 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSy
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { seedNumber } from '../src/harness/seed.js';
 
 const ROOT = path.resolve(__dirname, '..');
 const FIXTURE = path.join(__dirname, 'fixtures', 'team-project');
@@ -101,7 +102,7 @@ describe('the installed package', () => {
     expect(replayFixed.status, output(replayFixed)).toBe(0);
   });
 
-  it('runs the vitest helpers: the team system with its mutants, and its regressions', () => {
+  it('runs the vitest helpers: the team system with its mutants, its allocator module, and its regressions', () => {
     const tests = run(path.join(project, 'node_modules', '.bin', 'vitest'), ['run', '--reporter', 'verbose'], project, { NO_COLOR: '1', FORCE_COLOR: '0' });
     const text = output(tests);
     expect(text).toMatch(/counter-pool: model and implementation agree step for step over 200 generated sequences \(seed 7\)/);
@@ -111,6 +112,13 @@ describe('the installed package', () => {
     expect(tests.status, text).toBe(1);
     expect(text).toMatch(/slab-exact-fit\.json: passes against the implementation/);
     expect(text).toMatch(/FINDING user-allocator: check 'no-overlap'/);
-    expect(text).toMatch(/Tests +1 failed \| 4 passed/);
+    // describeAllocator: the module's checks over the config's seed, its promise, its stored regression.
+    expect(text).toMatch(/the allocator in src\/slab-allocator\.mjs \(policy any\): every check holds over 200 generated sequences \(the project's seed\)/);
+    expect(text).toMatch(/src\/slab-allocator\.mjs: keeps its empty-pool promise on 1000 fresh pools, one request each/);
+    expect(text).toMatch(/user-allocator\/slab-exact-fit\.json: the stored regression passes/);
+    // The printed hint runs in the team's project, with the config's seed.
+    expect(text).toContain(`npx gpumv regress save --allocator src/slab-allocator.mjs --seed ${seedNumber('team-seed-1')} --path `);
+    expect(text).not.toContain('npm run regress');
+    expect(text).toMatch(/Tests +3 failed \| 5 passed/);
   });
 });

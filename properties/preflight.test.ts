@@ -15,6 +15,7 @@ import { projectFromConfig } from '../src/project.js';
 const ROOT = path.resolve(__dirname, '..');
 const SOURCE = path.join(ROOT, 'regressions', 'alloc-buddy', 'buddy-top-order-unreachable.json');
 
+// biome-ignore lint/suspicious/noExplicitAny: regression files parsed and edited field by field
 type Json = Record<string, any>;
 const original = (): Json => JSON.parse(readFileSync(SOURCE, 'utf8')) as Json;
 

@@ -1,6 +1,6 @@
 /**
- * The best-fit pool as an engine would ship it (spec/allocators.md "Best-fit pool"; Unreal's
- * FRHIMemoryPool, seed §3.4).
+ * The best-fit pool as an engine would ship it (docs/spec/allocators.md#al-best-fit; Unreal's
+ * FRHIMemoryPool, docs/spec/engine.md#mem-3-4).
  *
  * - Blocks are nodes of an offset-ordered doubly linked list in typed arrays (offset and size in
  *   pool-alignment units, prev/next node ids), tiling the pool; a node pool recycles ids.

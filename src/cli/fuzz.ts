@@ -43,7 +43,7 @@ import type { WorkerReply, WorkerTask } from './fuzz-worker.js';
 import { campaignWorkerUrl, DEFAULT_TIMEOUT_MS, WatchedWorker, WATCHDOG_CHECKS, type Death, type WorkerInitFields } from './watchdog.js';
 import { CaseEvaluator, shrinkDeath } from './hang-shrink.js';
 import type { PreflightResult } from './preflight.js';
-import { falseOutOfMemoryFailures, falseOutOfMemoryShare } from '../systems/alloc-common.js';
+import { ALLOCATOR_METRICS_TITLE, allocatorMetricsCell, falseOutOfMemoryFailures } from '../systems/alloc-common.js';
 
 const DEFAULT_RUNS = 3000;
 /**
@@ -206,10 +206,9 @@ function maxFalseOomShare(value: number | undefined): number | null {
   return value;
 }
 
-/** The 'false OOM' cell of a system: its share of null answers given while a fitting gap existed. */
+/** The 'false OOM' cell of a system: its false out-of-memory share and the largest request an empty pool served. */
 function falseOomCell(probes: Readonly<Record<string, number>>): string {
-  const stats = falseOutOfMemoryShare(probes);
-  return stats === null ? '-' : `${(100 * stats.share).toFixed(1)} % of ${stats.nullAnswers}`;
+  return allocatorMetricsCell(probes);
 }
 
 type CampaignArgs = ParsedArgs<(typeof COMMANDS)['fuzz']['options']>;
@@ -639,7 +638,7 @@ function printSummary(summary: CampaignSummary): void {
     falseOomCell(system.probes),
     system.probesNeverHit.length === 0 ? '-' : system.probesNeverHit.join(','),
   ]);
-  const header = ['system', 'runs', 'commands', 'commands/s/core', 'findings', 'false OOM', 'probes never hit'];
+  const header = ['system', 'runs', 'commands', 'commands/s/core', 'findings', ALLOCATOR_METRICS_TITLE, 'probes never hit'];
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
   const format = (row: string[]) => row.map((cell, column) => (column === 0 || column === 6 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ');
   console.log(format(header));

@@ -3,10 +3,15 @@
  * builds the (config, commands) arbitrary, so a seed and path printed by a test replay exactly
  * the same counterexample from the command line.
  */
+import { resolve as resolvePath } from 'node:path';
+import { PACKAGE_ROOT } from '../package-root.js';
 import fc from 'fast-check';
 import type { JsonObject } from './json.js';
-import { failureKey, runSequence, minimizeCase, RunContext, type Failure, type ImplFactory, type RunOptions } from './runner.js';
+import { failureKey, runSequence, minimizeCase, type RunContext, type Failure, type ImplFactory, type RunOptions } from './runner.js';
 import type { Command, GenerationPlan, OpNamed, SystemDef } from './system.js';
+
+/** The argument tuple of a fast-check property (what fc.check's details carry). */
+type PropertyArgs<P> = P extends fc.IRawProperty<infer Ts> ? Ts : never;
 
 export interface Case<C = JsonObject, Cmd = Command> {
   readonly config: C;
@@ -106,7 +111,7 @@ export function checkSystem<C extends JsonObject, Cmd extends OpNamed, S>(
     }
     return failureKey(outcome.failure) !== firstKey;
   });
-  let details;
+  let details: fc.RunDetails<PropertyArgs<typeof property>>;
   try {
     details = fc.check(property, {
     seed: options.seed,
@@ -143,7 +148,16 @@ export function checkSystem<C extends JsonObject, Cmd extends OpNamed, S>(
 
 /** The exact command line that turns a finding into a regression file. */
 export function saveCommandLine(system: string, seed: number, path: string, mutant?: string): string {
-  return `npm run regress -- save --system ${system} --seed ${seed} --path ${path}` + (mutant ? ` --mutant ${mutant}` : '');
+  return `${cliCommand('regress')} save --system ${system} --seed ${seed} --path ${path}` + (mutant ? ` --mutant ${mutant}` : '');
+}
+
+/**
+ * How a printed command starts where it is printed: `npm run regress --` in this package's own
+ * repository (its scripts), `npx gpumv regress` in a user's project (where the package is a
+ * dependency and has no such script).
+ */
+export function cliCommand(tool: string, cwd: string = process.cwd()): string {
+  return resolvePath(cwd) === PACKAGE_ROOT ? `npm run ${tool} --` : `npx gpumv ${tool}`;
 }
 
 /**

@@ -34,13 +34,17 @@ export interface ReportInput {
 export type ReportEnding =
   | { readonly kind: 'diff'; readonly lines: readonly string[] }
   | { readonly kind: 'observations'; readonly model: Json; readonly impl: Json }
-  | { readonly kind: 'agree' };
+  | { readonly kind: 'agree' }
+  /** A system without a model (SystemDef.modelless): no second side to agree with. */
+  | { readonly kind: 'none' };
 
 /** Everything a report of one failure shows, as plain data (the console text and the HTML report render it). */
 export interface ReportData {
   /** The heading's first word: FINDING, SAVED, REGRESSION, PASSES. */
   readonly title: string;
   readonly system: { readonly name: string; readonly summary: string };
+  /** The system has no model (SystemDef.modelless): each step has the implementation's answer only. */
+  readonly modelless: boolean;
   readonly config: JsonObject;
   /** The first failed check, then every check that failed at that step ('(none)' and [] when it passes). */
   readonly check: string;
@@ -73,10 +77,11 @@ export function buildReport(input: ReportInput): ReportData {
   let ending: ReportEnding;
   if (failure.diff.length > 0) ending = { kind: 'diff', lines: failure.diff };
   else if (failure.checks.includes(OBSERVATION_CHECK)) ending = { kind: 'observations', model: failure.modelObservation, impl: failure.implObservation };
-  else ending = { kind: 'agree' };
+  else ending = system.modelless === true ? { kind: 'none' } : { kind: 'agree' };
   return {
     title: input.title ?? 'FINDING',
     system: { name: system.name, summary: system.summary },
+    modelless: system.modelless === true,
     config: failure.config,
     check: failure.check,
     checks: failure.checks,
@@ -89,10 +94,15 @@ export function buildReport(input: ReportInput): ReportData {
   };
 }
 
-function stepLines(index: number, step: TracedStep, failing: boolean, width: number): string[] {
+function stepLines(index: number, step: TracedStep, failing: boolean, width: number, modelless: boolean): string[] {
   const marker = failing ? '>>' : '  ';
   const lines = [`  ${marker} ${String(index).padStart(width)}  ${JSON.stringify(step.command)}`];
   const pad = ' '.repeat(width + 7);
+  if (modelless) {
+    // No model: the implementation's answer only (its trace, else its observation).
+    lines.push(`${pad}returned:       ${compact(step.implTrace ?? step.impl)}`, ...(failing ? [`${pad}^ fails here`] : []));
+    return lines;
+  }
   if (jsonEqual(step.model, step.impl)) lines.push(`${pad}both:           ${compact(step.model)}`);
   else lines.push(`${pad}model:          ${compact(step.model)}`, `${pad}implementation: ${compact(step.impl)}`);
   const modelTrace = step.modelTrace ?? null;
@@ -110,7 +120,8 @@ function endingLines(data: ReportData): string[] {
   const { ending, failingStep } = data;
   if (ending.kind === 'diff') return [`  diff of the observations at step ${failingStep} (model => implementation):`, ...ending.lines.map((line) => `    ${line}`)];
   if (ending.kind === 'observations') return [`  observations at step ${failingStep}: model ${compact(ending.model)} / implementation ${compact(ending.impl)}`];
-  return [`  the observations at step ${failingStep} agree; the invariant above is what failed`];
+  if (ending.kind === 'agree') return [`  the observations at step ${failingStep} agree; the invariant above is what failed`];
+  return [];
 }
 
 /** The console text of a report. */
@@ -127,9 +138,9 @@ export function renderReportText(data: ReportData): string {
   if (data.steps.length === 0) {
     lines.push('  (the sides could not be built for this config: see the message above)');
   } else {
-    lines.push(`  sequence (${commands.length} commands; each step's answer from the model and the implementation):`);
+    lines.push(`  sequence (${commands.length} commands; each step's answer from ${data.modelless ? 'the implementation, no model' : 'the model and the implementation'}):`);
     const width = String(commands.length - 1).length;
-    data.steps.forEach((step, index) => lines.push(...stepLines(index, step, index === data.failingStep, width)));
+    data.steps.forEach((step, index) => lines.push(...stepLines(index, step, index === data.failingStep, width, data.modelless)));
   }
   lines.push(...endingLines(data));
   return lines.join('\n');

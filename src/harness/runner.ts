@@ -80,7 +80,7 @@ function crashText(error: unknown): string {
 }
 
 /** Builds an implementation side in place of the system's own (a mutant or a user's module). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: a factory for any system's config (the harness never reads it)
 export type ImplFactory<C = any, S = unknown> = (config: C, env: RunEnv) => S;
 
 export interface RunOptions<C = JsonObject, S = unknown> {

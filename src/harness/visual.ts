@@ -24,7 +24,15 @@ export interface HeapVisual {
 }
 
 /** The states a timeline cell can show (the report colours each one). */
-export const TIMELINE_STATES = ['resident', 'in-flight', 'evicted', 'untracked', 'open', 'closed', 'failed'] as const;
+export const TIMELINE_STATES = [
+  'resident',
+  'in-flight',
+  'evicted',
+  'untracked',
+  'open',
+  'closed',
+  'failed',
+] as const;
 export type TimelineState = (typeof TIMELINE_STATES)[number];
 
 export interface TimelineRow {

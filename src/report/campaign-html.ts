@@ -7,17 +7,19 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { CampaignSummary } from '../harness/campaign.js';
-import { falseOutOfMemoryShare } from '../systems/alloc-common.js';
+import { ALLOCATOR_METRICS_TITLE, allocatorMetricsCell } from '../systems/alloc-common.js';
 import { escapeHtml, htmlPage } from './html.js';
 
 /** The summary page; `links` maps a finding's file (as the summary names it) to its page's URL. */
-export function renderCampaignHtml(summary: CampaignSummary, links: ReadonlyMap<string, string> = new Map()): string {
+export function renderCampaignHtml(
+  summary: CampaignSummary,
+  links: ReadonlyMap<string, string> = new Map(),
+): string {
   const entries = Object.entries(summary.systems);
   const rates = entries.map(([name]) => summary.timing.commandsPerSecond[name] ?? 0);
   const fastest = Math.max(1, ...rates);
   const rows = entries.map(([name, system], index) => {
     const findings = summary.findings.filter((finding) => finding.system === name).length;
-    const oom = falseOutOfMemoryShare(system.probes);
     const rate = rates[index]!;
     const never = system.probesNeverHit;
     return [
@@ -27,7 +29,7 @@ export function renderCampaignHtml(summary: CampaignSummary, links: ReadonlyMap<
       `<td>${system.commands}</td>`,
       `<td>${rate} <span class="bar" style="width:${Math.round((60 * rate) / fastest)}px"></span></td>`,
       `<td${findings > 0 ? ' class="bad"' : ''}>${findings}</td>`,
-      `<td>${oom === null ? '-' : `${(100 * oom.share).toFixed(1)} % of ${oom.nullAnswers}`}</td>`,
+      `<td>${escapeHtml(allocatorMetricsCell(system.probes))}</td>`,
       `<td class="left${never.length > 0 ? ' bad' : ''}">${never.length === 0 ? '-' : escapeHtml(never.join(', '))}</td>`,
       '</tr>',
     ].join('');
@@ -50,18 +52,24 @@ export function renderCampaignHtml(summary: CampaignSummary, links: ReadonlyMap<
     `<dt>stopped</dt><dd>${escapeHtml(summary.stopped)}</dd>`,
     '</dl>',
     '<table class="summary" id="systems">',
-    '<thead><tr><th>system</th><th>runs</th><th>commands</th><th>commands/s/core</th><th>findings</th><th>false OOM</th><th>probes never hit</th></tr></thead>',
+    `<thead><tr><th>system</th><th>runs</th><th>commands</th><th>commands/s/core</th><th>findings</th><th>${escapeHtml(ALLOCATOR_METRICS_TITLE)}</th><th>probes never hit</th></tr></thead>`,
     `<tbody>${rows.join('\n')}</tbody>`,
     '</table>',
-    '<p class="keys">false OOM: the share of an allocator\'s null answers given while an aligned free gap large enough existed (of that many null answers). Probes never hit: deep paths no run of this campaign reached.</p>',
+    '<p class="keys">false OOM: the share of an allocator\'s null answers given while an aligned free gap large enough existed (of that many null answers); largest on empty: the largest request, as a share of the capacity, an empty pool served. Probes never hit: deep paths no run of this campaign reached.</p>',
     `<h2>Findings (${summary.findings.length})</h2>`,
-    summary.findings.length === 0 ? '<p>no findings</p>' : `<ul id="findings">${findings.join('\n')}</ul>`,
+    summary.findings.length === 0
+      ? '<p>no findings</p>'
+      : `<ul id="findings">${findings.join('\n')}</ul>`,
     '</section>',
   ].join('\n');
   return htmlPage(title, body);
 }
 
-export function writeCampaignHtml(file: string, summary: CampaignSummary, links: ReadonlyMap<string, string>): void {
+export function writeCampaignHtml(
+  file: string,
+  summary: CampaignSummary,
+  links: ReadonlyMap<string, string>,
+): void {
   mkdirSync(path.dirname(file), { recursive: true });
   writeFileSync(file, renderCampaignHtml(summary, links));
 }

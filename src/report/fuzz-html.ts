@@ -21,8 +21,15 @@ export function findingHtmlPath(findingFile: string): string {
  * Writes the HTML report beside a new finding (and removes the one of the finding it replaced).
  * A hang or a worker death is not replayed here (it could hang this thread): it gets no page.
  */
-export function writeFindingHtml(root: string, entry: FindingEntry, target: Target, finding: RunFinding, replacedFile?: string): void {
-  if (replacedFile !== undefined && replacedFile !== entry.file) rmSync(findingHtmlPath(path.resolve(root, replacedFile)), { force: true });
+export function writeFindingHtml(
+  root: string,
+  entry: FindingEntry,
+  target: Target,
+  finding: RunFinding,
+  replacedFile?: string,
+): void {
+  if (replacedFile !== undefined && replacedFile !== entry.file)
+    rmSync(findingHtmlPath(path.resolve(root, replacedFile)), { force: true });
   if (WATCHDOG_CHECKS.includes(finding.check)) return;
   const runOptions = target.implFactory === undefined ? {} : { implFactory: target.implFactory };
   const outcome = runSequence(target.system, finding.config, finding.commands, runOptions);
@@ -33,16 +40,27 @@ export function writeFindingHtml(root: string, entry: FindingEntry, target: Targ
     `replay: ${entry.replay}`,
     `keep it: npm run regress -- save --finding ${entry.file}`,
   ];
-  writeHtmlReport(findingHtmlPath(path.resolve(root, entry.file)), { system: target.system, failure: outcome.failure, commands: finding.commands, runOptions, notes });
+  writeHtmlReport(findingHtmlPath(path.resolve(root, entry.file)), {
+    system: target.system,
+    failure: outcome.failure,
+    commands: finding.commands,
+    runOptions,
+    notes,
+  });
 }
 
 /** `--html OUT` of a campaign: its summary page, linking the findings' pages that exist. */
-export function writeCampaignSummaryHtml(file: string, summary: CampaignSummary, root: string): void {
+export function writeCampaignSummaryHtml(
+  file: string,
+  summary: CampaignSummary,
+  root: string,
+): void {
   const out = path.resolve(file);
   const links = new Map<string, string>();
   for (const finding of summary.findings) {
     const page = findingHtmlPath(path.resolve(root, finding.file));
-    if (existsSync(page)) links.set(finding.file, path.relative(path.dirname(out), page).split(path.sep).join('/'));
+    if (existsSync(page))
+      links.set(finding.file, path.relative(path.dirname(out), page).split(path.sep).join('/'));
   }
   writeCampaignHtml(out, summary, links);
   console.log(`html: ${path.relative(process.cwd(), out) || out}`);

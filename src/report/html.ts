@@ -16,12 +16,18 @@ import { PAGE_STYLE } from './page-style.js';
 
 /** Escapes text for HTML element content and attribute values. */
 export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+  return text.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!,
+  );
 }
 
 /** JSON safe inside a <script> element (no "</script", no line separators JavaScript rejects). */
 export function scriptJson(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 
 /** The page skeleton every report page shares. */
@@ -47,7 +53,8 @@ export function htmlPage(title: string, body: string, script = ''): string {
 }
 
 function legend(page: PageData): string {
-  const item = (label: string, color: string) => `<span style="--c: var(${color})">${escapeHtml(label)}</span>`;
+  const item = (label: string, color: string) =>
+    `<span style="--c: var(${color})">${escapeHtml(label)}</span>`;
   if (page.kind === 'heap') {
     return [
       item('model live (upper half of a row)', '--model'),
@@ -59,16 +66,32 @@ function legend(page: PageData): string {
     ].join('');
   }
   if (page.kind === 'timeline') {
-    return [...TIMELINE_STATES.filter((state) => state !== 'untracked').map((state) => item(state, `--s-${state}`)), item('flagged by a judge', '--hl'), item('work queued per queue (count)', '--s-in-flight'), item('usage (impl)', '--impl'), item('usage (model)', '--model'), item('budget', '--fail')].join('');
+    return [
+      ...TIMELINE_STATES.filter((state) => state !== 'untracked').map((state) =>
+        item(state, `--s-${state}`),
+      ),
+      item('flagged by a judge', '--hl'),
+      item('work queued per queue (count)', '--s-in-flight'),
+      item('usage (impl)', '--impl'),
+      item('usage (model)', '--model'),
+      item('budget', '--fail'),
+    ].join('');
   }
   return '';
 }
 
 function highlightList(page: PageData): string {
-  if (page.highlights.length === 0) return page.failingStep < 0 ? '' : '<p class="keys">nothing to highlight in the picture at the failing step: see the checks above</p>';
+  if (page.highlights.length === 0)
+    return page.failingStep < 0
+      ? ''
+      : '<p class="keys">nothing to highlight in the picture at the failing step: see the checks above</p>';
   const items = page.highlights.map((h) => {
-    const what = h.range !== undefined ? `[${h.range[0]}, ${h.range[0] + h.range[1]})` : (h.row ?? '');
-    const attrs = h.range !== undefined ? ` data-offset="${h.range[0]}" data-size="${h.range[1]}"` : ` data-row="${escapeHtml(h.row ?? '')}"`;
+    const what =
+      h.range !== undefined ? `[${h.range[0]}, ${h.range[0] + h.range[1]})` : (h.row ?? '');
+    const attrs =
+      h.range !== undefined
+        ? ` data-offset="${h.range[0]}" data-size="${h.range[1]}"`
+        : ` data-row="${escapeHtml(h.row ?? '')}"`;
     return `<li data-step="${h.step}" data-side="${h.side}" data-reason="${h.reason}"${attrs}><code>${escapeHtml(what)}</code> ${h.side === 'impl' ? 'implementation' : 'model'}: ${h.reason.replace(/-/g, ' ')}</li>`;
   });
   return `<h2>Highlighted at step ${page.failingStep}</h2><ul class="highlights" id="highlights">${items.join('')}</ul>`;
@@ -84,7 +107,9 @@ export function renderHtmlReport(data: ReportData): string {
     '<dl class="facts">',
     ...page.notes.map((note) => {
       const at = note.indexOf(':');
-      return at > 0 && at < 12 ? `<dt>${escapeHtml(note.slice(0, at))}</dt><dd>${escapeHtml(note.slice(at + 1).trim())}</dd>` : `<dt></dt><dd>${escapeHtml(note)}</dd>`;
+      return at > 0 && at < 12
+        ? `<dt>${escapeHtml(note.slice(0, at))}</dt><dd>${escapeHtml(note.slice(at + 1).trim())}</dd>`
+        : `<dt></dt><dd>${escapeHtml(note)}</dd>`;
     }),
     `<dt>system</dt><dd>${escapeHtml(page.system)}: ${escapeHtml(page.summary)}</dd>`,
     `<dt>config</dt><dd><code>${escapeHtml(page.config)}</code></dd>`,
@@ -98,7 +123,9 @@ export function renderHtmlReport(data: ReportData): string {
     `<div class="legend">${legend(page)}</div>`,
     `<div class="picture"><canvas id="picture" data-kind="${page.kind}" data-steps="${page.steps.length}" data-failing-step="${page.failingStep}" aria-label="${page.kind === 'heap' ? 'heap map: offset across, step down' : 'timeline: step across, object down'}"></canvas><canvas id="overlay" class="overlay"></canvas><canvas id="labels" class="labels"></canvas></div>`,
     highlightList(page),
-    page.ending.length > 0 ? `<h2>${escapeHtml(page.ending[0]!)}</h2><pre>${escapeHtml(page.ending.slice(1).join('\n'))}</pre>` : '',
+    page.ending.length > 0
+      ? `<h2>${escapeHtml(page.ending[0]!)}</h2><pre>${escapeHtml(page.ending.slice(1).join('\n'))}</pre>`
+      : '',
     '</div>',
     '<aside>',
     '<div class="keys"><kbd>↑</kbd><kbd>↓</kbd> or <kbd>j</kbd><kbd>k</kbd> step, <kbd>PgUp</kbd><kbd>PgDn</kbd> 10 steps, <kbd>Home</kbd><kbd>End</kbd>, <kbd>f</kbd> failing step, <kbd>z</kbd> zoom; hover the picture for a step\'s answers</div>',

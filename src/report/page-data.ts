@@ -45,36 +45,57 @@ export interface PageData {
 
 function jsonText(value: Json | undefined): string {
   const text = JSON.stringify(value ?? null);
-  return text.length <= MAX_PAGE_ANSWER_CHARS ? text : `${text.slice(0, MAX_PAGE_ANSWER_CHARS)}... (${text.length} chars)`;
+  return text.length <= MAX_PAGE_ANSWER_CHARS
+    ? text
+    : `${text.slice(0, MAX_PAGE_ANSWER_CHARS)}... (${text.length} chars)`;
 }
 
 /** The page heading: the console report's first line (a passing sequence says so). */
 export function pageHeading(data: ReportData): string {
-  if (data.failingStep < 0) return `${data.title} ${data.system.name}: every check holds over ${data.commands.length} commands`;
+  if (data.failingStep < 0)
+    return `${data.title} ${data.system.name}: every check holds over ${data.commands.length} commands`;
   return `${data.title} ${data.system.name}: check ${checksText(data)} failed at step ${data.failingStep} of ${data.commands.length}`;
 }
 
 export function pageData(data: ReportData): PageData {
   const steps: PageStep[] = data.steps.map((step) => {
-    const page: { -readonly [K in keyof PageStep]: PageStep[K] } = { command: JSON.stringify(step.command), model: jsonText(step.model), impl: jsonText(step.impl), same: jsonEqual(step.model, step.impl) };
-    if (step.modelTrace !== undefined && step.modelTrace !== null) page.modelReturned = jsonText(step.modelTrace);
-    if (step.implTrace !== undefined && step.implTrace !== null) page.implReturned = jsonText(step.implTrace);
+    const page: { -readonly [K in keyof PageStep]: PageStep[K] } = {
+      command: JSON.stringify(step.command),
+      model: jsonText(step.model),
+      impl: jsonText(step.impl),
+      same: jsonEqual(step.model, step.impl),
+    };
+    if (step.modelTrace !== undefined && step.modelTrace !== null)
+      page.modelReturned = jsonText(step.modelTrace);
+    if (step.implTrace !== undefined && step.implTrace !== null)
+      page.implReturned = jsonText(step.implTrace);
     if (step.modelVisual !== undefined) page.modelVisual = step.modelVisual;
     if (step.implVisual !== undefined) page.implVisual = step.implVisual;
     return page;
   });
-  const first = data.steps.find((step) => step.implVisual !== undefined || step.modelVisual !== undefined);
+  const first = data.steps.find(
+    (step) => step.implVisual !== undefined || step.modelVisual !== undefined,
+  );
   const kind = (first?.implVisual ?? first?.modelVisual)?.kind ?? 'none';
   const failing = data.steps[data.failingStep];
   const previous = data.steps[data.failingStep - 1];
   const ending =
     data.ending.kind === 'diff'
-      ? [`diff of the observations at step ${data.failingStep} (model => implementation):`, ...data.ending.lines]
+      ? [
+          `diff of the observations at step ${data.failingStep} (model => implementation):`,
+          ...data.ending.lines,
+        ]
       : data.ending.kind === 'observations'
-        ? [`observations at step ${data.failingStep}:`, `model ${jsonText(data.ending.model)}`, `implementation ${jsonText(data.ending.impl)}`]
+        ? [
+            `observations at step ${data.failingStep}:`,
+            `model ${jsonText(data.ending.model)}`,
+            `implementation ${jsonText(data.ending.impl)}`,
+          ]
         : data.failingStep < 0
           ? []
-          : [`the observations at step ${data.failingStep} agree; the invariant above is what failed`];
+          : [
+              `the observations at step ${data.failingStep} agree; the invariant above is what failed`,
+            ];
   return {
     heading: pageHeading(data),
     title: data.title,
@@ -87,7 +108,13 @@ export function pageData(data: ReportData): PageData {
     failingStep: data.failingStep,
     steps,
     kind,
-    highlights: failing === undefined ? [] : findHighlights(data.failingStep, failing.modelVisual, failing.implVisual, { model: previous?.modelVisual, impl: previous?.implVisual }),
+    highlights:
+      failing === undefined
+        ? []
+        : findHighlights(data.failingStep, failing.modelVisual, failing.implVisual, {
+            model: previous?.modelVisual,
+            impl: previous?.implVisual,
+          }),
     ending,
     text: renderReportText(data),
   };

@@ -6,7 +6,7 @@
  * z zooms the heap map to the highlighted ranges and back.
  * window.gpumvReport exposes the geometry and what was drawn (the browser tests read it).
  */
-export const PAGE_SCRIPT = String.raw`
+export const PAGE_SCRIPT = `
 (function () {
   'use strict';
   var data = JSON.parse(document.getElementById('report-data').textContent);

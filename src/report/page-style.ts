@@ -1,5 +1,5 @@
 /** The report pages' stylesheet (inlined): light and dark by prefers-color-scheme. */
-export const PAGE_STYLE = String.raw`
+export const PAGE_STYLE = `
 :root {
   color-scheme: light dark;
   --bg: #fbfbfa; --fg: #1d1f21; --muted: #5f6368; --panel: #f0f1f3; --line: #d5d8dc;

@@ -8,22 +8,27 @@ import { inspectBlocks, type Allocator, type BlockAllocator } from '../alloc/all
 import type { QueueTimeline } from '../gpu/queue-timeline.js';
 import type { ResidencyManager } from '../residency/residency-manager-types.js';
 import type { ResidencySetPool } from '../residency/residency-set-types.js';
-import type { AllocSide } from './alloc-common.js';
-import type { DeferredSide } from './deferred-free.js';
-import type { UploadSide } from './fast-allocator.js';
-import type { RingSide } from './ring-upload.js';
+import type { AllocSide } from './alloc-side.js';
+import type { DeferredSide } from './deferred-free-side.js';
+import type { UploadSide } from './upload-pages-side.js';
+import type { RingSide } from './ring-upload-side.js';
 import type { UploadPageState } from '../alloc/upload-pages-types.js';
 import type { HeapVisual, TimelineRow, TimelineVisual, VisualRange } from '../harness/visual.js';
 
 function isBlockAllocator(allocator: unknown): allocator is BlockAllocator {
-  return typeof allocator === 'object' && allocator !== null && ('blocksView' in allocator || 'blocks' in allocator);
+  return (
+    typeof allocator === 'object' &&
+    allocator !== null &&
+    ('blocksView' in allocator || 'blocks' in allocator)
+  );
 }
 
 /** The free blocks of an allocator that exposes its blocks (undefined when it does not). */
 export function freeBlocksOf(allocator: Allocator | BlockAllocator): VisualRange[] | undefined {
   if (!isBlockAllocator(allocator)) return undefined;
   const free: VisualRange[] = [];
-  for (const block of inspectBlocks(allocator)) if (block.free) free.push([block.offsetBytes, block.sizeBytes]);
+  for (const block of inspectBlocks(allocator))
+    if (block.free) free.push([block.offsetBytes, block.sizeBytes]);
   return free;
 }
 
@@ -41,7 +46,11 @@ export function busyRangesOf(timeline: QueueTimeline): VisualRange[] {
 export function heapVisual(
   extentBytes: number,
   live: Iterable<{ readonly offsetBytes: number; readonly sizeBytes: number }>,
-  extra: { readonly free?: readonly VisualRange[] | undefined; readonly busy?: readonly VisualRange[]; readonly regions?: readonly VisualRange[] } = {},
+  extra: {
+    readonly free?: readonly VisualRange[] | undefined;
+    readonly busy?: readonly VisualRange[];
+    readonly regions?: readonly VisualRange[];
+  } = {},
 ): HeapVisual {
   const ranges: VisualRange[] = [];
   for (const range of live) ranges.push([range.offsetBytes, range.sizeBytes]);
@@ -55,7 +64,11 @@ export function heapVisual(
   };
 }
 
-const STATUS_OF_OBJECT = { resident: 'resident', evicted: 'evicted', untracked: 'untracked' } as const;
+const STATUS_OF_OBJECT = {
+  resident: 'resident',
+  evicted: 'evicted',
+  untracked: 'untracked',
+} as const;
 
 /**
  * A timeline column of a residency manager: each object's state as the manager books it (in
@@ -92,7 +105,14 @@ export function managerVisual(manager: ResidencyManager): TimelineVisual {
   }
   fences.paging = gpu.pagingFenceCompleted;
   const memory = gpu.localMemory();
-  return { kind: 'timeline', rows, budgetBytes: memory.budgetBytes, usageBytes: gpu.localUsageBytes, fences, queued };
+  return {
+    kind: 'timeline',
+    rows,
+    budgetBytes: memory.budgetBytes,
+    usageBytes: gpu.localUsageBytes,
+    fences,
+    queued,
+  };
 }
 
 /** A timeline column of a residency-set pool: each live set open or closed (failed: out of memory) with its contents. */
@@ -120,14 +140,18 @@ export function allocVisual<A extends Allocator>(s: AllocSide<A>): HeapVisual {
  */
 export function ringVisual(s: RingSide): HeapVisual {
   const live: VisualRange[] = [];
-  for (const offsetBytes of [...s.reserved, ...s.submitted]) live.push([offsetBytes, s.handouts.get(offsetBytes)?.sizeBytes ?? 0]);
+  for (const offsetBytes of [...s.reserved, ...s.submitted])
+    live.push([offsetBytes, s.handouts.get(offsetBytes)?.sizeBytes ?? 0]);
   live.sort((a, b) => a[0] - b[0]);
   return { kind: 'heap', extentBytes: s.capacityBytes, live, busy: busyRangesOf(s.timeline) };
 }
 
 /** A deferred-free side: the caller's allocations, the sub-allocator's free blocks and the bytes GPU reads still use. */
 export function deferredVisual(s: DeferredSide): HeapVisual {
-  return heapVisual(s.config.capacityBytes, s.liveByOffset, { free: freeBlocksOf(s.allocator.inner), busy: busyRangesOf(s.timeline) });
+  return heapVisual(s.config.capacityBytes, s.liveByOffset, {
+    free: freeBlocksOf(s.allocator.inner),
+    busy: busyRangesOf(s.timeline),
+  });
 }
 
 /**
@@ -148,7 +172,8 @@ export function uploadVisual<A extends UploadPageState>(s: UploadSide<A>): HeapV
   for (const handout of s.frame) {
     // A hand-out on a buffer already destroyed has no place in the heap any more (its judge reports it).
     const buffer = s.heap.buffers.get(handout.bufferId);
-    if (buffer !== undefined) live.push([buffer.baseAddress + handout.offsetBytes, handout.sizeBytes]);
+    if (buffer !== undefined)
+      live.push([buffer.baseAddress + handout.offsetBytes, handout.sizeBytes]);
   }
   const busy = busyRangesOf(s.timeline);
   for (const [offset, size] of busy) extentBytes = Math.max(extentBytes, offset + size);
