@@ -29,6 +29,9 @@ import {
 } from '../src/report/fuzz-html.js';
 import { MUTANTS } from '../mutants/index.js';
 import { BUILTIN_SYSTEMS } from '../src/systems/index.js';
+import { userAllocatorSystemFromModule } from '../src/systems/user-allocator.js';
+import { loadUserAllocator } from '../src/user-allocator-module.js';
+import { checkSystem } from '../src/harness/property.js';
 import { namedRanges, REGRESSIONS, storedReport } from './html-report-support.js';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -389,5 +392,29 @@ describe('HTML report', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it("a user allocator of policy 'any' (no model): the implementation's side only, its heap map drawn", async () => {
+    const system = userAllocatorSystemFromModule(
+      await loadUserAllocator(path.join(ROOT, 'examples', 'broken-allocator.mjs')),
+    );
+    expect(system.modelless).toBe(true);
+    const result = checkSystem(system, { seed: 7, numRuns: 200 });
+    expect(result.failed).toBe(true);
+    if (!result.failed) return;
+    const input = { system, failure: result.failure, commands: result.commands };
+    const page = pageData(buildReport({ ...input, withVisuals: true }));
+    expect(page.modelless).toBe(true);
+    expect(page.kind).toBe('heap');
+    expect(
+      page.steps.every(
+        (step) =>
+          step.modelVisual === undefined &&
+          step.modelReturned === undefined &&
+          step.implVisual?.kind === 'heap',
+      ),
+    ).toBe(true);
+    expect(page.text).toBe(formatReport(input));
+    expect(page.ending.some((line) => line.includes('agree'))).toBe(false);
   });
 });

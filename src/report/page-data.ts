@@ -34,6 +34,8 @@ export interface PageData {
   readonly message: string;
   readonly notes: readonly string[];
   readonly failingStep: number;
+  /** The system has no model: each step shows the implementation's answer only. */
+  readonly modelless: boolean;
   readonly steps: readonly PageStep[];
   /** What the picture is: a heap map, a timeline, or none (the system has no visual hook). */
   readonly kind: 'heap' | 'timeline' | 'none';
@@ -65,12 +67,14 @@ export function pageData(data: ReportData): PageData {
       impl: jsonText(step.impl),
       same: jsonEqual(step.model, step.impl),
     };
-    if (step.modelTrace !== undefined && step.modelTrace !== null)
-      page.modelReturned = jsonText(step.modelTrace);
     if (step.implTrace !== undefined && step.implTrace !== null)
       page.implReturned = jsonText(step.implTrace);
-    if (step.modelVisual !== undefined) page.modelVisual = step.modelVisual;
     if (step.implVisual !== undefined) page.implVisual = step.implVisual;
+    // A system without a model: the implementation's side only (its stand-in model has no opinion).
+    if (data.modelless) return page;
+    if (step.modelTrace !== undefined && step.modelTrace !== null)
+      page.modelReturned = jsonText(step.modelTrace);
+    if (step.modelVisual !== undefined) page.modelVisual = step.modelVisual;
     return page;
   });
   const first = data.steps.find(
@@ -91,7 +95,7 @@ export function pageData(data: ReportData): PageData {
             `model ${jsonText(data.ending.model)}`,
             `implementation ${jsonText(data.ending.impl)}`,
           ]
-        : data.failingStep < 0
+        : data.failingStep < 0 || data.ending.kind === 'none'
           ? []
           : [
               `the observations at step ${data.failingStep} agree; the invariant above is what failed`,
@@ -106,6 +110,7 @@ export function pageData(data: ReportData): PageData {
     message: data.message,
     notes: data.notes,
     failingStep: data.failingStep,
+    modelless: data.modelless,
     steps,
     kind,
     highlights:

@@ -226,6 +226,9 @@ export const PAGE_SCRIPT = `
 
   function answers(s) {
     var h = '';
+    if (data.modelless) {
+      return '<div><span class="k">implementation (no model):</span> <code>' + esc(s.implReturned !== undefined ? s.implReturned : s.impl) + '</code></div>';
+    }
     if (s.same) h += '<div><span class="k">both:</span> <code>' + esc(s.model) + '</code></div>';
     else h += '<div><span class="k">model:</span> <code>' + esc(s.model) + '</code></div><div><span class="k">implementation:</span> <code>' + esc(s.impl) + '</code></div>';
     if (s.modelReturned !== undefined && s.modelReturned === s.implReturned) h += '<div><span class="k">returned (both):</span> <code>' + esc(s.modelReturned) + '</code></div>';
