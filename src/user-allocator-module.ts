@@ -18,6 +18,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { exportNames, loadErrorText } from './load-module.js';
 import { isPowerOfTwo, type Allocator, type AllocatorPolicy } from './alloc/allocator.js';
 import { promiseProblem, type AllocatorPromise, type PromiseFunction } from './systems/alloc-promise.js';
 
@@ -62,8 +63,7 @@ export async function loadUserAllocator(modulePath: string): Promise<UserAllocat
   try {
     loaded = (await import(pathToFileURL(absolute).href)) as Record<string, unknown>;
   } catch (error) {
-    const text = error instanceof Error ? error.message.split('\n')[0] : String(error);
-    throw new UserAllocatorError(modulePath, `failed to load: ${text}`);
+    throw new UserAllocatorError(modulePath, `failed to load: ${loadErrorText(error, absolute)}`);
   }
   // A CommonJS module or a default export object may hold the named exports.
   const fallback = (loaded.default ?? {}) as Record<string, unknown>;
@@ -99,14 +99,6 @@ export async function loadUserAllocator(modulePath: string): Promise<UserAllocat
     ...(promise === undefined ? {} : { promise }),
     ...(maxCapacityBytes === undefined ? {} : { maxCapacityBytes: maxCapacityBytes as number }),
   };
-}
-
-/** The module's named exports (and those of its default export object), sorted. */
-function exportNames(loaded: Record<string, unknown>): string[] {
-  const names = new Set(Object.keys(loaded).filter((name) => name !== 'default'));
-  const fallback = loaded.default;
-  if (typeof fallback === 'object' && fallback !== null) for (const name of Object.keys(fallback)) names.add(name);
-  return [...names].sort();
 }
 
 /** The promise a module declares: export promise (an object) or export promises (a function), not both. */

@@ -16,7 +16,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fc } from '@fast-check/vitest';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkSystem, cliCommand, saveCommandLine, type CheckResult } from './harness/property.js';
 import { formatReport } from './harness/report.js';
@@ -28,7 +28,7 @@ import { loadProject, projectRelative, userAllocatorForProject, type Project } f
 import type { AllocatorPolicy } from './alloc/allocator.js';
 import { USER_ALLOCATOR_SYSTEM } from './systems/user-allocator.js';
 import { fileSystemName } from './cli/fuzz-targets.js';
-import { isWatchdogFile, regressionFilesUnder as filesUnder } from './cli/preflight.js';
+import { isWatchdogFile, notARegression, regressionFilesUnder as filesUnder } from './cli/preflight.js';
 
 export interface SystemTestParameters {
   /** fast-check seed (default: fast-check's global seed, else the project's fixed seed). */
@@ -204,6 +204,11 @@ export function replayRegressions(parameters: ReplayParameters = {}): void {
     if (files.length === 0) it.skip(`no regression files in ${dir} yet`, () => {});
     for (const file of files) {
       const name = path.relative(dir, file);
+      const notRegression = notARegression(file);
+      if (notRegression !== null) {
+        it.skip(`${name}: ${notRegression}`, () => {});
+        continue;
+      }
       if (isWatchdogFile(file)) {
         // A file recorded as a hang would hang this test process: `regress replay` replays it in a watched worker.
         it.skip(`${name}: recorded as a hang or worker death; replay it with: ${cliCommand('regress')} replay ${name}`, () => {});

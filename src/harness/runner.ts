@@ -308,6 +308,12 @@ function safeTrace<S>(trace: (side: S) => Json, side: S): Json {
   }
 }
 
+/**
+ * Told of every smaller failing case a shrink accepts (the best case so far, and how it fails),
+ * so a caller can show progress and keep the best counterexample if the shrink is cut short.
+ */
+export type ShrinkObserver<C = JsonObject, Cmd = Command> = (config: C, commands: readonly Cmd[], failure: Failure) => void;
+
 /** Bounds of the greedy config shrink in `minimizeCase`. */
 const CONFIG_SHRINK_ROUNDS = 64;
 const CONFIG_CANDIDATES_PER_ROUND = 256;
@@ -333,6 +339,7 @@ export function minimizeSequence<C extends JsonObject, Cmd extends OpNamed, S>(
   config: C,
   commands: readonly Cmd[],
   options: RunOptions<C, S> = {},
+  onProgress?: ShrinkObserver<C, Cmd>,
 ): Cmd[] {
   const first = runSequence(system, config, commands, options);
   if (first.ok) return [...commands];
@@ -344,6 +351,7 @@ export function minimizeSequence<C extends JsonObject, Cmd extends OpNamed, S>(
     if (outcome !== null && !outcome.ok) {
       current = candidate.slice(0, outcome.failure.step + 1);
       index = Math.min(index, current.length);
+      onProgress?.(config, current, outcome.failure);
     }
   }
   return current;
@@ -359,12 +367,13 @@ export function minimizeCase<C extends JsonObject, Cmd extends OpNamed, S>(
   config: C,
   commands: readonly Cmd[],
   options: RunOptions<C, S> = {},
+  onProgress?: ShrinkObserver<C, Cmd>,
 ): { config: C; commands: Cmd[] } {
   const first = runSequence(system, config, commands, options);
   if (first.ok) return { config, commands: [...commands] };
   const key = failureKey(first.failure);
   let currentConfig = config;
-  let current = minimizeSequence(system, config, commands, options);
+  let current = minimizeSequence(system, config, commands, options, onProgress);
   const configArb = system.configArb();
   for (let round = 0; round < CONFIG_SHRINK_ROUNDS; round++) {
     if (!configArb.canShrinkWithoutContext(currentConfig)) break;
@@ -373,9 +382,11 @@ export function minimizeCase<C extends JsonObject, Cmd extends OpNamed, S>(
     for (const candidate of configArb.shrink(currentConfig, undefined)) {
       if (tried++ >= CONFIG_CANDIDATES_PER_ROUND) break;
       if (system.checkConfig(candidate.value) !== null) continue;
-      if (failsWith(system, candidate.value, current, key, options) !== null) {
+      const outcome = failsWith(system, candidate.value, current, key, options);
+      if (outcome !== null && !outcome.ok) {
         currentConfig = candidate.value;
-        current = minimizeSequence(system, currentConfig, current, options);
+        onProgress?.(currentConfig, current, outcome.failure);
+        current = minimizeSequence(system, currentConfig, current, options, onProgress);
         accepted = true;
         break;
       }

@@ -3,7 +3,7 @@
  * its JSON file) and the campaign summary page of `--html OUT`. Both are called once from
  * src/cli/fuzz.ts.
  */
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { CampaignSummary, FindingEntry, RunFinding } from '../harness/campaign.js';
 import { runSequence } from '../harness/runner.js';
@@ -18,18 +18,16 @@ export function findingHtmlPath(findingFile: string): string {
 }
 
 /**
- * Writes the HTML report beside a new finding (and removes the one of the finding it replaced).
- * A hang or a worker death is not replayed here (it could hang this thread): it gets no page.
+ * Writes the HTML report beside a finding whose file is final (the campaign prints its report at
+ * the same moment). A hang or a worker death is not replayed here (it could hang this thread): it
+ * gets no page.
  */
 export function writeFindingHtml(
   root: string,
   entry: FindingEntry,
   target: Target,
   finding: RunFinding,
-  replacedFile?: string,
 ): void {
-  if (replacedFile !== undefined && replacedFile !== entry.file)
-    rmSync(findingHtmlPath(path.resolve(root, replacedFile)), { force: true });
   if (WATCHDOG_CHECKS.includes(finding.check)) return;
   const runOptions = target.implFactory === undefined ? {} : { implFactory: target.implFactory };
   const outcome = runSequence(target.system, finding.config, finding.commands, runOptions);
