@@ -53,6 +53,7 @@ kbd { border: 1px solid var(--line); border-bottom-width: 2px; border-radius: 3p
 details { margin: 10px 20px 24px; }
 table.summary { border-collapse: collapse; margin: 8px 0; }
 table.summary th, table.summary td { border-bottom: 1px solid var(--line); padding: 4px 10px; text-align: right; }
+table.summary th:not(:last-child), table.summary td:not(:last-child) { white-space: nowrap; }
 table.summary th:first-child, table.summary td:first-child, table.summary td.left, table.summary th:last-child { text-align: left; }
 table.summary td.bad { color: var(--fail); font-weight: 600; }
 .bar { display: inline-block; height: 10px; background: var(--model); vertical-align: middle; }
