@@ -4,7 +4,9 @@
  *
  * Written for obviousness: the LRU lists are plain arrays (head = index 0, the stalest), every
  * move is indexOf + splice, sync points are an array of {generation, [queue, value][]}, and
- * generations and ticks are BigInt with explicit 64-bit wrap-around where the library wraps.
+ * ticks are BigInt with explicit 64-bit wrap-around where the library wraps. Generations are
+ * numbers: each command consumes a bounded number of them, so they stay far below 2^53, and
+ * the one place the library would wrap one (G-1 at G = 0) is asserted unreachable below.
  * Slow on purpose; the implementation must agree with it decision for decision: the same device
  * calls with the same objects in the same order, the same CPU waits, the same events.
  *
@@ -65,14 +67,14 @@ import {
 } from '../src/residency/residency-manager-types.js';
 
 interface SyncPoint {
-  generation: bigint;
+  generation: number;
   /** (queue, fence value last signalled on it) for every queue known when it was made. */
   entries: [number, number][];
 }
 
 interface Work {
   objects: number[];
-  generation: bigint;
+  generation: number;
   pagingFenceValue: number;
 }
 
@@ -92,9 +94,9 @@ export class ResidencyManagerModel implements ResidencyManager {
   private numResident = 0;
   private numEvicted = 0;
   private residentSizeBytes = 0;
-  private readonly lastSync: bigint[];
+  private readonly lastSync: number[];
   private readonly lastUsedTicks: bigint[];
-  private generation = 0n;
+  private generation = 0;
   private readonly knownQueues: number[] = [];
   private readonly fenceValue = new Map<number, number>();
   private readonly syncPoints: SyncPoint[] = [];
@@ -121,7 +123,7 @@ export class ResidencyManagerModel implements ResidencyManager {
     });
     const count = config.objectSizesBytes.length;
     this.statusOf = new Array<ObjectStatus>(count).fill('untracked');
-    this.lastSync = new Array<bigint>(count).fill(0n);
+    this.lastSync = new Array<number>(count).fill(0);
     this.lastUsedTicks = new Array<bigint>(count).fill(0n);
     // Without Device3 the paging counter is bumped from 0 to 1 at Initialize
     // (docs/spec/residency-library.md#rl-5).
@@ -214,7 +216,7 @@ export class ResidencyManagerModel implements ResidencyManager {
     return chosen;
   }
 
-  private trimToSyncPointInclusive(usageBytes: number, budgetBytes: number, syncPoint: bigint): number[] {
+  private trimToSyncPointInclusive(usageBytes: number, budgetBytes: number, syncPoint: number): number[] {
     const chosen: number[] = [];
     let usage = usageBytes;
     while (this.resident.length > 0) {
@@ -233,7 +235,7 @@ export class ResidencyManagerModel implements ResidencyManager {
     if (this.statusOf[object] !== 'untracked') throw new ContractError(ManagerErrors.ALREADY_TRACKED, `object ${object} is already tracked`);
     this.gpu.createObject(object, !this.config.startEvicted);
     this.statusOf[object] = this.config.startEvicted ? 'evicted' : 'resident';
-    this.lastSync[object] = 0n;
+    this.lastSync[object] = 0;
     this.lastUsedTicks[object] = 0n;
     this.lruInsert(object);
   }
@@ -253,7 +255,7 @@ export class ResidencyManagerModel implements ResidencyManager {
 
   private localMemory(): LocalBudget {
     const reported = this.gpu.localMemory();
-    if (!this.config.unrealBudgetCap) return { ...reported, limitBytes: null };
+    if (!this.config.unrealBudgetCap) return { budgetBytes: reported.budgetBytes, usageBytes: reported.usageBytes, limitBytes: null };
     const limitBytes = this.background ? 0 : this.config.debugBudgetBytes >= 0 ? this.config.debugBudgetBytes : reported.budgetBytes;
     return { budgetBytes: Math.min(reported.budgetBytes, limitBytes), usageBytes: reported.usageBytes, limitBytes };
   }
@@ -298,7 +300,7 @@ export class ResidencyManagerModel implements ResidencyManager {
   }
 
   private isComplete(point: SyncPoint): boolean {
-    return point.entries.every(([queue, value]) => this.gpu.fenceCompleted(queue) >= value);
+    return point.entries.every((entry) => this.gpu.fenceCompleted(entry[0]) >= entry[1]);
   }
 
   private dequeueCompletedSyncPoints(): SyncPoint | null {
@@ -306,7 +308,7 @@ export class ResidencyManagerModel implements ResidencyManager {
     return this.syncPoints[0] ?? null;
   }
 
-  private waitForSyncPoint(generation: bigint): void {
+  private waitForSyncPoint(generation: number): void {
     while (this.syncPoints.length > 0) {
       const head = this.syncPoints[0]!;
       if (head.generation > generation) return;
@@ -481,9 +483,9 @@ export class ResidencyManagerModel implements ResidencyManager {
       }
       let waitGeneration = firstUncompleted.generation;
       if (waitGeneration === work.generation) {
-        if (work.generation === 0n) throw new Error('model: G-1 at generation 0 (the guard above makes this unreachable)');
+        if (work.generation === 0) throw new Error('model: G-1 at generation 0 (the guard above makes this unreachable)');
         this.emit('g-minus-one');
-        waitGeneration = work.generation - 1n;
+        waitGeneration = work.generation - 1;
       }
       this.waitForSyncPoint(waitGeneration);
       const trimmed = this.trimToSyncPointInclusive(usageBytes + sizeToMakeResident, budgetBytes, waitGeneration);
@@ -507,20 +509,20 @@ export class ResidencyManagerModel implements ResidencyManager {
     return { resident: this.numResident, evicted: this.numEvicted, residentSizeBytes: this.residentSizeBytes };
   }
   lastSyncPoint(object: number): number {
-    return Number(this.lastSync[object]!);
+    return this.lastSync[object]!;
   }
   firstUncompletedGeneration(): number {
     const point = this.syncPoints.find((p) => !this.isComplete(p));
-    return point === undefined ? -1 : Number(point.generation);
+    return point === undefined ? -1 : point.generation;
   }
   lastUsedTimestamp(object: number): number {
     return Number(this.lastUsedTicks[object]!);
   }
   syncPointGenerations(): readonly number[] {
-    return this.syncPoints.map((point) => Number(point.generation));
+    return this.syncPoints.map((point) => point.generation);
   }
   currentGeneration(): number {
-    return Number(this.generation);
+    return this.generation;
   }
   queuedWorks(): number {
     return this.works.length;

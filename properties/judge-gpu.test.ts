@@ -953,3 +953,27 @@ describe('queue timeline: the judge of hand-outs', () => {
     expect(timeline.inFlightCount).toBe(2);
   });
 });
+
+describe('simulated GPU: object history text', () => {
+  it('names queued and fallback make-residents and the submissions that touched the object, oldest first', () => {
+    const gpu = makeGpu();
+    gpu.createObject(2, false);
+    gpu.advanceClock(4);
+    expect(gpu.enqueueMakeResident([2], 0, 1, 3, 'fallback')).toBe(true);
+    gpu.queueWaitPaging(1, 3);
+    gpu.executeCommandLists(1, [[2]]);
+    gpu.pagingProgress(1);
+    gpu.advanceClock(2);
+    expect(gpu.progress(1, 2)).toBe(2);
+    expect(gpu.evict([2], 0, 1)).toBe(true);
+    expect(gpu.makeResident([2], 0, 1, 'batch')).toBe(true);
+    expect(gpu.objectHistory(2)).toEqual([
+      't=0: created evicted',
+      't=4: enqueued resident at paging 3 (fallback)',
+      't=6: touched by submission #1 on queue 1',
+      't=6: evicted',
+      't=6: made resident (batch)',
+    ]);
+    expect(makeGpu({ checked: false }).objectHistory(2)).toEqual([]);
+  });
+});

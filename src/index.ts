@@ -54,7 +54,8 @@ export { falseOutOfMemoryShare, largestEmptyPoolShare, allocatorMetricsCell } fr
 
 // The shipped code as a library
 export { ResidencySet, ResidencySetPoolImpl } from './residency/residency-set.js';
-export { ResidencyManagerImpl } from './residency/residency-manager.js';
+export { ResidencyManagerImpl, type ManagerOptions } from './residency/residency-manager.js';
+export type { ResidencyDevice } from './residency/residency-device.js';
 export { SimGpu } from './gpu/sim-gpu.js';
 export { QueueTimeline } from './gpu/queue-timeline.js';
 export { BuddyAllocator, BestFitAllocator, FirstFitAllocator, createSubAllocator, type SubAllocatorConfig, type SubAllocatorKind } from './alloc/index.js';
