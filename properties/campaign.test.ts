@@ -144,9 +144,13 @@ describe('fuzz CLI', () => {
     expect(timing('w2.json').threadRuns).toBe(timing('w1.json').threadRuns);
     const names = readdirSync(path.join(dir, 'w1', 'residency-set'));
     expect(names).toEqual(readdirSync(path.join(dir, 'w2', 'residency-set')));
-    expect(names).toHaveLength(1);
-    expect(names[0]).toMatch(/^fuzz-contents-match-model-open-[0-9a-f]{8}\.json$/);
-    const finding = path.join('residency-set', names[0]!);
+    // The finding and its HTML report beside it (docs/html-report.md): byte-identical but for the folder it names.
+    expect(names).toHaveLength(2);
+    expect(names[1]).toMatch(/^fuzz-contents-match-model-open-[0-9a-f]{8}\.json$/);
+    expect(names[0]).toBe(names[1]!.replace(/\.json$/, '.html'));
+    const page = path.join('residency-set', names[0]!);
+    expect(readFileSync(path.join(dir, 'w2', page), 'utf8').replaceAll(path.join(dir, 'w2'), path.join(dir, 'w1'))).toBe(readFileSync(path.join(dir, 'w1', page), 'utf8'));
+    const finding = path.join('residency-set', names[1]!);
     const text = readFileSync(path.join(dir, 'w1', finding), 'utf8');
     expect(readFileSync(path.join(dir, 'w2', finding), 'utf8')).toBe(text);
     const regression = JSON.parse(text) as { catches: string[]; origin: { date: string; mutant: string; seed: string } };
@@ -189,7 +193,7 @@ describe('fuzz CLI', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'fuzz-allocator-'));
     const campaign = fuzz('--allocator', 'examples/broken-allocator.mjs', '--runs', '20', '--workers', '1', '--out', dir, '--json', path.join(dir, 's.json'));
     expect(campaign.status, campaign.stderr).toBe(1);
-    const name = readdirSync(path.join(dir, 'user-allocator')).find((candidate) => candidate.startsWith('fuzz-no-overlap-'));
+    const name = readdirSync(path.join(dir, 'user-allocator')).find((candidate) => candidate.startsWith('fuzz-no-overlap-') && candidate.endsWith('.json'));
     const file = path.join(dir, 'user-allocator', name!);
     expect(JSON.parse(readFileSync(file, 'utf8')).config.allocatorModule).toBe('examples/broken-allocator.mjs');
     const replay = spawnSync(tsx, [path.join(ROOT, 'src', 'cli', 'regress.ts'), 'replay', file], { encoding: 'utf8', cwd: ROOT });

@@ -81,7 +81,7 @@ describe('the installed package', () => {
     const findings = path.join(project, '.fuzz', 'findings', 'user-allocator');
     // The planted bug also leaves the free list unable to serve an empty pool whole (an
     // empty-pool-liveness finding); the overlap is the one stored here.
-    const name = readdirSync(findings).find((candidate) => candidate.startsWith('fuzz-no-overlap-'));
+    const name = readdirSync(findings).find((candidate) => candidate.startsWith('fuzz-no-overlap-') && candidate.endsWith('.json'));
     expect(name, readdirSync(findings).join(', ')).toBeDefined();
     const finding = JSON.parse(readFileSync(path.join(findings, name!), 'utf8')) as { config: { allocatorModule: string } };
     expect(finding.config.allocatorModule).toBe('src/slab-allocator.mjs');

@@ -18,8 +18,10 @@ export { bothSides, pickLive, sameNumbers, SKIPPED } from './systems/common.js';
 
 // Running and reporting
 export { runSequence, minimizeCase, minimizeSequence, traceSequence, formatFailure, failureKey, RunContext, type Failure, type RunOutcome, type RunOptions, type ImplFactory, type TracedStep } from './harness/runner.js';
+export { buildReport, formatReport, renderReportText, checksText, type ReportData, type ReportInput } from './harness/report.js';
+export { renderHtmlReport, writeHtmlReport } from './report/html.js';
+export { TIMELINE_STATES, type Visual, type HeapVisual, type TimelineVisual, type TimelineRow, type TimelineState, type VisualRange } from './harness/visual.js';
 export { checkSystem, caseArb, firstCase, saveCommandLine, cliCommand, ReplayPathError, type Case, type CheckOptions, type CheckResult, type Finding } from './harness/property.js';
-export { formatReport, checksText, type ReportInput } from './harness/report.js';
 export { planRun, executeRun, runCase, generationPlan, type RunPlan, type RunResult, type RunFinding, type CampaignSummary } from './harness/campaign.js';
 export { loadRegression, replayRegression, replayProblems, serializeRegression, REGRESSION_FORMAT, type Regression, type ReplayResult } from './harness/regression.js';
 export { DEFAULT_SEED, seedNumber } from './harness/seed.js';

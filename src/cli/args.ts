@@ -95,6 +95,7 @@ export const COMMANDS = {
       workers: { type: 'int', min: 1, max: 64 },
       shard: { type: 'string' },
       json: { type: 'string' },
+      html: { type: 'string' },
       out: { type: 'string' },
       resume: { type: 'string' },
       checkpoint: { type: 'duration' },
@@ -133,7 +134,7 @@ export const COMMANDS = {
   },
   'regress replay': { usage: 'npm run regress -- replay', positionals: true, options: { config: { type: 'string' }, timeout: { type: 'duration' } } },
   'regress list': { usage: 'npm run regress -- list', positionals: true, options: { config: { type: 'string' } } },
-  'regress show': { usage: 'npm run regress -- show', positionals: true, options: { config: { type: 'string' } } },
+  'regress show': { usage: 'npm run regress -- show', positionals: true, options: { config: { type: 'string' }, html: { type: 'string' } } },
   'regress migrate': { usage: 'npm run regress -- migrate', positionals: true, options: { config: { type: 'string' } } },
   mutants: {
     usage: 'npm run mutants --',

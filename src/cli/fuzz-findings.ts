@@ -22,6 +22,7 @@ import type { Command } from '../harness/system.js';
 import { rootRelative, writeAtomically } from './fuzz-files.js';
 import type { CampaignOptions } from './fuzz-options.js';
 import { findingReport } from './fuzz-report.js';
+import { writeFindingHtml } from '../report/fuzz-html.js';
 import { fileSystemName, type Target } from './fuzz-targets.js';
 
 /** The best failing case so far of a run being shrunk. */
@@ -212,6 +213,7 @@ export class FindingFiles {
       this.pending.splice(index, 1);
       this.printed.add(path.resolve(this.options.project.root, report.entry.file));
       print(findingReport(report.target, report.finding, report.entry, report.replaced));
+      writeFindingHtml(this.options.project.root, report.entry, report.target, report.finding);
     }
   }
 

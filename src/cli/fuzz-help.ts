@@ -6,7 +6,7 @@ import { DEFAULT_TIMEOUT_MS } from './watchdog.js';
 export const HELP = `usage:
   npm run fuzz -- [--system all|NAME[,NAME...] | --mutant NAME | --allocator MODULE] [--seed S]
                   [--runs N | --budget 30s|45m|8h] [--timeout 10s] [--stop-on-first]
-                  [--workers N] [--shard k/K] [--json FILE] [--out DIR] [--resume FILE] [--config FILE]
+                  [--workers N] [--shard k/K] [--json FILE] [--html OUT] [--out DIR] [--resume FILE] [--config FILE]
   npm run fuzz -- merge SUMMARY.json SUMMARY.json ... [--json FILE]   (see merge --help)
 
 Runs a fuzz campaign: run i of each system gets a seed derived from (campaign seed, system, i),
@@ -42,6 +42,9 @@ generated sequence side by side (model vs implementation) with every invariant c
   --workers   worker threads running the runs (default: the number of cores)
   --shard k/K take only runs i with i mod K = k; the K shards together are the whole campaign
   --json      summary file, rewritten after every batch of runs (default .fuzz/last-campaign.json)
+  --html OUT  also write the campaign's summary page to OUT (per-system runs, commands/s, probes
+              never hit, false OOM share, findings linked to their reports); every finding gets
+              its HTML report beside its file either way (<finding>.html, docs/html-report.md)
   --out       where findings are written (default: the config's findings folder, .fuzz/findings),
               as <system>/fuzz-<check>-<op>-<hash>.json; 'regress save --finding FILE' stores
               one in the regressions folder

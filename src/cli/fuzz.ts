@@ -18,6 +18,7 @@ import { parseCampaign, readSummary, type CampaignArgs } from './fuzz-options.js
 import { runInWorkers } from './fuzz-pool.js';
 import { runCampaignPreflight } from './fuzz-preflight.js';
 import { printSummary } from './fuzz-report.js';
+import { writeCampaignSummaryHtml } from '../report/fuzz-html.js';
 
 async function campaignMain(args: CampaignArgs): Promise<number> {
   const options = await parseCampaign(args);
@@ -49,6 +50,7 @@ async function campaignMain(args: CampaignArgs): Promise<number> {
   process.off('SIGTERM', onSignal);
   printSummary(summary);
   console.log(`summary: ${rootRelative(options.project.root, options.jsonFile)}`);
+  if (args.values.html !== undefined) writeCampaignSummaryHtml(args.values.html, summary, options.project.root);
   const overShare = options.maxFalseOomShare === null ? [] : falseOutOfMemoryFailures(summary.systems, options.maxFalseOomShare);
   for (const line of overShare) console.log(`FALSE OUT OF MEMORY ${line}`);
   if (preflight.failing > 0) console.log(`${preflight.failing} stored regression${preflight.failing === 1 ? '' : 's'} still fail against the implementation (see PREFLIGHT FAILING above)`);

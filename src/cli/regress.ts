@@ -7,6 +7,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { checkSystem } from '../harness/property.js';
 import { formatReport, formatUnreturnedReport } from '../harness/report.js';
+import { writeHtmlReport } from '../report/html.js';
 import { minimizeCase, runSequence, type RunOutcome } from '../harness/runner.js';
 import type { AnySystem } from '../harness/system.js';
 import {
@@ -45,10 +46,13 @@ const REPLAY_TEXT = `replay  Replays files (default: every file in the regressio
         (must pass) and every mutant each file names (must fail; the mutant it was found against
         must still fail first with the check recorded in origin.check). Exit 1 if any does not hold.
         A file recorded as a hang replays in a worker thread under --timeout.`;
-const SHOW_USAGE = 'npm run regress -- show FILE ...';
+const SHOW_USAGE = 'npm run regress -- show FILE ... [--html OUT.html]';
 const SHOW_TEXT = `show    Prints the readable report of each file: system, config, the failed checks, the whole
         sequence with each step's answer from the model and the implementation, the failing step
-        marked and the diff of the observations (for a file that passes: the sequence and answers).`;
+        marked and the diff of the observations (for a file that passes: the sequence and answers).
+        With --html OUT.html (one FILE), also writes the same report as one self-contained HTML
+        page: a heap map (allocators) or a per-object timeline (residency systems) with the
+        failing step marked and the ranges at fault highlighted; see docs/html-report.md.`;
 const LIST_USAGE = 'npm run regress -- list [FILE|DIR ...]';
 const LIST_TEXT = 'list    Lists the regression files with their system, length and mutants.';
 const MIGRATE_USAGE = 'npm run regress -- migrate [FILE|DIR ...]';
@@ -97,7 +101,7 @@ ${SAVE_TEXT}
 ${CONFIG_TEXT}`;
 
 const replayHelp = `usage: ${REPLAY_USAGE}\n\n${REPLAY_TEXT}\n\n${CONFIG_TEXT}`;
-const showHelp = `usage: ${SHOW_USAGE}\n\n${SHOW_TEXT}\n\n${CONFIG_TEXT}`;
+const showHelp = `usage: ${SHOW_USAGE}\n\n${SHOW_TEXT}\n\n  --html OUT.html  write the HTML report of the one FILE to OUT.html\n  --config FILE    the project's config file\n\n${CONFIG_TEXT}`;
 const listHelp = `usage: ${LIST_USAGE}\n\n${LIST_TEXT}\n\n${CONFIG_TEXT}`;
 const migrateHelp = `usage: ${MIGRATE_USAGE}\n\n${MIGRATE_TEXT}\n\n${CONFIG_TEXT}`;
 
@@ -336,10 +340,14 @@ async function show(argv: string[]): Promise<number> {
   if (args.positionals.length === 0) throw new UsageError('show needs one or more regression files');
   const known = await project(args.values.config);
   const mutants = await known.registry.mutants();
-  for (const file of regressionFiles(known, args.positionals)) {
+  const files = regressionFiles(known, args.positionals);
+  const htmlOut = args.values.html;
+  if (htmlOut !== undefined && files.length !== 1) throw new UsageError(`--html writes the report of one file; got ${files.length}`);
+  for (const file of files) {
     const { regression, system } = await loadFile(known, file);
     const notes = [`file:    ${shown(file)}`, `about:   ${regression.description}`, ...(regression.catches.length > 0 ? [`catches: ${regression.catches.join(', ')} (shown against ${regression.catches[0]})`] : [])];
     if (WATCHDOG_CHECKS.includes(regression.origin.check ?? '')) {
+      if (htmlOut !== undefined) throw new UsageError(`${shown(file)} records a ${regression.origin.check}: its report is not replayed here, so it has no HTML page (use regress replay)`);
       // Running it here could hang: list it as recorded.
       console.log(formatUnreturnedReport(`${regression.origin.check?.toUpperCase()} ${regression.system}: ${regression.description}`, notes, regression.config, regression.commands));
       continue;
@@ -348,12 +356,14 @@ async function show(argv: string[]): Promise<number> {
     const mutant = mutants.find((candidate) => candidate.name === regression.catches[0]);
     const result = replayRegression(file, { ...regression, catches: [] }, system, mutants, mutant?.createImpl);
     const runOptions = mutant === undefined ? {} : { implFactory: mutant.createImpl };
-    if (!result.real.ok) {
-      console.log(formatReport({ system, failure: result.real.failure, commands: regression.commands, runOptions, title: 'REGRESSION', notes }));
-    } else {
-      // It passes: show the sequence and the answers anyway.
-      const passing = { system: system.name, config: regression.config, step: -1, command: { op: '(none)' }, check: '(none)', checks: [], message: 'every check holds on this sequence', modelObservation: null, implObservation: null, diff: [] };
-      console.log(formatReport({ system, failure: passing, commands: regression.commands, runOptions, title: 'PASSES', notes }).replace(/^PASSES (\S+): check .*$/m, `PASSES $1: every check holds over ${regression.commands.length} commands`));
+    // It passes: show the sequence and the answers anyway.
+    const passing = { system: system.name, config: regression.config, step: -1, command: { op: '(none)' }, check: '(none)', checks: [], message: 'every check holds on this sequence', modelObservation: null, implObservation: null, diff: [] };
+    const input = { system, failure: result.real.ok ? passing : result.real.failure, commands: regression.commands, runOptions, title: result.real.ok ? 'PASSES' : 'REGRESSION', notes };
+    if (!result.real.ok) console.log(formatReport(input));
+    else console.log(formatReport(input).replace(/^PASSES (\S+): check .*$/m, `PASSES $1: every check holds over ${regression.commands.length} commands`));
+    if (htmlOut !== undefined) {
+      writeHtmlReport(htmlOut, input);
+      console.log(`wrote ${shown(path.resolve(htmlOut))}`);
     }
   }
   return 0;

@@ -25,6 +25,7 @@ import fc from 'fast-check';
 import { InputError, isPlainObject, type Json, type JsonObject } from './json.js';
 import { parseWith, Strict, Type, type Static, type TObject, type TProperties } from './schema.js';
 import type { GenerationPlan, Invariant, RunEnv, SystemDef } from './system.js';
+import type { Visual } from './visual.js';
 
 /** The command of an op with fields `F`, as its `apply` receives it. */
 export type OpCommand<F extends TProperties, K extends string = string> = { readonly op: K } & Static<TObject<F>>;
@@ -107,6 +108,8 @@ export interface SystemSpec<C extends JsonObject, S, Ops extends AnyOps<C, S>> {
   readonly faultOps?: Readonly<Record<string, readonly string[]>>;
   /** Reports only: what a side's last step did beyond its observation (see SystemDef.trace). */
   trace?(side: S): Json;
+  /** Reports only: what the HTML report draws of a side after a step (see SystemDef.visual). */
+  visual?(side: S): Visual;
   /** Reports only: the model is a stand-in without an opinion (see SystemDef.modelless). */
   readonly modelless?: boolean;
 }
@@ -223,6 +226,7 @@ export function defineSystem<C extends JsonObject, S, Ops extends AnyOps<C, S>>(
     probes: spec.probes,
     ...(spec.faultOps === undefined ? {} : { faultOps: spec.faultOps }),
     ...(spec.trace === undefined ? {} : { trace: spec.trace }),
+    ...(spec.visual === undefined ? {} : { visual: spec.visual }),
     ...(spec.modelless === true ? { modelless: true } : {}),
   };
 }

@@ -6,6 +6,7 @@
 import { contractErrorObservation } from '../contract.js';
 import { jsonDiff, jsonEqual, type Json, type JsonObject } from './json.js';
 import type { Command, OpNamed, RunEnv, SystemDef } from './system.js';
+import type { Visual } from './visual.js';
 
 /** The check name used when the two observations differ. */
 export const OBSERVATION_CHECK = 'observation';
@@ -86,6 +87,8 @@ export interface RunOptions<C = JsonObject, S = unknown> {
   /** Replaces the system's implementation (a mutant or a user's module). */
   readonly implFactory?: ImplFactory<C, S>;
   readonly context?: RunContext;
+  /** traceSequence only: also record each side's SystemDef.visual after every step (the HTML report). */
+  readonly withVisuals?: boolean;
 }
 
 /** What a side that threw something other than a ContractError returns instead of an observation. */
@@ -241,6 +244,9 @@ export interface TracedStep {
   /** SystemDef.trace of each side after the step, when the system has one. */
   readonly modelTrace?: Json;
   readonly implTrace?: Json;
+  /** SystemDef.visual of each side after the step, when the system has one (the HTML report draws it). */
+  readonly modelVisual?: Visual;
+  readonly implVisual?: Visual;
 }
 
 /**
@@ -265,15 +271,33 @@ export function traceSequence<C extends JsonObject, Cmd extends OpNamed, S>(
   }
   const steps: TracedStep[] = [];
   const trace = system.trace;
+  const visual = options.withVisuals === true ? system.visual : undefined;
   for (let step = 0; step <= lastStep && step < commands.length; step++) {
     const command = commands[step]!;
     const fromModel = observationOf(applySafely(system, model, command));
     const fromImpl = observationOf(applySafely(system, impl, command));
-    const traced: TracedStep = { command: command as unknown as Command, model: fromModel, impl: fromImpl };
-    if (trace === undefined) steps.push(traced);
-    else steps.push({ ...traced, modelTrace: safeTrace(trace, model), implTrace: safeTrace(trace, impl) });
+    let traced: TracedStep = { command: command as unknown as Command, model: fromModel, impl: fromImpl };
+    if (trace !== undefined) traced = { ...traced, modelTrace: safeTrace(trace, model), implTrace: safeTrace(trace, impl) };
+    if (visual !== undefined) traced = { ...traced, ...visualsOf(visual, model, impl) };
+    steps.push(traced);
   }
   return steps;
+}
+
+/** Both sides' pictures; a side whose visual throws (a broken implementation) gets none. */
+function visualsOf<S>(visual: (side: S) => Visual, model: S, impl: S): { modelVisual?: Visual; implVisual?: Visual } {
+  const result: { modelVisual?: Visual; implVisual?: Visual } = {};
+  try {
+    result.modelVisual = visual(model);
+  } catch {
+    // left out: the report shows the side's answers without its picture
+  }
+  try {
+    result.implVisual = visual(impl);
+  } catch {
+    // left out, as above
+  }
+  return result;
 }
 
 function safeTrace<S>(trace: (side: S) => Json, side: S): Json {

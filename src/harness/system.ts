@@ -13,6 +13,7 @@
 import type fc from 'fast-check';
 import type { TObject } from './schema.js';
 import type { Json, JsonObject } from './json.js';
+import type { Visual } from './visual.js';
 
 /** A command is plain data: an `op` name plus JSON fields (each system narrows it to its op union). */
 export type Command = { readonly op: string } & JsonObject;
@@ -101,6 +102,11 @@ export interface SystemDef<C extends JsonObject = JsonObject, Cmd extends OpName
    * user's allocator returned when the observation carries no opinion); never compared.
    */
   trace?(side: S): Json;
+  /**
+   * What the HTML report draws of a side after a step (a heap map row or a timeline column, see
+   * src/harness/visual.ts); for reports only, never compared.
+   */
+  visual?(side: S): Visual;
   /**
    * The model side is a stand-in with no opinion (a user's allocator under policy 'any'): its
    * observations carry nothing, so reports show the implementation's answers only.

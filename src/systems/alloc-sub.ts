@@ -14,6 +14,7 @@ import { allocOps, type AllocOps, type AllocOpsConfig, allocOpWeights, COMMON_AL
 import { subAllocatorInvariants } from './alloc-invariants.js';
 import { type EmptyPoolPromise } from './alloc-promise.js';
 import { allocSide, type AllocSide, allocStep, allocTrace } from './alloc-side.js';
+import { allocVisual } from './visuals.js';
 
 /** The config fields of the sub-allocators (src/alloc/config.ts); each system's schema takes the ones its allocator reads. */
 export const SubAllocatorFields = {
@@ -67,6 +68,7 @@ export function subAllocatorSystem<C extends SubAllocatorConfig & JsonObject>(pa
     // check of the ordinary property suite): properties/alloc.test.ts runs scale configs for them.
     probes: [...COMMON_ALLOC_PROBES, ...parts.policyProbes],
     trace: allocTrace,
+    visual: allocVisual,
   });
 }
 

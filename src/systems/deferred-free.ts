@@ -35,6 +35,7 @@ import {
   createDeferredImpl,
   deferredSide,
 } from './deferred-free-side.js';
+import { deferredVisual } from './visuals.js';
 
 function handOut(s: DeferredSide, offsetBytes: number, sizeBytes: number, alignBytes: number, pooled: boolean): void {
   const handout: DeferredHandout = { id: s.nextHandoutId++, offsetBytes, sizeBytes, alignBytes, pooled };
@@ -363,6 +364,7 @@ export const deferredFreeSystem = defineSystem({
     env.probe(`kind-${config.kind}`);
     return deferredSide(config, env, (c, fence) => new DeferredFreeModel(createSubAllocatorModel(c.kind, c), fence, c));
   },
+  visual: deferredVisual,
   createImpl: (config, env) => deferredSide(config, env, createDeferredImpl),
   invariants,
   probes: [

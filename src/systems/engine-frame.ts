@@ -45,6 +45,7 @@ import {
   createEngineImpl,
   createEngineModel,
 } from './engine-frame-side.js';
+import { managerVisual } from './visuals.js';
 
 const op = opsFor<EngineSystemConfig, EngineSide>();
 const handle = fc.nat({ max: 31 });
@@ -426,6 +427,7 @@ export const engineFrameSystem = defineSystem({
   sequence: { minLength: 1, maxLength: 240 },
   createModel: createEngineModel,
   createImpl: createEngineImpl,
+  visual: (s) => managerVisual(s.manager),
   invariants,
   probes: ENGINE_PROBES,
 });

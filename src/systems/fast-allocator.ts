@@ -44,6 +44,7 @@ import {
   startStep,
   uploadSide,
 } from './upload-pages-side.js';
+import { uploadVisual } from './visuals.js';
 
 export { UploadHeapJudge } from './upload-pages-side.js';
 
@@ -175,6 +176,7 @@ export const fastAllocatorSystem = defineSystem({
   },
   sequence: { minLength: 1, maxLength: 200 },
   createModel: (config, env) => fastSide((heap, fence) => new FastAllocatorModel(heap, fence, config.pageSizeBytes, config.minPagesToRetain), config, env),
+  visual: uploadVisual,
   createImpl: (config, env) => fastSide((heap, fence) => new FastAllocatorImpl(heap, fence, config.pageSizeBytes, config.minPagesToRetain), config, env),
   invariants,
   probes: [

@@ -41,6 +41,7 @@ import {
   type Handout,
   type UploadSide,
 } from './upload-pages-side.js';
+import { uploadVisual } from './visuals.js';
 
 export const FastConstantConfigSchema = Strict({
   pageSizeBytes: Nat({ description: `bytes per page, a multiple of 256 up to ${UPLOAD_MAX_PAGE_BYTES} (the allocator's default: 64 KiB)` }),
@@ -192,6 +193,7 @@ export const fastConstantAllocatorSystem = defineSystem({
   sequence: { minLength: 1, maxLength: 200 },
   createModel: (config, env) =>
     constantSide((heap, fence) => new FastConstantAllocatorModel(heap, fence, config.pageSizeBytes, config.minPagesToRetain), config, env),
+  visual: uploadVisual,
   createImpl: (config, env) =>
     constantSide((heap, fence) => new FastConstantAllocatorImpl(heap, fence, config.pageSizeBytes, config.minPagesToRetain), config, env),
   invariants,

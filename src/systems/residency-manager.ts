@@ -32,6 +32,7 @@ import { invariants } from './residency-manager-invariants.js';
 import { ops } from './residency-manager-ops.js';
 import { implementationSide, managerSide, PROBES, ResidencyManagerConfigSchema } from './residency-manager-side.js';
 import { twinShare, twinStep } from './residency-manager-twin.js';
+import { managerVisual } from './visuals.js';
 
 export * from './residency-manager-side.js';
 
@@ -111,6 +112,7 @@ export const residencyManagerSystem = defineSystem({
   },
   sequence: { minLength: 1, maxLength: 150 },
   createModel: (config, env) => managerSide(new ResidencyManagerModel(config), config, env),
+  visual: (s) => managerVisual(s.manager),
   createImpl: (config, env) => implementationSide((options) => new ResidencyManagerImpl(config, options), config, env),
   invariants,
   probes: PROBES,

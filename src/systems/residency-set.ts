@@ -29,6 +29,7 @@ import {
   pick,
   side,
 } from './residency-set-side.js';
+import { setPoolVisual } from './visuals.js';
 
 /** Set handles: the k-th live set modulo the live count. */
 const handle = fc.nat({ max: 7 });
@@ -330,6 +331,7 @@ export const residencySetSystem = defineSystem({
   },
   sequence: { minLength: 1, maxLength: 120 },
   createModel: (config, env) => side(new ResidencySetModel(config), config, env),
+  visual: (s) => setPoolVisual(s.pool, s.live),
   createImpl: (config, env) => side(new ResidencySetPoolImpl(config), config, env),
   invariants,
   probes: [

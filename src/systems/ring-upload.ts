@@ -31,6 +31,7 @@ import {
   RingUploadConfigSchema,
   ringSide,
 } from './ring-upload-side.js';
+import { ringVisual } from './visuals.js';
 
 function removeFrom(list: number[], offsetBytes: number): void {
   const at = list.indexOf(offsetBytes);
@@ -317,6 +318,7 @@ export const ringUploadSystem = defineSystem({
   },
   sequence: { minLength: 1, maxLength: 200 },
   createModel: (config, env) => ringSide(new RingUploadModel(config.capacityBytes), config, env),
+  visual: ringVisual,
   createImpl: (config, env) => ringSide(new RingUploadAllocatorImpl(config.capacityBytes), config, env),
   invariants,
   probes: [

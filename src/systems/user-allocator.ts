@@ -43,6 +43,7 @@ import {
   type PromiseFunction,
 } from './alloc-promise.js';
 import { allocSide, type AllocSide, allocStep, allocTrace } from './alloc-side.js';
+import { allocVisual } from './visuals.js';
 
 /** The system name of every user allocator (regression files of it name their module in the config). */
 export const USER_ALLOCATOR_SYSTEM = 'user-allocator';
@@ -299,6 +300,7 @@ export function userAllocatorSystem(
     invariants,
     probes: compareOffsets ? ['out-of-memory', 'freed-everything'] : [],
     // Reports show the offsets the module returned (policy 'any' compares none of them).
+    visual: allocVisual,
     trace: (s: AllocSide) => (s.allocator instanceof NoOpinionModel ? null : allocTrace(s)),
     // Policy 'any': the stand-in model has no answers, so reports print the implementation's only.
     ...(compareOffsets ? {} : { modelless: true }),
