@@ -11,7 +11,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { preflightDirs, runPreflight } from '../src/cli/preflight.js';
 import { projectFromConfig } from '../src/project.js';
-import { ResidencyManagerImpl } from '../src/residency/residency-manager.js';
+import { LruList } from '../src/residency/lru-list.js';
 
 const ROOT = path.resolve(__dirname, '..');
 const SOURCE = path.join(ROOT, 'regressions', 'alloc-buddy', 'buddy-top-order-unreachable.json');
@@ -146,25 +146,18 @@ describe('the preflight', () => {
     const file = path.join(ROOT, 'regressions', 'residency-manager', 'rm-g-minus-one-underflow.json');
     const { root, project } = projectWith({ 'residency-manager/rm-g-minus-one-underflow.json': JSON.parse(readFileSync(file, 'utf8')) as Json });
     const dirs = [path.join(root, 'regressions')];
-    // The pressure trim with `<=` for `<` on the budget, planted in the shipped class for this
+    // The pressure trim with `<=` for `<` on the budget, planted in the shipped LRU list for this
     // test (every mutant of the catalog inherits it, as a user's edit would reach them).
     type Trim = (usageBytes: number, budgetBytes: number, syncPoint: number) => number;
-    const proto = ResidencyManagerImpl.prototype as unknown as { trimToSyncPointInclusive: Trim };
+    const proto = LruList.prototype as unknown as { trimToSyncPointInclusive: Trim };
     const shipped = proto.trimToSyncPointInclusive;
-    interface Internals {
-      headObject(): number;
-      lruEvict(object: number): void;
-      readonly lastSync: ArrayLike<number>;
-      readonly evictList: number[];
-      readonly sizesBytes: ArrayLike<number>;
-    }
-    proto.trimToSyncPointInclusive = function (this: Internals, usageBytes: number, budgetBytes: number, syncPoint: number): number {
+    proto.trimToSyncPointInclusive = function (this: LruList, usageBytes: number, budgetBytes: number, syncPoint: number): number {
       let count = 0;
       let usage = usageBytes;
       for (let head = this.headObject(); head >= 0; head = this.headObject()) {
         if (this.lastSync[head]! > syncPoint || usage <= budgetBytes) break;
         this.evictList[count++] = head;
-        this.lruEvict(head);
+        this.evict(head);
         usage -= this.sizesBytes[head]!;
       }
       return count;
