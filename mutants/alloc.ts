@@ -1,7 +1,8 @@
 /**
  * Bug catalog for the sub-allocators (`alloc-buddy`, `alloc-best-fit`, `alloc-first-fit`): each
- * mutant re-creates one pitfall (spec/allocators.md, seed §3.4/§5, VMA/Dawn/OffsetAllocator
- * issues) by overriding one step of the shipped implementation.
+ * mutant re-creates one pitfall (docs/spec/allocators.md,
+ * docs/spec/engine.md#mem-3-4/docs/spec/engine.md#mem-5, VMA/Dawn/OffsetAllocator issues) by
+ * overriding one step of the shipped implementation.
  */
 import { mutantsOf } from './define.js';
 import type { AnyMutant, RunEnv } from '../src/harness/system.js';

@@ -1,8 +1,9 @@
 /**
  * Bug catalog for `residency-manager`: each mutant re-creates one pitfall of
- * residency-library.md §8 (latent defects) and §11 (bug classes) by overriding one step of the
- * shipped implementation: a step of the manager itself, or of one of its parts (LRU list, sync
- * points, paging queue, budgets, pager), handed to the manager by its part factory.
+ * docs/spec/residency-library.md#rl-8 (latent defects) and docs/spec/residency-library.md#rl-11
+ * (bug classes) by overriding one step of the shipped implementation: a step of the manager itself,
+ * or of one of its parts (LRU list, sync points, paging queue, budgets, pager), handed to the
+ * manager by its part factory.
  */
 import { mutantsOf } from './define.js';
 import type { AnyMutant } from '../src/harness/system.js';
@@ -356,7 +357,7 @@ export const RESIDENCY_MANAGER_MUTANTS: AnyMutant[] = [
   mutant(
     'rm-usage-local-only',
     'within-budget',
-    'The batch loop measures the usage from the local segment alone (what the implementation did before issue 11), while §8 step 5.1 adds the non-local usage: with objects demoted to system memory the available bytes are over-estimated and a budgeted batch overcommits',
+    'The batch loop measures the usage from the local segment alone (what the implementation did before issue 11), while docs/spec/residency-library.md#rl-8-5-1 adds the non-local usage: with objects demoted to system memory the available bytes are over-estimated and a budgeted batch overcommits',
     withPager(
       class extends Pager {
         protected override usageBytes(): number {
@@ -368,7 +369,7 @@ export const RESIDENCY_MANAGER_MUTANTS: AnyMutant[] = [
   mutant(
     'rm-grace-from-total-usage',
     'lru-matches-model',
-    'The grace period reads the usage of both segments against the local budget (§8 step 4 uses the local segment only): objects demoted to system memory raise the pressure and trim early',
+    'The grace period reads the usage of both segments against the local budget (docs/spec/residency-library.md#rl-8-4 uses the local segment only): objects demoted to system memory raise the pressure and trim early',
     withBudgets(
       class extends ResidencyBudgets {
         override graceTicks(): number {

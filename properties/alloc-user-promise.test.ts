@@ -37,7 +37,7 @@ const ALLOCATOR = 'export function createAllocator(c) { return { alloc() { retur
 const ALIGNS = [1, 2, 8, 16, 64, 256, 1024, 4096];
 
 describe('the built-in promises are declarations with the spec formulas they replaced', () => {
-  // The spec's formulas, written out (spec/allocators.md "Common contract", "Buddy", "Best fit").
+  // The spec's formulas, written out (docs/spec/allocators.md#al-common, "Buddy", "Best fit").
   const sizes = [1, 2, 15, 16, 17, 255, 256, 257, 600, 1000, 1023, 1024, 1025, 4095, 4096, 4097, 2 ** 33 + 1];
   const grid = (capacities: readonly number[], each: (capacity: number, size: number, align: number) => void) => {
     for (const capacity of capacities) for (const size of sizes) for (const align of ALIGNS) each(capacity, size, align);

@@ -1,6 +1,6 @@
 /**
  * The simulated GPU: the judge of the residency manager (DESIGN.md concept 5,
- * residency-library.md §6, §10.1-§10.3, §13).
+ * docs/spec/residency-library.md#rl-6, #rl-10-1 to #rl-10-3, #rl-13).
  *
  * One instance per side. It holds what a real device holds and nothing of anyone's bookkeeping:
  * - device residency per object as a reference count, changed only by MakeResident,

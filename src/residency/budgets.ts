@@ -1,6 +1,6 @@
 /**
- * Budgets and the eviction grace period (residency-library.md §8 step 4; Unreal's
- * LocalMemoryBudgetLimit from the seed ue5-dx12-residency-set, section 8). MAXUINT64 (never
+ * Budgets and the eviction grace period (docs/spec/residency-library.md#rl-8-4; Unreal's
+ * LocalMemoryBudgetLimit from docs/spec/engine.md#rs-8). MAXUINT64 (never
  * trim) is represented by +Infinity.
  */
 import type { ResidencyDevice } from './residency-device.js';

@@ -1,7 +1,7 @@
 /**
- * The manager's LRU cache (residency-library.md §4): every tracked object sits in the resident
- * or the evicted list, the resident head being the stalest (the first eviction candidate) and
- * its tail the most recently used.
+ * The manager's LRU cache (docs/spec/residency-library.md#rl-4): every tracked object sits in the
+ * resident or the evicted list, the resident head being the stalest (the first eviction candidate)
+ * and its tail the most recently used.
  *
  * Intrusive over typed arrays: `prev`/`next` links with two sentinel nodes (the resident and the
  * evicted list), so insert, reference, make-resident, evict and each trim step are O(1). The
@@ -127,9 +127,9 @@ export class LruList {
   }
 
   /**
-   * The mark step of §8 step 3 for one object of a paging work: an evicted object is made
-   * resident in the bookkeeping (true: it needs a device call), a resident one is referenced (to
-   * the resident tail); both get the work's generation and tick.
+   * The mark step of docs/spec/residency-library.md#rl-8-3 for one object of a paging work: an
+   * evicted object is made resident in the bookkeeping (true: it needs a device call), a resident
+   * one is referenced (to the resident tail); both get the work's generation and tick.
    */
   mark(object: number, generation: number, nowTicks: number): boolean {
     let flipped = false;

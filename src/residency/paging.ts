@@ -1,7 +1,7 @@
 /**
- * ProcessPagingWork (residency-library.md §8): mark the work's objects, trim aged allocations,
- * then make the evicted ones resident in budgeted batches, waiting for sync points and trimming
- * under pressure, or overcommitting through the documented fallback.
+ * ProcessPagingWork (docs/spec/residency-library.md#rl-8): mark the work's objects, trim aged
+ * allocations, then make the evicted ones resident in budgeted batches, waiting for sync points and
+ * trimming under pressure, or overcommitting through the documented fallback.
  *
  * Holds the paging fence counter: in inline mode (Device3) each batch is an EnqueueMakeResident
  * that signals counter + 1; in async mode the worker's blocking MakeResident is followed by a
@@ -63,7 +63,7 @@ export class Pager {
     if (!this.device.evict(this.lru.evictList, 0, count)) throw new Error('Evict failed twice');
   }
 
-  /** §8 step 5.1: the usage of both segments, local + non-local, as the device reports them. */
+  /** docs/spec/residency-library.md#rl-8-5-1: the usage of both segments, local + non-local, as the device reports them. */
   protected usageBytes(): number {
     return this.device.localUsageBytes + this.device.nonLocalUsageBytes;
   }

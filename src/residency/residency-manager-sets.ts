@@ -1,6 +1,6 @@
 /**
  * The residency manager's set pool: the shipped residency-set pool plus an allocation-free
- * master-set merge for ExecuteCommandLists (residency-library.md §7 steps 2-4).
+ * master-set merge for ExecuteCommandLists (docs/spec/residency-library.md#rl-7-2 to #rl-7-4).
  *
  * `mergeMaster` takes a master slot and runs the pool's `mergeUnique` (the same merge as the
  * residency-set Execute): walks the sets in array order and their objects in insertion order,

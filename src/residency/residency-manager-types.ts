@@ -1,7 +1,8 @@
 /**
  * The residency-manager interface shared by the reference model (models/residency-manager.ts)
- * and the implementation (src/residency/residency-manager.ts). Spec: residency-library.md §4-§8,
- * §10, §11; Unreal's settings in the seed ue5-dx12-residency-set (sections 2, 5, 6, 8, 9).
+ * and the implementation (src/residency/residency-manager.ts). Spec:
+ * docs/spec/residency-library.md#rl-4 to #rl-8, #rl-10, #rl-11; Unreal's settings in
+ * docs/spec/engine.md#rs-2, #rs-5, #rs-6, #rs-8, #rs-9).
  */
 import type { SimGpu } from '../gpu/sim-gpu.js';
 import type { HResult, ResidencySetPool } from './residency-set-types.js';

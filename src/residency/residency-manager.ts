@@ -1,15 +1,20 @@
 /**
- * The residency manager as an engine would ship it (residency-library.md §4-§8; Unreal's
- * settings from the seed ue5-dx12-residency-set). Agrees with models/residency-manager.ts
+ * The residency manager as an engine would ship it (docs/spec/residency-library.md#rl-4 to #rl-8;
+ * Unreal's settings from docs/spec/engine.md#rs). Agrees with models/residency-manager.ts
  * decision for decision; the model's header lists the choices the spec leaves open.
  *
  * Like d3dx12Residency.h, it is a small composition of parts, one concept each:
- * - `LruList` (lru-list.ts): the resident and evicted lists, stamps and trims (§4);
- * - `SyncPointRing` (sync-points.ts): generations, queue fences and in-flight sync points (§5-§6);
- * - `PagingWorkQueue` (paging-queue.ts): the async work ring of MaxLatency + 1 slots (§7);
- * - `ResidencyBudgets` (budgets.ts) and `Pager` (paging.ts): budgets, grace and ProcessPagingWork (§8);
+ * - `LruList` (lru-list.ts): the resident and evicted lists, stamps and trims
+ *   (docs/spec/residency-library.md#rl-4);
+ * - `SyncPointRing` (sync-points.ts): generations, queue fences and in-flight sync points
+ *   (docs/spec/residency-library.md#rl-5 to #rl-6);
+ * - `PagingWorkQueue` (paging-queue.ts): the async work ring of MaxLatency + 1 slots
+ *   (docs/spec/residency-library.md#rl-7);
+ * - `ResidencyBudgets` (budgets.ts) and `Pager` (paging.ts): budgets, grace and ProcessPagingWork
+ *   (docs/spec/residency-library.md#rl-8);
  * - the residency-set pool (residency-manager-sets.ts), which also merges the master set.
- * The manager validates, splits and submits (§7) and answers the inspection calls.
+ * The manager validates, splits and submits (docs/spec/residency-library.md#rl-7) and answers the
+ * inspection calls.
  *
  * The device is a port (`ResidencyDevice`, residency-device.ts): by default the manager builds
  * a simulated GPU from its config; `options.device` hands it another one.
@@ -48,7 +53,7 @@ export class ResidencyManagerImpl<D extends ResidencyDevice = SimGpu> implements
   protected readonly works: PagingWorkQueue;
   protected readonly budgets: ResidencyBudgets;
   protected readonly pager: Pager;
-  /** The master set's unique objects (§7 step 4), reused by every submission. */
+  /** The master set's unique objects (docs/spec/residency-library.md#rl-7-4), reused by every submission. */
   protected readonly master: Int32Array;
 
   /** `D` comes from `options.device`; without one it is the simulated GPU the manager builds. */
@@ -108,7 +113,7 @@ export class ResidencyManagerImpl<D extends ResidencyDevice = SimGpu> implements
     this.gpu.destroyObject(object);
   }
 
-  // ---- submission (§7) ------------------------------------------------------------------------
+  // ---- submission (docs/spec/residency-library.md#rl-7) -----------------------------------------
 
   signalFence(queue: number): number {
     return this.syncPoints.signal(queue);

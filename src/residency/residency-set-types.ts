@@ -1,7 +1,7 @@
 /**
  * The residency-set pool interface shared by the reference model (models/residency-set.ts) and
- * the implementation (src/residency/residency-set.ts). Spec: residency-library.md §2, §3;
- * Unreal's variant (1024 slots) in the seed ue5-dx12-residency-set, sections 4 and 6.
+ * the implementation (src/residency/residency-set.ts). Spec: docs/spec/residency-library.md#rl-2,
+ * #rl-3; Unreal's variant (1024 slots) in docs/spec/engine.md#rs-4, #rs-6.
  */
 
 /** HRESULTs the library returns on its defined paths. */
@@ -46,7 +46,7 @@ export interface ResidencySetPool {
   /** Returns true if the object was added, false for a duplicate or a failed growth. */
   insert(set: number, object: number): boolean;
   close(set: number): HResult;
-  /** The master-set merge of ExecuteCommandLists, §7 steps 2-4; null entries are untracked lists. */
+  /** The master-set merge of ExecuteCommandLists, docs/spec/residency-library.md#rl-7-2 to #rl-7-4; null entries are untracked lists. */
   execute(sets: readonly (number | null)[]): ExecuteResult;
   /** Fault injection: the next storage growth of any set fails (Realloc returns null). */
   failNextGrowth(): void;

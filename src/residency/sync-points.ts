@@ -1,7 +1,7 @@
 /**
- * The manager's sync points (residency-library.md §5-§6): the current generation, one fence per
- * queue discovered lazily, and the in-flight list of sync points, each a generation with the
- * fence value every known queue had last signalled when it was made.
+ * The manager's sync points (docs/spec/residency-library.md#rl-5 to #rl-6): the current generation,
+ * one fence per queue discovered lazily, and the in-flight list of sync points, each a generation
+ * with the fence value every known queue had last signalled when it was made.
  *
  * The list is a ring (generation plus one recorded fence value per queue), grown by doubling
  * only when the GPU falls that far behind; dequeue and wait pop from its head. Generations and

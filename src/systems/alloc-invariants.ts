@@ -1,5 +1,5 @@
 /**
- * The invariants of the common contract (spec/allocators.md "Common contract") every allocator
+ * The invariants of the common contract (docs/spec/allocators.md#al-common) every allocator
  * system checks on both sides (in bounds and aligned, no overlap, honest answers), the byte
  * accounting of our block allocators, the comparisons with the model, and the ordered list of a
  * sub-allocator system's invariants.

@@ -1,7 +1,7 @@
 /**
  * System `residency-manager`: the LRU residency manager over a simulated GPU
- * (residency-library.md §4-§8, §10, §11; Unreal's settings from the seed
- * ue5-dx12-residency-set, sections 2, 5, 6, 8, 9).
+ * (docs/spec/residency-library.md#rl-4 to #rl-8, #rl-10, #rl-11; Unreal's settings from
+ * docs/spec/engine.md#rs-2, #rs-5, #rs-6, #rs-8, #rs-9).
  *
  * Each side is a manager (model or implementation) with its own simulated GPU and set pool.
  * Commands are plain data; handles resolve modulo what exists (4 residency sets created up
