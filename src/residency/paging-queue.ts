@@ -1,5 +1,5 @@
 /**
- * The async paging work queue (residency-library.md §6, §7 step 6.1): a ring of MaxLatency + 1
+ * The async paging work queue (docs/spec/residency-library.md#rl-6, docs/spec/residency-library.md#rl-7-6): a ring of MaxLatency + 1
  * slots, each with room for every object in one shared array (slot s at s * objectCount), so
  * the steady state allocates nothing per submission. `head` and `tail` count the works ever dequeued and enqueued; the head advances at
  * dequeue, before the work is processed, so MaxLatency works wait and one is processed.

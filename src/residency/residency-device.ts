@@ -5,7 +5,7 @@
  * handed to the manager, so the manager an engine ships runs on whichever device it is given.
  */
 
-/** Why a manager makes a make-resident call: a budgeted batch, or the over-budget fallback (§8 step 5.3). */
+/** Why a manager makes a make-resident call: a budgeted batch, or the over-budget fallback (docs/spec/residency-library.md#rl-8-5-3). */
 export type MakeResidentReason = 'batch' | 'fallback';
 
 export interface ResidencyDevice {

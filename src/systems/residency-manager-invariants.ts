@@ -69,7 +69,7 @@ function bookkeeping(s: ManagerSide): string | null {
 }
 
 /**
- * One side's LRU sort (§4 ordering property): the resident list is non-decreasing in last sync
+ * One side's LRU sort (docs/spec/residency-library.md#rl-4, the ordering property): the resident list is non-decreasing in last sync
  * point from head to tail, and in last-used tick among objects that have been used. A never-used
  * object (newly tracked: sync point 0, tick 0, inserted at the head) is left out of the tick
  * comparison; an object referenced at generation 0 and tick 0 carries the same stamps, so it is
