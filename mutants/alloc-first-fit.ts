@@ -124,7 +124,10 @@ export const FIRST_FIT_MUTANTS: AnyMutant[] = [
     class extends FirstFitAllocator {
       override free(offsetBytes: number): void {
         for (const { offsetBytes: startBytes, sizeBytes } of this.liveView()) {
-          if (offsetBytes > startBytes && offsetBytes < startBytes + sizeBytes) return super.free(startBytes);
+          if (offsetBytes > startBytes && offsetBytes < startBytes + sizeBytes) {
+            super.free(startBytes);
+            return;
+          }
         }
         super.free(offsetBytes);
       }

@@ -64,7 +64,7 @@ export const BUDDY_MUTANTS: AnyMutant[] = [
     'in-bounds-aligned',
     'The order comes from the size alone: the block is smaller than the spec\'s (less waste than the model counts) and aligned only to its own size, not to a larger requested alignment',
     class extends BuddyAllocator {
-      protected override orderFor(sizeBytes: number, alignBytes: number): number {
+      protected override orderFor(sizeBytes: number, _alignBytes: number): number {
         return super.orderFor(sizeBytes, 1);
       }
     },

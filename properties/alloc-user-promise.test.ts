@@ -121,7 +121,7 @@ describe('empty-pool-liveness judges the declared promise', () => {
     expect(() => assertEmptyPoolPromise(correct, 500, TEST_SEED)).not.toThrow();
     const buggy = source.replace('while (MIN_BLOCK_BYTES * 2 ** (topOrder + 1) <= capacityBytes)', 'while (MIN_BLOCK_BYTES * 2 ** (topOrder + 1) < capacityBytes)');
     const halves = userAllocatorSystemFromModule(await loadUserAllocator(moduleFile('buddy-halves-2.mjs', buggy)));
-    expect(() => assertEmptyPoolPromise(halves, 500, TEST_SEED)).toThrow(/FINDING user-allocator: check 'empty-pool-liveness' failed at step 0 of 1\n  an empty pool, one request/);
+    expect(() => assertEmptyPoolPromise(halves, 500, TEST_SEED)).toThrow(/FINDING user-allocator: check 'empty-pool-liveness' failed at step 0 of 1\n {2}an empty pool, one request/);
   });
 
   it('a promise stated as a function is judged as stated', async () => {

@@ -162,7 +162,7 @@ describe('the preflight', () => {
       }
       return count;
     };
-    let planted;
+    let planted: Awaited<ReturnType<typeof runPreflight>>;
     try {
       planted = await runPreflight(project, new Set(['residency-manager']), dirs);
     } finally {

@@ -19,7 +19,7 @@
  * block. The tree covers the chunks up to the highest one a block has started in (first fit
  * keeps blocks low) and gains a level when a block starts beyond its leaves.
  */
-import { BlockList, F64_PER_NODE, FREE, I32_PER_NODE, NEXT, NIL, SIZE, START } from './first-fit-blocks.js';
+import { type BlockList, F64_PER_NODE, FREE, I32_PER_NODE, NEXT, NIL, SIZE, START } from './first-fit-blocks.js';
 
 /** Chunks are 2^CHUNK_SHIFT bytes (16 KiB) on heaps from 256 KiB to 1 GiB ... */
 export const CHUNK_SHIFT = 14;

@@ -234,7 +234,7 @@ export class Campaign {
     this.deaths = this.deaths.then(async () => {
       const evaluator = new CaseEvaluator(worker.url, worker.init, limitMs);
       this.evaluator = evaluator;
-      let shrunk;
+      let shrunk: Awaited<ReturnType<typeof shrinkDeath>>;
       try {
         shrunk = await shrinkDeath(evaluator, run.system, config, commands, death.check, death.step, {
           stop: () => this.cutBy !== null,

@@ -140,7 +140,9 @@ export function renderReportText(data: ReportData): string {
   } else {
     lines.push(`  sequence (${commands.length} commands; each step's answer from ${data.modelless ? 'the implementation, no model' : 'the model and the implementation'}):`);
     const width = String(commands.length - 1).length;
-    data.steps.forEach((step, index) => lines.push(...stepLines(index, step, index === data.failingStep, width, data.modelless)));
+    data.steps.forEach((step, index) => {
+      lines.push(...stepLines(index, step, index === data.failingStep, width, data.modelless));
+    });
   }
   lines.push(...endingLines(data));
   return lines.join('\n');

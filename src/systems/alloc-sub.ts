@@ -12,7 +12,7 @@ import type { BlockAllocator } from '../alloc/allocator.js';
 import { subAllocatorConfigProblem, type SubAllocatorConfig, type SubAllocatorKind } from '../alloc/config.js';
 import { allocOps, type AllocOps, type AllocOpsConfig, allocOpWeights, COMMON_ALLOC_PROBES } from './alloc-generation.js';
 import { subAllocatorInvariants } from './alloc-invariants.js';
-import { type EmptyPoolPromise } from './alloc-promise.js';
+import type { EmptyPoolPromise } from './alloc-promise.js';
 import { allocSide, type AllocSide, allocStep, allocTrace } from './alloc-side.js';
 import { allocVisual } from './visuals.js';
 

@@ -27,7 +27,7 @@ export function twinStep<Cmd extends { readonly op: string }>(
   failure: unknown,
 ): string | null {
   let twinResult: Json = null;
-  let twinFailure: unknown = undefined;
+  let twinFailure: unknown ;
   try {
     twinResult = dispatch(twin, command);
   } catch (error) {

@@ -92,7 +92,7 @@ export const residencyManagerSystem = defineSystem({
   around: (s, command, dispatch) => {
     s.highestGeneration = Math.max(s.highestGeneration, s.manager.currentGeneration());
     let result: Json = null;
-    let failure: unknown = undefined;
+    let failure: unknown ;
     try {
       result = dispatch(s, command);
     } catch (error) {
