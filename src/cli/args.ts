@@ -87,6 +87,7 @@ export const COMMANDS = {
       system: { type: 'string' },
       mutant: { type: 'string' },
       allocator: { type: 'string' },
+      exec: { type: 'string' },
       seed: { type: 'string' },
       runs: { type: 'int', min: 1 },
       budget: { type: 'duration' },

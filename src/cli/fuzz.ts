@@ -57,7 +57,7 @@ const PLAIN_PROGRESS_MS = 10_000;
 const TTY_PROGRESS_MS = 250;
 
 const HELP = `usage:
-  npm run fuzz -- [--system all|NAME[,NAME...] | --mutant NAME | --allocator MODULE] [--seed S]
+  npm run fuzz -- [--system all|NAME[,NAME...] | --mutant NAME | --allocator MODULE | --exec DRIVER] [--seed S]
                   [--runs N | --budget 30s|45m|8h] [--timeout 10s] [--stop-on-first]
                   [--workers N] [--shard k/K] [--json FILE] [--out DIR] [--resume FILE] [--config FILE]
   npm run fuzz -- merge SUMMARY.json SUMMARY.json ... [--json FILE]   (see merge --help)
@@ -75,6 +75,11 @@ generated sequence side by side (model vs implementation) with every invariant c
               and optionally policy = 'first-fit' | 'best-fit' | 'buddy' | 'any' (default 'any':
               bounds, alignment, no overlap, frees accepted; a named policy adds offset-for-offset
               conformance with our model). Findings replay against the module (examples/README.md)
+  --exec      fuzz a native allocator: an executable built with include/gpumv_driver.h (its folder:
+              gpumv include-dir), one process per worker, a run per batch; it declares its policy
+              in its hello. Sanitizer reports, signals, exits, garbage and hangs are findings
+              (driver-sanitizer, driver-crash, driver-exit, driver-garbage, hang); findings replay
+              against the executable (docs/native.md)
   --seed      campaign seed, a string or number (default: the config's seed, else ${DEFAULT_SEED})
   --runs N    runs 0..N-1 of each system (default ${DEFAULT_RUNS} unless --budget is given)
   --budget    run until this much time has passed (runs in flight finish)
@@ -232,10 +237,13 @@ async function parseCampaign(args: CampaignArgs): Promise<CampaignOptions> {
   const mutant = args.values.mutant;
   const allocator = args.values.allocator;
   if (resumed !== null && allocator !== undefined) throw new UsageError('--resume takes the allocator module from the summary; drop --allocator');
+  const exec = args.values.exec;
+  if (resumed !== null && exec !== undefined) throw new UsageError('--resume takes the driver from the summary; drop --exec');
   const targetSpec: TargetSpec = resumedSpec ?? {
     systems: args.values.system ?? 'all',
     ...(mutant === undefined ? {} : { mutant }),
     ...(allocator === undefined ? {} : { allocator: allocatorSpecPath(project, allocator) }),
+    ...(exec === undefined ? {} : { exec: allocatorSpecPath(project, exec) }),
   };
   const targets = await resolveTargets(targetSpec, project);
   const systems = targets.map((target) => target.system);
@@ -680,7 +688,8 @@ function preflightInWorker(options: CampaignOptions, systems: ReadonlySet<string
  */
 async function runCampaignPreflight(options: CampaignOptions): Promise<{ holds: boolean; failing: number }> {
   const systems = new Set(options.targets.map((target) => fileSystemName(target.system.name)));
-  const allocators = new Set(options.targetSpec.allocator !== undefined ? [options.targetSpec.allocator] : options.project.allocators);
+  const { allocator, exec } = options.targetSpec;
+  const allocators = new Set(allocator !== undefined ? [allocator] : exec !== undefined ? [exec] : options.project.allocators);
   const result = await preflightInWorker(options, systems, allocators);
   const shown = (file: string) => rootRelative(options.project.root, file);
   for (const { file, check, step } of result.failing) {
