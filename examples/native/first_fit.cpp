@@ -9,7 +9,7 @@
 // Planted bugs, one per compile-time switch (examples/native/build.sh builds each):
 //   -DBUG_OFF_BY_ONE   the used-block table grows one entry too late: a write past its end (ASan)
 //   -DBUG_USE_AFTER_FREE  a merge reads the absorbed free-list node after deleting it (ASan)
-//   -DBUG_SIZE_WRAP    the fit test compares sizes as int32_t: sizes >= 2^31 wrap and "fit"
+//   -DBUG_SIZE_WRAP    the fit tests compare sizes as int32_t: sizes >= 2^31 wrap and "fit"
 //   -DBUG_WRONG_MERGE  a free merges with the previous block whenever the next one was free
 //   -DBUG_UNINIT       the padding block's free flag is never set (an uninitialised read)
 //   -DBUG_CYCLE        a block freed into an empty free list links to itself (a hang)
@@ -102,12 +102,17 @@ void destroy(void *, void *state) {
     delete a;
 }
 
-bool fits(const Block *b, uint64_t aligned, uint64_t size) {
+// Whether `need` bytes fit in `have`.
+bool at_most(uint64_t need, uint64_t have) {
 #ifdef BUG_SIZE_WRAP
-    return static_cast<int32_t>(aligned - b->offset + size) <= static_cast<int32_t>(b->size);
+    return static_cast<int32_t>(need) <= static_cast<int32_t>(have);
 #else
-    return aligned + size <= b->offset + b->size;
+    return need <= have;
 #endif
+}
+
+bool fits(const Block *b, uint64_t aligned, uint64_t size) {
+    return at_most(aligned - b->offset + size, b->size);
 }
 
 int alloc(void *state, uint64_t size, uint64_t align, uint64_t *offset) {
@@ -116,7 +121,7 @@ int alloc(void *state, uint64_t size, uint64_t align, uint64_t *offset) {
     uint64_t largest = 0;
     for (const Block *f = a->free_head; f; f = f->next_free)
         if (f->size > largest) largest = f->size;
-    if (largest < size) return 0;
+    if (!at_most(size, largest)) return 0;
     Block *before = nullptr;  // free-list predecessor of b
     for (Block *b = a->free_head; b; before = b, b = b->next_free) {
         uint64_t aligned = (b->offset + align - 1) & ~(align - 1);

@@ -178,6 +178,11 @@ export const COMMANDS = {
       objects: { type: 'int', min: 1 },
     },
   },
+  'bench native': {
+    usage: 'npm run bench -- native',
+    positionals: false,
+    options: { runs: { type: 'int', min: 1 } },
+  },
   'bench residency-set': { usage: 'npm run bench -- residency-set', positionals: false, options: {} },
   'bench upload-pages': { usage: 'npm run bench -- upload-pages', positionals: false, options: {} },
 } as const satisfies Record<string, CommandSpec>;

@@ -10,6 +10,7 @@
  * started again (and must say the same hello) at the next run.
  */
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { FLAG_ANSWER_EACH, MAX_FRAME_BYTES, PROTOCOL_VERSION, parseHello, type DriverHello } from './protocol.js';
 
@@ -50,7 +51,7 @@ export class DriverStartError extends Error {
 }
 
 /** Default time a run may take before the driver counts as hung (ms). */
-export const DEFAULT_DRIVER_TIMEOUT_MS = 2000;
+export const DEFAULT_DRIVER_TIMEOUT_MS = 1000;
 /** Time the handshake may take (a sanitizer build starts slowly on a busy machine). */
 const HELLO_TIMEOUT_MS = 20_000;
 /** Lines of the driver's stderr kept for a report. */
@@ -65,7 +66,7 @@ const { workerData } = require('node:worker_threads');
 const { spawn } = require('node:child_process');
 const { port, cell, executable, cwd, maxFrame } = workerData;
 const STDERR_KEEP = 16384;
-let quitting = false, child = null, inbox = [], inboxBytes = 0, stderrText = '', pending = null, hello = null, killedForHang = false, frames = [], answered = 0, expected = 0, dead = true;
+let mismatched = false, firstHello = null, quitting = false, child = null, inbox = [], inboxBytes = 0, stderrText = '', pending = null, hello = null, killedForHang = false, frames = [], answered = 0, expected = 0, dead = true;
 
 function reply(message) {
   port.postMessage(message);
@@ -93,6 +94,15 @@ function onFrame(kind, payload) {
   if (kind === 0x48) {
     if (hello !== null) return garbage('a second hello frame');
     hello = payload;
+    if (firstHello === null) firstHello = Buffer.from(payload);
+    else if (!firstHello.equals(payload)) {
+      // A restarted driver that says another hello (another version, policy or name): the
+      // executable changed under the campaign.
+      if (pending === 'batch-hello') fault('protocol', 'it was started again and its hello differs from the first: ' + JSON.stringify(Buffer.from(payload.subarray(8)).toString('utf8')) + ' (protocol version ' + new DataView(payload.buffer, payload.byteOffset).getUint32(4, true) + ')');
+      mismatched = true;
+      if (child !== null) child.kill('SIGKILL');
+      return;
+    }
     if (pending === 'hello') { pending = null; reply({ kind: 'hello', payload }); }
     else if (pending === 'batch-hello') { pending = 'batch'; writeBatch(); }
     return;
@@ -133,10 +143,12 @@ function onData(chunk) {
 }
 
 function start() {
-  hello = null; inbox = []; inboxBytes = 0; stderrText = ''; killedForHang = false; dead = false;
+  hello = null; mismatched = false; inbox = []; inboxBytes = 0; stderrText = ''; killedForHang = false; dead = false;
   const env = { ...process.env };
-  if (env.ASAN_OPTIONS === undefined) env.ASAN_OPTIONS = 'detect_leaks=0';
-  if (env.UBSAN_OPTIONS === undefined) env.UBSAN_OPTIONS = 'halt_on_error=1:print_stacktrace=1';
+  // Unsymbolized reports: a sanitizer's own symbolizer costs a quarter second per report, paid
+  // by every failing shrink candidate; the harness symbolizes the lines it keeps (addr2line).
+  if (env.ASAN_OPTIONS === undefined) env.ASAN_OPTIONS = 'detect_leaks=0:symbolize=0';
+  if (env.UBSAN_OPTIONS === undefined) env.UBSAN_OPTIONS = 'halt_on_error=1:print_stacktrace=1:symbolize=0';
   let spawned;
   try {
     spawned = spawn(executable, [], { cwd, env, stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'] });
@@ -154,7 +166,7 @@ function start() {
   spawned.on('close', (code, signal) => {
     if (child !== spawned) return;
     child = null; dead = true;
-    const working = hello !== null;
+    const working = hello !== null && !mismatched;
     report(code, signal);
     // A warm spare: a driver that had said hello is started again at once, so the next run
     // (a shrink's next candidate) does not wait for its start.
@@ -199,8 +211,52 @@ port.on('message', (message) => {
 });
 `;
 
-function stderrLines(text: string): string[] {
-  return text.split('\n').map((line) => line.trimEnd()).filter((line) => line.length > 0).slice(0, STDERR_LINES);
+/**
+ * The first lines of a driver's stderr, made the same from run to run: process ids (`==1234==`),
+ * addresses and the working directory's prefix change between runs of the same finding, which
+ * must replay to the same report byte for byte.
+ */
+export function stderrLines(text: string, cwd = process.cwd()): string[] {
+  const prefix = cwd.endsWith(path.sep) ? cwd : cwd + path.sep;
+  const lines = text.split('\n').filter((line) => line.trim().length > 0).slice(0, STDERR_LINES);
+  return symbolize(lines).map((line) => line.trimEnd().split(prefix).join('').replace(/==\d+==/g, '==PID==').replace(/\b0x[0-9a-f]{5,}\b/gi, '0x?'));
+}
+
+/** A sanitizer's unsymbolized stack frame: `#3 0x55d1c2a4 (/path/to/binary+0x1a2b)`. */
+const FRAME = /^(\s*#\d+) 0x[0-9a-f]+\s+\((.+)\+(0x[0-9a-f]+)\)$/;
+/** addr2line's answers, by binary and offset (a shrink meets the same frames again and again). */
+const SYMBOLS = new Map<string, string>();
+
+/** Replaces unsymbolized frames by `#3 in function file:line` where addr2line knows them. */
+function symbolize(lines: readonly string[]): string[] {
+  const wanted = new Map<string, Set<string>>();
+  for (const line of lines) {
+    const match = FRAME.exec(line);
+    if (match !== null && !SYMBOLS.has(`${match[2]}+${match[3]}`)) {
+      const offsets = wanted.get(match[2]!) ?? new Set<string>();
+      offsets.add(match[3]!);
+      wanted.set(match[2]!, offsets);
+    }
+  }
+  for (const [binary, offsets] of wanted) {
+    const list = [...offsets];
+    let answer: string[] = [];
+    try {
+      answer = execFileSync('addr2line', ['-f', '-C', '-e', binary, ...list], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 10_000 }).split('\n');
+    } catch {
+      // no addr2line, or a binary it cannot read: the frames stay as they are
+    }
+    list.forEach((offset, i) => {
+      const fn = answer[2 * i];
+      const where = answer[2 * i + 1];
+      SYMBOLS.set(`${binary}+${offset}`, fn === undefined || where === undefined || fn === '??' ? '' : `in ${fn} ${where.replace(/ \(discriminator \d+\)$/, '')}`);
+    });
+  }
+  return lines.map((line) => {
+    const match = FRAME.exec(line);
+    const symbol = match === null ? '' : SYMBOLS.get(`${match[2]}+${match[3]}`) ?? '';
+    return match === null || symbol === '' ? line : `${match[1]} ${symbol}`;
+  });
 }
 
 interface HelperFault {
