@@ -78,7 +78,7 @@ generated sequence side by side (model vs implementation) with every invariant c
   --exec      fuzz a native allocator: an executable built with include/gpumv_driver.h (its folder:
               gpumv include-dir), one process per worker, a run per batch; it declares its policy
               in its hello. Sanitizer reports, signals, exits, garbage and hangs are findings
-              (driver-sanitizer, driver-crash, driver-exit, driver-garbage, hang); findings replay
+              (driver-sanitizer, driver-crash, driver-exit, driver-garbage, driver-hang); findings replay
               against the executable (docs/native.md)
   --seed      campaign seed, a string or number (default: the config's seed, else ${DEFAULT_SEED})
   --runs N    runs 0..N-1 of each system (default ${DEFAULT_RUNS} unless --budget is given)

@@ -24,7 +24,7 @@ export const FAULT_CHECKS: Readonly<Record<NativeFaultKind, string>> = {
   exit: 'driver-exit',
   garbage: 'driver-garbage',
   protocol: 'driver-protocol',
-  hang: 'hang',
+  hang: 'driver-hang',
 };
 
 export interface NativeFault {
@@ -66,7 +66,7 @@ const { workerData } = require('node:worker_threads');
 const { spawn } = require('node:child_process');
 const { port, cell, executable, cwd, maxFrame } = workerData;
 const STDERR_KEEP = 16384;
-let mismatched = false, firstHello = null, quitting = false, child = null, inbox = [], inboxBytes = 0, stderrText = '', pending = null, hello = null, killedForHang = false, frames = [], answered = 0, expected = 0, dead = true;
+let firstHello = null, quitting = false, child = null, inbox = [], inboxBytes = 0, stderrText = '', pending = null, hello = null, killedForHang = false, frames = [], answered = 0, expected = 0, dead = true;
 
 function reply(message) {
   port.postMessage(message);
@@ -93,16 +93,18 @@ function garbage(detail) {
 function onFrame(kind, payload) {
   if (kind === 0x48) {
     if (hello !== null) return garbage('a second hello frame');
-    hello = payload;
-    if (firstHello === null) firstHello = Buffer.from(payload);
-    else if (!firstHello.equals(payload)) {
+    if (firstHello !== null && !firstHello.equals(payload)) {
       // A restarted driver that says another hello (another version, policy or name): the
-      // executable changed under the campaign.
+      // executable changed under the campaign. It is stopped and not started again until the
+      // next run asks for it.
       if (pending === 'batch-hello') fault('protocol', 'it was started again and its hello differs from the first: ' + JSON.stringify(Buffer.from(payload.subarray(8)).toString('utf8')) + ' (protocol version ' + new DataView(payload.buffer, payload.byteOffset).getUint32(4, true) + ')');
-      mismatched = true;
-      if (child !== null) child.kill('SIGKILL');
+      const stopped = child;
+      child = null; dead = true;
+      if (stopped !== null) stopped.kill('SIGKILL');
       return;
     }
+    hello = payload;
+    if (firstHello === null) firstHello = Buffer.from(payload);
     if (pending === 'hello') { pending = null; reply({ kind: 'hello', payload }); }
     else if (pending === 'batch-hello') { pending = 'batch'; writeBatch(); }
     return;
@@ -143,7 +145,7 @@ function onData(chunk) {
 }
 
 function start() {
-  hello = null; mismatched = false; inbox = []; inboxBytes = 0; stderrText = ''; killedForHang = false; dead = false;
+  hello = null; inbox = []; inboxBytes = 0; stderrText = ''; killedForHang = false; dead = false;
   const env = { ...process.env };
   // Unsymbolized reports: a sanitizer's own symbolizer costs a quarter second per report, paid
   // by every failing shrink candidate; the harness symbolizes the lines it keeps (addr2line).
@@ -166,7 +168,7 @@ function start() {
   spawned.on('close', (code, signal) => {
     if (child !== spawned) return;
     child = null; dead = true;
-    const working = hello !== null && !mismatched;
+    const working = hello !== null;
     report(code, signal);
     // A warm spare: a driver that had said hello is started again at once, so the next run
     // (a shrink's next candidate) does not wait for its start.

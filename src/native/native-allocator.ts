@@ -13,7 +13,7 @@
 import fc from 'fast-check';
 import path from 'node:path';
 import { InputError } from '../harness/json.js';
-import type { CommandOf, GenerationPlan, Invariant, RunEnv } from '../harness/system.js';
+import type { CommandOf, Invariant, SystemDef } from '../harness/system.js';
 import { Nat, OneOf, parseWith, Str, Strict, type Static } from '../harness/schema.js';
 import { isPowerOfTwo, type Allocator, type AllocatorPolicy } from '../alloc/allocator.js';
 import { ALLOCATOR_POLICIES } from '../user-allocator-module.js';
@@ -139,14 +139,8 @@ function faultInvariants(executable: string): Invariant<AllocSide, unknown>[] {
 
 type UserAllocatorCommand = CommandOf<UserAllocatorSystem>;
 
-export type NativeAllocatorSystem = Omit<UserAllocatorSystem, 'configSchema' | 'parseConfig' | 'configArb' | 'checkConfig' | 'commandArb' | 'createImpl' | 'createModel'> & {
-  commandArb(config: NativeAllocatorConfig, plan?: GenerationPlan): fc.Arbitrary<UserAllocatorCommand>;
-  readonly configSchema: typeof NativeAllocatorConfigSchema;
-  parseConfig(raw: unknown, source: string, at: string): NativeAllocatorConfig;
-  configArb(): fc.Arbitrary<NativeAllocatorConfig>;
-  checkConfig(config: NativeAllocatorConfig): string | null;
-  createModel(config: NativeAllocatorConfig, env: RunEnv): AllocSide;
-  createImpl(config: NativeAllocatorConfig, env: RunEnv, commands?: readonly UserAllocatorCommand[]): AllocSide;
+/** The user-allocator system's shape with the native config, and the driver it runs against. */
+export type NativeAllocatorSystem = SystemDef<NativeAllocatorConfig, UserAllocatorCommand, AllocSide> & {
   readonly driver: NativeDriver;
 };
 
@@ -184,22 +178,24 @@ export function nativeAllocatorSystem(driver: NativeDriver, executable: string):
   const asUserConfig = (config: NativeAllocatorConfig) => ({ capacityBytes: config.capacityBytes, allocatorModule: executable, policy: config.policy });
   const checkConfig = (config: NativeAllocatorConfig): string | null => base.checkConfig(asUserConfig(config));
   const wide = fc.record({ op: fc.constant('alloc' as const), sizeBytes: fc.constantFrom(...WIDE_SIZES), alignBytes: fc.constantFrom(1, 16, 256) });
+  // The base's invariants read nothing of the config but the policy's promise, which ignores it.
+  const invariants = [...faultInvariants(executable), ...base.invariants] as Invariant<AllocSide, unknown>[];
   return {
     ...base,
     name: NATIVE_ALLOCATOR_SYSTEM,
     summary: `the native allocator ${executable} (policy ${policy})`,
     configSchema: NativeAllocatorConfigSchema,
     checkConfig,
-    parseConfig: (raw, source, at) => {
+    parseConfig: (raw: unknown, source: string, at: string): NativeAllocatorConfig => {
       const config = parseWith(NativeAllocatorConfigSchema, raw, source, at);
       const problem = checkConfig(config);
       if (problem !== null) throw new InputError(source, at, problem);
       return config;
     },
-    configArb: () => base.configArb().map((config): NativeAllocatorConfig => ({ capacityBytes: config.capacityBytes, executable, policy })),
-    commandArb: (config, plan) => fc.oneof({ weight: WIDE_ODDS - 1, arbitrary: base.commandArb(asUserConfig(config), plan) }, { weight: 1, arbitrary: wide }),
-    createModel: (config, env) => base.createModel(asUserConfig(config), env),
-    createImpl: (config, env, commands) => {
+    configArb: (): fc.Arbitrary<NativeAllocatorConfig> => base.configArb().map((config): NativeAllocatorConfig => ({ capacityBytes: config.capacityBytes, executable, policy })),
+    commandArb: (config: NativeAllocatorConfig, plan) => fc.oneof({ weight: WIDE_ODDS - 1, arbitrary: base.commandArb(asUserConfig(config), plan) }, { weight: 1, arbitrary: wide }),
+    createModel: (config: NativeAllocatorConfig, env) => base.createModel(asUserConfig(config), env),
+    createImpl: (config: NativeAllocatorConfig, env, commands) => {
       if (commands === undefined) throw new Error(`${NATIVE_ALLOCATOR_SYSTEM}: the runner passes no commands; a native driver takes a run as one batch`);
       const result = driver.runBatch((flags) => encodeAllocBatch(config.capacityBytes, commands, flags), commands.length);
       let answers = decodeAnswers(result.frames, commands.length);
@@ -217,7 +213,7 @@ export function nativeAllocatorSystem(driver: NativeDriver, executable: string):
       side.allocator.endCommand();
       return observation;
     },
-    invariants: [...faultInvariants(executable), ...base.invariants],
+    invariants,
     driver,
   };
 }
