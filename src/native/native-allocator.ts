@@ -17,7 +17,7 @@ import type { CommandOf, Invariant, SystemDef } from '../harness/system.js';
 import { Nat, OneOf, parseWith, Str, Strict, type Static } from '../harness/schema.js';
 import { isPowerOfTwo, type Allocator, type AllocatorPolicy } from '../alloc/allocator.js';
 import { ALLOCATOR_POLICIES } from '../user-allocator-module.js';
-import { userAllocatorSystem, type UserAllocatorSystem } from '../systems/user-allocator.js';
+import { userAllocatorSchemas, userAllocatorSystem, type UserAllocatorSystem } from '../systems/user-allocator.js';
 import { allocSide, type AllocSide } from '../systems/alloc-common.js';
 import { decodeAnswers, encodeAllocBatch, type DecodedAnswers } from './protocol.js';
 import { DriverStartError, FAULT_CHECKS, NativeDriver, type NativeDriverOptions, type NativeFault, type NativeFaultKind } from './driver.js';
@@ -217,6 +217,13 @@ export function nativeAllocatorSystem(driver: NativeDriver, executable: string):
     driver,
   };
 }
+
+/** The schemas of the native-allocator system's files: its config, and the user allocator's commands. */
+export const nativeAllocatorSchemas: Pick<NativeAllocatorSystem, 'name' | 'configSchema' | 'commandSchemas'> = {
+  name: NATIVE_ALLOCATOR_SYSTEM,
+  configSchema: NativeAllocatorConfigSchema,
+  commandSchemas: userAllocatorSchemas.commandSchemas,
+};
 
 /** The drivers this thread started, by absolute path: one long-lived process each. */
 const DRIVERS = new Map<string, NativeDriver>();
