@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #define GPUMV_PROTOCOL_VERSION 1u
@@ -51,6 +52,11 @@
 #define GPUMV_OP_FREE 2u         /* a = index */
 #define GPUMV_OP_ALLOC_BURST 3u  /* a = count, b = size, c = spread, d = align */
 #define GPUMV_OP_FREE_BURST 4u   /* a = index, b = count, c = stride */
+
+/* A driver busy with a long run sends the answers it has at least every this many ms of its CPU
+ * time: the harness
+ * counts a run as hung only when no answer came for its time limit. */
+#define GPUMV_PROGRESS_MS 100
 
 /* Batch flags. */
 #define GPUMV_FLAG_ANSWER_EACH 1u /* send each command's answer as soon as it is known */
@@ -238,6 +244,11 @@ static void gpumv__open(gpumv__answers *a, uint32_t command) {
     a->count = 0;
 }
 
+/* CPU milliseconds (C's clock(): no POSIX feature macro needed); a busy driver's clock runs. */
+static long long gpumv__now_ms(void) {
+    return (long long)(clock() / (CLOCKS_PER_SEC / 1000));
+}
+
 static void gpumv__run_batch(const gpumv_alloc_driver *d, const unsigned char *p, size_t size, gpumv__answers *a, gpumv__live *live) {
     if (size < 16) gpumv__die("batch frame too short");
     uint32_t flags = gpumv__get32(p);
@@ -247,6 +258,7 @@ static void gpumv__run_batch(const gpumv_alloc_driver *d, const unsigned char *p
     p += 16;
     live->count = 0;
     uint32_t answered = 0;
+    long long flushed_at = gpumv__now_ms();
     void *state = d->create(d->user, capacity);
     if (!state) gpumv__die("create returned NULL");
     for (uint32_t i = 0; i < count; i++, p += 40) {
@@ -303,7 +315,12 @@ static void gpumv__run_batch(const gpumv_alloc_driver *d, const unsigned char *p
         gpumv__set32(o, n_at, n);
         a->count++;
         answered++;
-        if ((flags & GPUMV_FLAG_ANSWER_EACH) || a->out.size >= (1u << 16)) gpumv__flush(a);
+        if ((flags & GPUMV_FLAG_ANSWER_EACH) || a->out.size >= (1u << 16)) {
+            gpumv__flush(a);
+        } else if (gpumv__now_ms() - flushed_at >= GPUMV_PROGRESS_MS) {
+            gpumv__flush(a); /* progress: a long run is not a hang */
+            flushed_at = gpumv__now_ms();
+        }
         if (status != 0) break; /* the run ends here on the harness side too */
     }
     gpumv__flush(a);

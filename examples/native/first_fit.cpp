@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <new>
+#include <unordered_map>
 
 namespace {
 
@@ -28,6 +29,7 @@ struct Block {
     Block *prev;       // address order
     Block *next;
     Block *next_free;  // free list, address order
+    size_t used_at;    // a used block's index in the used table
 };
 
 struct FirstFit {
@@ -37,6 +39,7 @@ struct FirstFit {
     Block **used;      // the used blocks, for a debug dump
     size_t used_count;
     size_t used_cap;
+    std::unordered_map<uint64_t, Block *> by_offset;  // the used blocks by offset
 };
 
 Block *new_block(uint64_t offset, uint64_t size, bool is_free) {
@@ -61,16 +64,16 @@ void track_used(FirstFit *a, Block *b) {
         a->used = grown;
         a->used_cap = cap;
     }
+    b->used_at = a->used_count;
     a->used[a->used_count++] = b;
+    a->by_offset[b->offset] = b;
 }
 
 void untrack_used(FirstFit *a, Block *b) {
-    for (size_t i = 0; i < a->used_count; i++) {
-        if (a->used[i] == b) {
-            a->used[i] = a->used[--a->used_count];
-            return;
-        }
-    }
+    a->by_offset.erase(b->offset);
+    Block *last = a->used[--a->used_count];
+    a->used[b->used_at] = last;
+    last->used_at = b->used_at;
 }
 
 // The free block before b in address order (the free-list predecessor of a block being freed).
@@ -170,9 +173,9 @@ int alloc(void *state, uint64_t size, uint64_t align, uint64_t *offset) {
 
 int release(void *state, uint64_t offset) {
     FirstFit *a = static_cast<FirstFit *>(state);
-    Block *b = a->head;
-    while (b && !(b->offset == offset && !b->free)) b = b->next;
-    if (!b) return 1;  // nothing live starts there: rejected
+    auto found = a->by_offset.find(offset);
+    if (found == a->by_offset.end()) return 1;  // nothing live starts there: rejected
+    Block *b = found->second;
     untrack_used(a, b);
     b->free = true;
     Block *fp = free_before(b);

@@ -104,6 +104,7 @@ function onFrame(kind, payload) {
       return;
     }
     hello = payload;
+    Atomics.store(cell, 2, 0);
     if (firstHello === null) firstHello = Buffer.from(payload);
     if (pending === 'hello') { pending = null; reply({ kind: 'hello', payload }); }
     else if (pending === 'batch-hello') { pending = 'batch'; writeBatch(); }
@@ -117,6 +118,7 @@ function onFrame(kind, payload) {
     if (count === 0) { pending = null; reply({ kind: 'answers', frames }); return; }
     frames.push(payload);
     answered += count;
+    Atomics.add(cell, 1, 1); // progress: the waiting thread extends the run's time limit
     if (answered > expected) garbage('answers to more commands than the run has');
     return;
   }
@@ -145,6 +147,7 @@ function onData(chunk) {
 }
 
 function start() {
+  Atomics.store(cell, 2, 1); // starting: its start does not count against a run's time limit
   hello = null; inbox = []; inboxBytes = 0; stderrText = ''; killedForHang = false; dead = false;
   const env = { ...process.env };
   // Unsymbolized reports: a sanitizer's own symbolizer costs a quarter second per report, paid
@@ -168,6 +171,7 @@ function start() {
   spawned.on('close', (code, signal) => {
     if (child !== spawned) return;
     child = null; dead = true;
+    Atomics.store(cell, 2, 0);
     const working = hello !== null;
     report(code, signal);
     // A warm spare: a driver that had said hello is started again at once, so the next run
@@ -283,7 +287,8 @@ export interface NativeDriverOptions {
 export class NativeDriver {
   readonly hello: DriverHello;
   private readonly port: MessagePort;
-  private readonly cell = new Int32Array(new SharedArrayBuffer(4));
+  /** [0] replies posted by the helper, [1] answer frames received (progress), [2] 1 while a process starts. */
+  private readonly cell = new Int32Array(new SharedArrayBuffer(12));
   private readonly worker: Worker;
   private readonly timeoutMs: number;
   private closed = false;
@@ -322,17 +327,30 @@ export class NativeDriver {
     this.hello = hello;
   }
 
-  /** Posts a request and waits for the helper's reply; null when none came within `timeoutMs`. */
+  /**
+   * Posts a request and waits for the helper's reply; null when none came within `timeoutMs`
+   * of the request or of the driver's last answer frame (a long run that keeps answering is
+   * not hung).
+   */
   private request(message: object, timeoutMs: number): HelperReply | null {
     const seen = Atomics.load(this.cell, 0);
     this.port.postMessage(message);
-    const deadline = performance.now() + timeoutMs;
+    let progress = Atomics.load(this.cell, 1);
+    const started = performance.now();
+    let deadline = started + timeoutMs;
     for (;;) {
       const received = receiveMessageOnPort(this.port);
       if (received !== undefined) return received.message as HelperReply;
-      const left = deadline - performance.now();
+      const now = performance.now();
+      const moved = Atomics.load(this.cell, 1);
+      if (moved !== progress || (Atomics.load(this.cell, 2) === 1 && now < started + HELLO_TIMEOUT_MS)) {
+        // An answer frame came, or a (re)started process has not said hello yet.
+        progress = moved;
+        deadline = now + timeoutMs;
+      }
+      const left = deadline - now;
       if (left <= 0) return null;
-      Atomics.wait(this.cell, 0, seen, left);
+      Atomics.wait(this.cell, 0, seen, Math.min(left, timeoutMs / 4));
     }
   }
 
