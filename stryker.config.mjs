@@ -1,7 +1,7 @@
 // Mutation testing of the shipped code (issue 14). Run through tools/mutation/run.mjs
 // (`npm run mutation`, `npm run mutation:incremental`), which gives Stryker the TypeScript 5.9
 // JavaScript API it needs to rewrite tsconfig.json; the project itself compiles with typescript 7.
-// A subset: `node tools/mutation/run.mjs --mutate src/residency/slot-pool.ts`. See docs/mutation.md.
+// A subset: `node tools/mutation/run.mjs --mutate src/residency/slot-pool.ts`. See docs/maintainers/mutation.md.
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   testRunner: 'vitest',

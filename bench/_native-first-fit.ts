@@ -16,7 +16,14 @@ interface Block {
 }
 
 export function createAllocator(capacityBytes: number): Allocator {
-  const head: Block = { offset: 0, size: capacityBytes, free: true, prev: null, next: null, nextFree: null };
+  const head: Block = {
+    offset: 0,
+    size: capacityBytes,
+    free: true,
+    prev: null,
+    next: null,
+    nextFree: null,
+  };
   let freeHead: Block | null = head;
   let first: Block | null = head;
   const freeBefore = (b: Block): Block | null => {
@@ -34,7 +41,14 @@ export function createAllocator(capacityBytes: number): Allocator {
         if (aligned - b.offset + size > b.size) continue;
         const end = b.offset + b.size;
         if (aligned > b.offset) {
-          const pad: Block = { offset: b.offset, size: aligned - b.offset, free: true, prev: b.prev, next: b, nextFree: b };
+          const pad: Block = {
+            offset: b.offset,
+            size: aligned - b.offset,
+            free: true,
+            prev: b.prev,
+            next: b,
+            nextFree: b,
+          };
           if (b.prev !== null) b.prev.next = pad;
           else first = pad;
           b.prev = pad;
@@ -46,7 +60,14 @@ export function createAllocator(capacityBytes: number): Allocator {
         }
         let after = b.nextFree;
         if (aligned + size < end) {
-          const tail: Block = { offset: aligned + size, size: end - aligned - size, free: true, prev: b, next: b.next, nextFree: after };
+          const tail: Block = {
+            offset: aligned + size,
+            size: end - aligned - size,
+            free: true,
+            prev: b,
+            next: b.next,
+            nextFree: after,
+          };
           if (b.next !== null) b.next.prev = tail;
           b.next = tail;
           after = tail;

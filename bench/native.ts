@@ -47,15 +47,24 @@ const cxx = process.env.CXX ?? 'c++';
 function build(name: string, flags: string[]): string {
   const binary = path.join(out, name);
   try {
-    execFileSync(cxx, ['-std=c++17', ...flags, `-I${include}`, '-o', binary, source], { stdio: ['ignore', 'ignore', 'inherit'] });
+    execFileSync(cxx, ['-std=c++17', ...flags, `-I${include}`, '-o', binary, source], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
   } catch (error) {
-    console.error(`error: building ${path.relative(root, source)} with ${cxx} failed: ${(error as Error).message.split('\n')[0]}`);
+    console.error(
+      `error: building ${path.relative(root, source)} with ${cxx} failed: ${(error as Error).message.split('\n')[0]}`,
+    );
     process.exit(2);
   }
   return binary;
 }
 const optimized = build('first_fit_o2', ['-O2']);
-const sanitized = build('first_fit_asan', ['-O1', '-g', '-fsanitize=address,undefined', '-fno-sanitize-recover=all']);
+const sanitized = build('first_fit_asan', [
+  '-O1',
+  '-g',
+  '-fsanitize=address,undefined',
+  '-fno-sanitize-recover=all',
+]);
 
 const optimizedSystem = nativeAllocatorSystem(driverFor(optimized), 'first_fit_o2');
 const sanitizedSystem = nativeAllocatorSystem(driverFor(sanitized), 'first_fit_asan');
@@ -64,7 +73,13 @@ const jsSystem = userAllocatorSystem('bench/_native-first-fit.ts', createAllocat
 // The cases: the native system's own generator (wide requests included), fixed seed.
 // Unbiased, as a campaign draws them (runs of up to 200 commands, not fast-check's small ones).
 const caseArb = fc.noBias(optimizedSystem.configArb()).chain((config) =>
-  fc.array(optimizedSystem.commandArb(config), { minLength: 1, maxLength: optimizedSystem.sequence.maxLength, size: 'max' }).map((commands) => ({ config, commands })),
+  fc
+    .array(optimizedSystem.commandArb(config), {
+      minLength: 1,
+      maxLength: optimizedSystem.sequence.maxLength,
+      size: 'max',
+    })
+    .map((commands) => ({ config, commands })),
 );
 const sampled = fc.sample(fc.noBias(caseArb), { seed: SEED, numRuns: RUNS });
 /**
@@ -73,7 +88,10 @@ const sampled = fc.sample(fc.noBias(caseArb), { seed: SEED, numRuns: RUNS });
  * of 512 calls counts as one command. `The campaign figures
  * (npm run fuzz -- --exec) include them.
  */
-const cases = sampled.filter(({ commands }) => !commands.some((command) => command.op === 'allocBurst' || command.op === 'freeBurst'));
+const cases = sampled.filter(
+  ({ commands }) =>
+    !commands.some((command) => command.op === 'allocBurst' || command.op === 'freeBurst'),
+);
 const commandCount = cases.reduce((sum, { commands }) => sum + commands.length, 0);
 
 interface Row {
@@ -81,11 +99,18 @@ interface Row {
   readonly commandsPerSecond: number;
 }
 
-function timeRuns(name: string, system: AnySystem, configOf: (config: (typeof cases)[number]['config']) => object): Row {
+function timeRuns(
+  name: string,
+  system: AnySystem,
+  configOf: (config: (typeof cases)[number]['config']) => object,
+): Row {
   const pass = () => {
     for (const { config, commands } of cases) {
       const outcome = runSequence(system, configOf(config) as never, commands);
-      if (!outcome.ok) throw new Error(`${name}: a run failed (${outcome.failure.check}: ${outcome.failure.message.split('\n')[0]}); the bench measures conforming runs only`);
+      if (!outcome.ok)
+        throw new Error(
+          `${name}: a run failed (${outcome.failure.check}: ${outcome.failure.message.split('\n')[0]}); the bench measures conforming runs only`,
+        );
     }
   };
   pass(); // warm-up (JIT, the driver's first pages)
@@ -98,7 +123,10 @@ function timeProtocol(name: string): Row {
   const driver = optimizedSystem.driver;
   const pass = () => {
     for (const { config, commands } of cases) {
-      const result = driver.runBatch((flags) => encodeAllocBatch(config.capacityBytes, commands, flags), commands.length);
+      const result = driver.runBatch(
+        (flags) => encodeAllocBatch(config.capacityBytes, commands, flags),
+        commands.length,
+      );
       if (result.fault !== null) throw new Error(`${name}: ${result.fault.detail}`);
     }
   };
@@ -110,8 +138,17 @@ function timeProtocol(name: string): Row {
 
 const measures: (() => Row)[] = [
   () => timeRuns('C++ driver -O2, through the protocol', optimizedSystem, (config) => config),
-  () => timeRuns('C++ driver ASan+UBSan, through the protocol', sanitizedSystem, (config) => ({ ...config, executable: 'first_fit_asan' })),
-  () => timeRuns('JavaScript port, allocator module', jsSystem, (config) => ({ capacityBytes: config.capacityBytes, allocatorModule: 'bench/_native-first-fit.ts', policy: 'first-fit' })),
+  () =>
+    timeRuns('C++ driver ASan+UBSan, through the protocol', sanitizedSystem, (config) => ({
+      ...config,
+      executable: 'first_fit_asan',
+    })),
+  () =>
+    timeRuns('JavaScript port, allocator module', jsSystem, (config) => ({
+      capacityBytes: config.capacityBytes,
+      allocatorModule: 'bench/_native-first-fit.ts',
+      policy: 'first-fit',
+    })),
   () => timeProtocol('protocol alone (-O2 driver, no model, no checks)'),
 ];
 // The machine is shared: each row is measured REPEATS times, interleaved with the others, and
@@ -126,9 +163,16 @@ for (let repeat = 1; repeat < REPEATS; repeat++) {
 }
 closeDrivers();
 
-console.log(`native: ${cases.length} generated runs (seed ${SEED}; ${sampled.length - cases.length} scale runs with bursts left out), ${commandCount.toLocaleString('en-US')} commands, each run side by side with the first-fit model and every check`);
+console.log(
+  `native: ${cases.length} generated runs (seed ${SEED}; ${sampled.length - cases.length} scale runs with bursts left out), ${commandCount.toLocaleString('en-US')} commands, each run side by side with the first-fit model and every check`,
+);
 console.log('');
 console.log(`${'side'.padEnd(52)} ${'commands/s per core'.padStart(20)}`);
-for (const row of rows) console.log(`${row.name.padEnd(52)} ${Math.round(row.commandsPerSecond).toLocaleString('en-US').padStart(20)}`);
+for (const row of rows)
+  console.log(
+    `${row.name.padEnd(52)} ${Math.round(row.commandsPerSecond).toLocaleString('en-US').padStart(20)}`,
+  );
 console.log('');
-console.log(`protocol (-O2) / JavaScript module: ${(rows[0]!.commandsPerSecond / rows[2]!.commandsPerSecond).toFixed(2)}x`);
+console.log(
+  `protocol (-O2) / JavaScript module: ${(rows[0]!.commandsPerSecond / rows[2]!.commandsPerSecond).toFixed(2)}x`,
+);

@@ -1,6 +1,6 @@
 // An allocator with a bug that hangs rather than corrupts: a singly linked free list whose
 // coalescing links a node to itself when a freed block closes the gap between two free
-// neighbours. The next alloc that walks past that node without finding a fit loops forever,
+// neighbours. The next alloc or free that walks past that node loops forever,
 // the way a corrupted free list hangs an engine's loading thread.
 //
 //   npm run fuzz -- --allocator examples/looping-free-list-allocator.mjs --timeout 1s

@@ -9,6 +9,11 @@
 export const policy = 'first-fit';
 
 export function createAllocator(capacityBytes) {
+  return createFirstFit(capacityBytes, (value, align) => Math.ceil(value / align) * align);
+}
+
+/** The first fit over `capacityBytes`, rounding a start up to an alignment with `alignUp(value, align)`. */
+export function createFirstFit(capacityBytes, alignUp) {
   /** Free ranges [start, end), ascending, never adjacent. */
   const free = [{ start: 0, end: capacityBytes }];
   /** offset -> size of the live allocations. */
@@ -17,7 +22,7 @@ export function createAllocator(capacityBytes) {
     alloc(sizeBytes, alignBytes) {
       for (let i = 0; i < free.length; i++) {
         const range = free[i];
-        const start = Math.ceil(range.start / alignBytes) * alignBytes;
+        const start = alignUp(range.start, alignBytes);
         if (start + sizeBytes > range.end) continue;
         const pieces = [];
         if (start > range.start) pieces.push({ start: range.start, end: start });

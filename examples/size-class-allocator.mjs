@@ -24,7 +24,9 @@ export function createAllocator(capacityBytes) {
   function addFree(start, size) {
     freeSize.set(start, size);
     freeEnd.set(start + size, start);
-    (classes[classDown(size)] ??= []).push(start);
+    const down = classDown(size);
+    classes[down] ??= [];
+    classes[down].push(start);
   }
   function removeFree(start) {
     const size = freeSize.get(start);

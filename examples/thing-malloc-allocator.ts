@@ -25,6 +25,12 @@ import type { Allocator, AllocatorPolicy } from '../src/alloc/allocator.js';
 
 export const policy: AllocatorPolicy = 'any';
 
+/**
+ * MemPool backs every pool with an ArrayBuffer of its size and addresses it with u32 words: the
+ * heaps it is given stay at most 16 MiB (no GPU-sized ones, which would allocate gigabytes).
+ */
+export const maxCapacityBytes = 2 ** 24;
+
 /** MemPool's state block (7 u32) plus the first block header: data starts here. */
 const STATE_BYTES = 28;
 const HEADER_BYTES = 8;

@@ -1,6 +1,6 @@
 /**
- * Reference model of the best-fit pool (spec/allocators.md "Best-fit pool"; Unreal's
- * FRHIMemoryPool, seed §3.4).
+ * Reference model of the best-fit pool (docs/spec/allocators.md#al-best-fit; Unreal's
+ * FRHIMemoryPool, docs/spec/engine.md#mem-3-4).
  *
  * Block offsets and sizes are multiples of poolAlignBytes. A request (size, align) reserves
  *   alignUp(size, poolAlign)          when poolAlign % align == 0 (the block start is aligned)

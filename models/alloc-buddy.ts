@@ -1,5 +1,5 @@
 /**
- * Reference model of the buddy allocator (spec/allocators.md "Buddy"; VMA 2.3, Dawn).
+ * Reference model of the buddy allocator (docs/spec/allocators.md#al-buddy; VMA 2.3, Dawn).
  *
  * Capacity is minBlockBytes * 2^maxOrder; a block of order k is minBlockBytes * 2^k bytes at a
  * multiple of its size. A request takes order k = ceil(log2(max(size, align, minBlock) /

@@ -1,7 +1,7 @@
 /**
- * Reference model of the first-fit allocator (spec/allocators.md "First-fit"; Unreal's
- * BigBlockAllocator shape, seed §5.1): free blocks in offset order, the first one whose aligned
- * start plus size fits wins.
+ * Reference model of the first-fit allocator (docs/spec/allocators.md#al-first-fit; Unreal's
+ * BigBlockAllocator shape, docs/spec/engine.md#mem-5-1): free blocks in offset order, the first one
+ * whose aligned start plus size fits wins.
  *
  * Choices the spec leaves open, made here and followed by the implementation:
  * - Granularity is one byte: sizes are not rounded, so a first-fit allocation never wastes
@@ -49,12 +49,12 @@ export class FirstFitModel extends IntervalModel {
 export function mergeWithFreeNeighbours(list: ModelBlock[], index: number): void {
   let at = index;
   const next = list[at + 1];
-  if (next !== undefined && next.free) {
+  if (next?.free) {
     list[at]!.sizeBytes += next.sizeBytes;
     list.splice(at + 1, 1);
   }
   const previous = list[at - 1];
-  if (previous !== undefined && previous.free) {
+  if (previous?.free) {
     previous.sizeBytes += list[at]!.sizeBytes;
     list.splice(at, 1);
     at--;

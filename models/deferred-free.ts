@@ -1,7 +1,7 @@
 /**
- * Reference model of fence-delayed frees and the reusable-object pool (spec/allocators.md
- * "Fence-delayed frees"; seed d3d12-memory-allocation.zh.txt §8.1; seed gpu-resource-lifetime.zh.txt
- * 池复用), wrapped around the reference model of a sub-allocator (models/alloc-index.ts).
+ * Reference model of fence-delayed frees and the reusable-object pool
+ * (docs/spec/allocators.md#al-fence; docs/spec/engine.md#mem-8-1; docs/spec/engine.md#life-pool),
+ * wrapped around the reference model of a sub-allocator (models/alloc-index.ts).
  *
  * Written for obviousness: three plain arrays (live allocations, pending releases, pooled
  * objects), every question a filter over them.

@@ -1,6 +1,6 @@
 /**
- * Reference model of the fast allocator (seed d3d12-memory-allocation.zh.txt §1 constraint ④,
- * §3.2, §5.3, §10; FD3D12FastAllocator): 4 MiB bump pages for single-frame upload data.
+ * Reference model of the fast allocator (docs/spec/engine.md#mem-1-2-4, #mem-3-2, #mem-5-3,
+ * #mem-10; FD3D12FastAllocator): 4 MiB bump pages for single-frame upload data.
  *
  * Written for obviousness: plain arrays, every step spelled out. `BumpPagesModel` (the page part)
  * is shared with the fast constant allocator's model (models/fast-constant-allocator.ts).

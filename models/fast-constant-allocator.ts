@@ -1,17 +1,19 @@
 /**
- * Reference model of the fast constant allocator (seed d3d12-memory-allocation.zh.txt §5.1,
- * §5.4; FD3D12FastConstantAllocator and the uniform buffers that use it).
+ * Reference model of the fast constant allocator (docs/spec/engine.md#mem-5-1, #mem-5-4;
+ * FD3D12FastConstantAllocator and the uniform buffers that use it).
  *
  * The pages behave as the fast allocator's (models/fast-allocator.ts, `BumpPagesModel`): bump
  * allocation, a full page retired with the next fence value to signal, reused oldest first once
  * that value completes, cleanup down to `minPagesToRetain`. On top of them:
  * - Every constant starts at a multiple of 256 bytes and occupies its size rounded up to 256
  *   (the GPU reads constant buffers in 256-byte units), so the cursor moves by the rounded size.
- * - A constant is at most one page (uniform buffers are at most 64 KiB by construction, §5.1):
- *   a larger one is the contract error CONSTANT_TOO_LARGE, not a forwarded request.
- * - Updating a uniform buffer is "allocate a new location and replace" (§5.4): every update
- *   takes new bytes and the buffer points at them; the old bytes are never written again, so a
- *   draw the GPU has not finished keeps reading what it was recorded with.
+ * - A constant is at most one page (uniform buffers are at most 64 KiB by construction,
+ *   docs/spec/engine.md#mem-5-1): a larger one is the contract error CONSTANT_TOO_LARGE, not a
+ *   forwarded request.
+ * - Updating a uniform buffer is "allocate a new location and replace"
+ *   (docs/spec/engine.md#mem-5-4): every update takes new bytes and the buffer points at them; the
+ *   old bytes are never written again, so a draw the GPU has not finished keeps reading what it was
+ *   recorded with.
  *
  * Choices the seed leaves open: uniform buffers are small integer handles the caller picks; an
  * update never frees anything (single-frame data goes with its page); errors are checked

@@ -1,10 +1,12 @@
 /**
- * Reference model of the residency manager (residency-library.md §4-§8, §10; Unreal's settings
- * from the seed ue5-dx12-residency-set, sections 2, 5, 6, 8, 9).
+ * Reference model of the residency manager (docs/spec/residency-library.md#rl-4 to #rl-8, #rl-10;
+ * Unreal's settings from docs/spec/engine.md#rs-2, #rs-5, #rs-6, #rs-8, #rs-9).
  *
  * Written for obviousness: the LRU lists are plain arrays (head = index 0, the stalest), every
  * move is indexOf + splice, sync points are an array of {generation, [queue, value][]}, and
- * generations and ticks are BigInt with explicit 64-bit wrap-around where the library wraps.
+ * ticks are BigInt with explicit 64-bit wrap-around where the library wraps. Generations are
+ * numbers: each command consumes a bounded number of them, so they stay far below 2^53, and
+ * the one place the library would wrap one (G-1 at G = 0) is asserted unreachable below.
  * Slow on purpose; the implementation must agree with it decision for decision: the same device
  * calls with the same objects in the same order, the same CPU waits, the same events.
  *
@@ -26,9 +28,10 @@
  * - MakeResidentForQueue with no signal of that queue after it (async mode): generation G's sync
  *   point records the queue's last signalled fence value, which can complete before the worker
  *   runs G's work; the worker then waits for G+1, and the inclusive pressure trim may evict G's
- *   own objects before they were made resident (§10.2 broken; the judge reports the Evict of a
- *   non-resident object). The library does this; the model keeps it. The harness's mapTiles op
- *   signals the queue right after the call, so generated runs never leave that window open.
+ *   own objects before they were made resident (docs/spec/residency-library.md#rl-10-2 broken; the
+ *   judge reports the Evict of a non-resident object). The library does this; the model keeps it.
+ *   The harness's mapTiles op signals the queue right after the call, so generated runs never leave
+ *   that window open.
  * - A failed fallback MakeResident or a failed Evict (the library ignores both) is retried once;
  *   injected failures are one-shot per call kind, so the retry succeeds and bookkeeping stays
  *   equal to the device. Each failure is reported as an event.
@@ -42,8 +45,9 @@
  * - Unreal's budget cap (when configured): local budget = min(reported, limit), the limit being
  *   the debug budget if set, else the reported budget, and 0 while backgrounded; with a limit of
  *   0 the grace period is 0.
- * - Out of scope: the trim notifications of §8 (newest library version only, ID3D12Device15);
- *   neither side registers the callback, so its periodic and to-budget trims are not modelled.
+ * - Out of scope: the trim notifications of docs/spec/residency-library.md#rl-8 (newest library
+ *   version only, ID3D12Device15); neither side registers the callback, so its periodic and
+ *   to-budget trims are not modelled.
  */
 import { ContractError } from '../src/contract.js';
 import type { SimGpu } from '../src/gpu/sim-gpu.js';
@@ -63,14 +67,14 @@ import {
 } from '../src/residency/residency-manager-types.js';
 
 interface SyncPoint {
-  generation: bigint;
+  generation: number;
   /** (queue, fence value last signalled on it) for every queue known when it was made. */
   entries: [number, number][];
 }
 
 interface Work {
   objects: number[];
-  generation: bigint;
+  generation: number;
   pagingFenceValue: number;
 }
 
@@ -90,9 +94,9 @@ export class ResidencyManagerModel implements ResidencyManager {
   private numResident = 0;
   private numEvicted = 0;
   private residentSizeBytes = 0;
-  private readonly lastSync: bigint[];
+  private readonly lastSync: number[];
   private readonly lastUsedTicks: bigint[];
-  private generation = 0n;
+  private generation = 0;
   private readonly knownQueues: number[] = [];
   private readonly fenceValue = new Map<number, number>();
   private readonly syncPoints: SyncPoint[] = [];
@@ -119,9 +123,10 @@ export class ResidencyManagerModel implements ResidencyManager {
     });
     const count = config.objectSizesBytes.length;
     this.statusOf = new Array<ObjectStatus>(count).fill('untracked');
-    this.lastSync = new Array<bigint>(count).fill(0n);
+    this.lastSync = new Array<number>(count).fill(0);
     this.lastUsedTicks = new Array<bigint>(count).fill(0n);
-    // Without Device3 the paging counter is bumped from 0 to 1 at Initialize (§5).
+    // Without Device3 the paging counter is bumped from 0 to 1 at Initialize
+    // (docs/spec/residency-library.md#rl-5).
     this.pagingCounter = config.mode === 'async' ? 1 : 0;
   }
 
@@ -139,7 +144,7 @@ export class ResidencyManagerModel implements ResidencyManager {
     return events;
   }
 
-  // ---- LRU cache (§4) -----------------------------------------------------------------------
+  // ---- LRU cache (docs/spec/residency-library.md#rl-4) ------------------------------------------
 
   private listOf(status: ObjectStatus): number[] {
     return status === 'resident' ? this.resident : this.evicted;
@@ -211,7 +216,7 @@ export class ResidencyManagerModel implements ResidencyManager {
     return chosen;
   }
 
-  private trimToSyncPointInclusive(usageBytes: number, budgetBytes: number, syncPoint: bigint): number[] {
+  private trimToSyncPointInclusive(usageBytes: number, budgetBytes: number, syncPoint: number): number[] {
     const chosen: number[] = [];
     let usage = usageBytes;
     while (this.resident.length > 0) {
@@ -224,13 +229,13 @@ export class ResidencyManagerModel implements ResidencyManager {
     return chosen;
   }
 
-  // ---- tracking (§5) ------------------------------------------------------------------------
+  // ---- tracking (docs/spec/residency-library.md#rl-5) -------------------------------------------
 
   beginTracking(object: number): void {
     if (this.statusOf[object] !== 'untracked') throw new ContractError(ManagerErrors.ALREADY_TRACKED, `object ${object} is already tracked`);
     this.gpu.createObject(object, !this.config.startEvicted);
     this.statusOf[object] = this.config.startEvicted ? 'evicted' : 'resident';
-    this.lastSync[object] = 0n;
+    this.lastSync[object] = 0;
     this.lastUsedTicks[object] = 0n;
     this.lruInsert(object);
   }
@@ -246,11 +251,11 @@ export class ResidencyManagerModel implements ResidencyManager {
     this.gpu.destroyObject(object);
   }
 
-  // ---- budgets and grace (§5, §8.4; Unreal's cap) -------------------------------------------
+  // ---- budgets and grace (docs/spec/residency-library.md#rl-5, #rl-8-4; Unreal's cap) -----------
 
   private localMemory(): LocalBudget {
     const reported = this.gpu.localMemory();
-    if (!this.config.unrealBudgetCap) return { ...reported, limitBytes: null };
+    if (!this.config.unrealBudgetCap) return { budgetBytes: reported.budgetBytes, usageBytes: reported.usageBytes, limitBytes: null };
     const limitBytes = this.background ? 0 : this.config.debugBudgetBytes >= 0 ? this.config.debugBudgetBytes : reported.budgetBytes;
     return { budgetBytes: Math.min(reported.budgetBytes, limitBytes), usageBytes: reported.usageBytes, limitBytes };
   }
@@ -272,7 +277,7 @@ export class ResidencyManagerModel implements ResidencyManager {
     return this.graceTicks({ usageBytes: localUsageBytes, budgetBytes: localBudgetBytes, limitBytes: null });
   }
 
-  // ---- sync points (§6) ---------------------------------------------------------------------
+  // ---- sync points (docs/spec/residency-library.md#rl-6) ----------------------------------------
 
   private knowQueue(queue: number): void {
     if (!this.fenceValue.has(queue)) {
@@ -295,7 +300,7 @@ export class ResidencyManagerModel implements ResidencyManager {
   }
 
   private isComplete(point: SyncPoint): boolean {
-    return point.entries.every(([queue, value]) => this.gpu.fenceCompleted(queue) >= value);
+    return point.entries.every((entry) => this.gpu.fenceCompleted(entry[0]) >= entry[1]);
   }
 
   private dequeueCompletedSyncPoints(): SyncPoint | null {
@@ -303,7 +308,7 @@ export class ResidencyManagerModel implements ResidencyManager {
     return this.syncPoints[0] ?? null;
   }
 
-  private waitForSyncPoint(generation: bigint): void {
+  private waitForSyncPoint(generation: number): void {
     while (this.syncPoints.length > 0) {
       const head = this.syncPoints[0]!;
       if (head.generation > generation) return;
@@ -318,7 +323,7 @@ export class ResidencyManagerModel implements ResidencyManager {
     }
   }
 
-  // ---- submission (§7) ----------------------------------------------------------------------
+  // ---- submission (docs/spec/residency-library.md#rl-7) -----------------------------------------
 
   executeCommandLists(queue: number, lists: readonly (readonly number[])[], sets: readonly (number | null)[]): HResult {
     if (!this.validateSets(sets)) return 'E_INVALIDARG';
@@ -395,7 +400,7 @@ export class ResidencyManagerModel implements ResidencyManager {
     this.background = on;
   }
 
-  // ---- paging (§8) --------------------------------------------------------------------------
+  // ---- paging (docs/spec/residency-library.md#rl-8) ---------------------------------------------
 
   private deviceMakeResident(objects: number[], reason: 'batch' | 'fallback'): boolean {
     if (this.config.mode === 'inline') {
@@ -478,9 +483,9 @@ export class ResidencyManagerModel implements ResidencyManager {
       }
       let waitGeneration = firstUncompleted.generation;
       if (waitGeneration === work.generation) {
-        if (work.generation === 0n) throw new Error('model: G-1 at generation 0 (the guard above makes this unreachable)');
+        if (work.generation === 0) throw new Error('model: G-1 at generation 0 (the guard above makes this unreachable)');
         this.emit('g-minus-one');
-        waitGeneration = work.generation - 1n;
+        waitGeneration = work.generation - 1;
       }
       this.waitForSyncPoint(waitGeneration);
       const trimmed = this.trimToSyncPointInclusive(usageBytes + sizeToMakeResident, budgetBytes, waitGeneration);
@@ -504,20 +509,20 @@ export class ResidencyManagerModel implements ResidencyManager {
     return { resident: this.numResident, evicted: this.numEvicted, residentSizeBytes: this.residentSizeBytes };
   }
   lastSyncPoint(object: number): number {
-    return Number(this.lastSync[object]!);
+    return this.lastSync[object]!;
   }
   firstUncompletedGeneration(): number {
     const point = this.syncPoints.find((p) => !this.isComplete(p));
-    return point === undefined ? -1 : Number(point.generation);
+    return point === undefined ? -1 : point.generation;
   }
   lastUsedTimestamp(object: number): number {
     return Number(this.lastUsedTicks[object]!);
   }
   syncPointGenerations(): readonly number[] {
-    return this.syncPoints.map((point) => Number(point.generation));
+    return this.syncPoints.map((point) => point.generation);
   }
   currentGeneration(): number {
-    return Number(this.generation);
+    return this.generation;
   }
   queuedWorks(): number {
     return this.works.length;

@@ -1,5 +1,5 @@
 /**
- * Reference model of the residency-set slot pool (residency-library.md §2, §3).
+ * Reference model of the residency-set slot pool (docs/spec/residency-library.md#rl-2, #rl-3).
  *
  * Written for obviousness: sets hold plain arrays, membership is `includes`, and an object's
  * per-slot flags are not stored at all but derived from the open sets' contents, which is what
@@ -11,8 +11,9 @@
  *   its slot returns false, as in the original (the flag test comes first); Insert of any other
  *   object is INSERT_OUT_OF_MEMORY: the original would realloc from a null array and copy the
  *   stored entries out of it (undefined unless nothing was stored), and the set stays stuck.
- * - The master set of an execute is preallocated to exactly its size (§7 step 3); the injected
- *   growth failure (`failNextGrowth`) applies to set growth only and stays armed through it.
+ * - The master set of an execute is preallocated to exactly its size
+ *   (docs/spec/residency-library.md#rl-7-3); the injected growth failure (`failNextGrowth`) applies
+ *   to set growth only and stays armed through it.
  * - Destroying an open set is the contract error DESTROY_OPEN (the original leaks the slot).
  * - A failed growth keeps the set's old contents visible (the original leaks the old array);
  *   the set is stuck: open, out of memory, holding its slot, with the failed object flagged

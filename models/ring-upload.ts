@@ -1,6 +1,6 @@
 /**
- * Reference model of the ring upload allocator with three states (spec/allocators.md "Ring
- * upload allocator"; seed gpu-resource-lifetime.zh.txt, 环形上传区间).
+ * Reference model of the ring upload allocator with three states (docs/spec/allocators.md#al-ring;
+ * docs/spec/engine.md#life-ring).
  *
  * Written for obviousness: one array of live ranges in allocation order, every conflict decided
  * by scanning all of them. The implementation keeps an O(1) "oldest live range" instead and must

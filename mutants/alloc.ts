@@ -9,11 +9,10 @@ import { alignUp, isPowerOfTwo, type BlockAllocator, type BlockInfo, type LiveAl
 import type { SubAllocatorConfig } from '../src/alloc/config.js';
 import { BuddyAllocator } from '../src/alloc/buddy.js';
 import { BestFitAllocator } from '../src/alloc/best-fit.js';
-import { FirstFitAllocator } from '../src/alloc/first-fit.js';
 import { subAllocatorSide } from '../src/systems/alloc-sub.js';
 import { allocBuddySystem } from '../src/systems/alloc-buddy.js';
 import { allocBestFitSystem } from '../src/systems/alloc-best-fit.js';
-import { allocFirstFitSystem } from '../src/systems/alloc-first-fit.js';
+import { FIRST_FIT_INSPECTION_MUTANTS, FIRST_FIT_LIVENESS_MUTANTS, FIRST_FIT_MUTANTS, FIRST_FIT_SELF_CHECK_MUTANTS } from './alloc-first-fit.js';
 
 type AllocatorClass = new (config: SubAllocatorConfig) => BlockAllocator;
 
@@ -21,7 +20,6 @@ type AllocatorClass = new (config: SubAllocatorConfig) => BlockAllocator;
 const makeSide = (Allocator: AllocatorClass, config: SubAllocatorConfig, env: RunEnv) => subAllocatorSide(new Allocator(config), config, env);
 const buddy = mutantsOf(allocBuddySystem, makeSide);
 const bestFit = mutantsOf(allocBestFitSystem, makeSide);
-const firstFit = mutantsOf(allocFirstFitSystem, makeSide);
 
 export const BUDDY_MUTANTS: AnyMutant[] = [
   buddy(
@@ -256,158 +254,6 @@ export const BEST_FIT_MUTANTS: AnyMutant[] = [
   ),
 ];
 
-export const FIRST_FIT_MUTANTS: AnyMutant[] = [
-  firstFit(
-    'ff-power-of-two-by-log2',
-    'observation',
-    'Alignments tested for a power of two by Number.isInteger(Math.log2(a)): log2 rounds 2^49 - 1 and 2^50 + 1 to integers, so such a request is served at the power log2 names instead of refused (BAD_ALIGN). The shipped helper had this bug, shared by models and implementations',
-    class extends FirstFitAllocator {
-      override alloc(sizeBytes: number, alignBytes: number): number | null {
-        const log2 = Math.log2(alignBytes);
-        if (Number.isSafeInteger(alignBytes) && alignBytes > 0 && Number.isInteger(log2) && !isPowerOfTwo(alignBytes)) return super.alloc(sizeBytes, 2 ** log2);
-        return super.alloc(sizeBytes, alignBytes);
-      }
-    },
-  ),
-  firstFit(
-    'ff-next-fit',
-    'observation',
-    'The search resumes after the last allocation (next fit, a rover) instead of starting at offset 0',
-    class extends FirstFitAllocator {
-      private roverBytes = 0;
-      protected override chooseFree(sizeBytes: number, alignBytes: number): number {
-        const blocks = this.blocks().filter((block) => block.free);
-        const ordered = [...blocks.filter((block) => block.offsetBytes >= this.roverBytes), ...blocks.filter((block) => block.offsetBytes < this.roverBytes)];
-        for (const block of ordered) {
-          if (this.fits(block.offsetBytes, block.offsetBytes + block.sizeBytes, sizeBytes, alignBytes)) {
-            this.roverBytes = block.offsetBytes;
-            return this.freeByStart.get(block.offsetBytes)!;
-          }
-        }
-        return -1;
-      }
-    },
-  ),
-  firstFit(
-    'ff-fit-off-by-one',
-    'no-overlap',
-    'The fit test is alignedStart + size <= end + 1: an allocation may take one byte past its free block',
-    class extends FirstFitAllocator {
-      protected override fits(start: number, end: number, sizeBytes: number, alignBytes: number): boolean {
-        return this.alignedStart(start, alignBytes) + sizeBytes <= end + 1;
-      }
-      protected override carve(node: number, blockStart: number, blockEnd: number, allocStart: number, allocEnd: number): void {
-        super.carve(node, blockStart, blockEnd, allocStart, Math.min(allocEnd, blockEnd));
-      }
-    },
-  ),
-  firstFit(
-    'ff-ignores-alignment',
-    'in-bounds-aligned',
-    'The allocation starts at the free block\'s start whatever the requested alignment',
-    class extends FirstFitAllocator {
-      protected override alignedStart(blockStart: number): number {
-        return blockStart;
-      }
-    },
-  ),
-  firstFit(
-    'ff-interior-free-accepted',
-    'honest-answers',
-    'free() of an offset inside a live allocation frees that allocation instead of failing',
-    class extends FirstFitAllocator {
-      override free(offsetBytes: number): void {
-        for (const [startBytes, sizeBytes] of this.liveSizes) {
-          if (offsetBytes > startBytes && offsetBytes < startBytes + sizeBytes) return super.free(startBytes);
-        }
-        super.free(offsetBytes);
-      }
-    },
-  ),
-  firstFit(
-    'ff-padding-leaked',
-    'accounting',
-    'The alignment padding in front of an allocation is dropped instead of staying a free block (bytes vanish from the free total)',
-    class extends FirstFitAllocator {
-      protected override carve(node: number, blockStart: number, blockEnd: number, allocStart: number, allocEnd: number): void {
-        super.carve(node, allocStart, blockEnd, allocStart, allocEnd);
-      }
-    },
-  ),
-  firstFit(
-    'ff-worst-case-padding',
-    'no-false-out-of-memory',
-    'The fit test reserves align - 1 bytes of padding even when the block start is already aligned',
-    class extends FirstFitAllocator {
-      protected override fits(start: number, end: number, sizeBytes: number, alignBytes: number): boolean {
-        return start + alignBytes - 1 + sizeBytes <= end;
-      }
-    },
-  ),
-  firstFit(
-    'ff-rounds-to-granule',
-    'matches-model',
-    'Sizes are rounded up to a 16-byte granule (a CPU heap\'s habit kept in a port): the same offsets at first, but each allocation reserves up to 15 bytes the spec\'s one-byte first fit leaves free',
-    class extends FirstFitAllocator {
-      private readonly callerSizes = new Map<number, number>();
-      override alloc(sizeBytes: number, alignBytes: number): number | null {
-        const offsetBytes = super.alloc(alignUp(sizeBytes, 16), alignBytes);
-        if (offsetBytes !== null) this.callerSizes.set(offsetBytes, sizeBytes);
-        return offsetBytes;
-      }
-      override free(offsetBytes: number): void {
-        super.free(offsetBytes);
-        this.callerSizes.delete(offsetBytes);
-      }
-      override liveView(): readonly LiveAllocation[] {
-        return super.liveView().map(({ offsetBytes }) => ({ offsetBytes, sizeBytes: this.callerSizes.get(offsetBytes)! }));
-      }
-      override usedBytes(): number {
-        let total = 0;
-        for (const sizeBytes of this.callerSizes.values()) total += sizeBytes;
-        return total;
-      }
-      override wasteBytes(): number {
-        return this.usedBytesTotal - this.usedBytes();
-      }
-    },
-  ),
-  firstFit(
-    'ff-no-merge-next',
-    'block-structure',
-    'Free merges with the previous free block only, never with the next one (false out of memory later)',
-    class extends FirstFitAllocator {
-      protected override coalesce(start: number, end: number): void {
-        const before = this.freeByEnd.get(start);
-        if (before !== undefined) this.resizeFree(before, end - this.key[before]!);
-        else this.addFree(start, end - start);
-      }
-    },
-  ),
-  firstFit(
-    'ff-stale-end-key',
-    'block-structure',
-    'Resizing a free block records its new end but keeps the old one, so a later free can merge with a block that no longer ends there',
-    class extends FirstFitAllocator {
-      protected override resizeFree(node: number, sizeBytes: number): void {
-        const oldEnd = this.key[node]! + this.size[node]!;
-        super.resizeFree(node, sizeBytes);
-        this.freeByEnd.set(oldEnd, node);
-      }
-    },
-  ),
-  firstFit(
-    'ff-accepts-bad-alignment',
-    'observation',
-    'Only the size is validated: a non-power-of-two alignment (0 treated as 1) is served instead of BAD_ALIGN',
-    class extends FirstFitAllocator {
-      override alloc(sizeBytes: number, alignBytes: number): number | null {
-        return super.alloc(sizeBytes, isPowerOfTwo(alignBytes) ? alignBytes : 1);
-      }
-    },
-  ),
-];
-
 /**
  * The public inspection answers (issue 11): bugs confined to live(), blocks() and best fit's
  * freeBlocksBySize(), which callers use and the other checks never read (they read the view
@@ -492,36 +338,7 @@ export const INSPECTION_MUTANTS: AnyMutant[] = [
       }
     },
   ),
-  firstFit(
-    'ff-live-in-allocation-order',
-    'inspection-answers',
-    'live() lists the allocations in the order they were made (from an insertion-ordered map of live sizes) instead of ascending by offset',
-    class extends FirstFitAllocator {
-      private readonly madeOrder = new Map<number, number>();
-      override alloc(sizeBytes: number, alignBytes: number): number | null {
-        const offsetBytes = super.alloc(sizeBytes, alignBytes);
-        if (offsetBytes !== null) this.madeOrder.set(offsetBytes, sizeBytes);
-        return offsetBytes;
-      }
-      override free(offsetBytes: number): void {
-        super.free(offsetBytes);
-        this.madeOrder.delete(offsetBytes);
-      }
-      override live(): LiveAllocation[] {
-        return [...this.madeOrder].map(([offsetBytes, sizeBytes]) => ({ offsetBytes, sizeBytes }));
-      }
-    },
-  ),
-  firstFit(
-    'ff-blocks-share-view-records',
-    'inspection-answers',
-    'blocks() copies the view\'s array but not its records (blocksView().slice()), so the entries a caller keeps are rewritten by the allocator\'s next call',
-    class extends FirstFitAllocator {
-      override blocks(): BlockInfo[] {
-        return this.blocksView().slice() as BlockInfo[];
-      }
-    },
-  ),
+  ...FIRST_FIT_INSPECTION_MUTANTS,
 ];
 
 /**
@@ -560,17 +377,7 @@ export const LIVENESS_MUTANTS: AnyMutant[] = [
       }
     },
   ),
-  firstFit(
-    'ff-pristine-fast-path-strict',
-    'empty-pool-liveness',
-    'A fast path for a pristine pool (one free block of full size) checks sizeBytes < capacity, written for "leaves a tail", and answers null otherwise: a request for the whole capacity of an empty pool is refused',
-    class extends FirstFitAllocator {
-      override alloc(sizeBytes: number, alignBytes: number): number | null {
-        if (this.isPristine() && Number.isSafeInteger(sizeBytes) && sizeBytes >= this.capacityBytes && isPowerOfTwo(alignBytes)) return null;
-        return super.alloc(sizeBytes, alignBytes);
-      }
-    },
-  ),
+  ...FIRST_FIT_LIVENESS_MUTANTS,
   buddy(
     'buddy-exact-power-one-order-up',
     'matches-model',
@@ -600,115 +407,10 @@ export const LIVENESS_MUTANTS: AnyMutant[] = [
  * the way a plausible bug would, so that `checkIndexes()` reports it with the message of one
  * condition (named in the comment above each) at the step the index breaks, before any answer
  * goes wrong. Their stored regressions make every campaign's preflight run those conditions and
- * the defensive fallbacks for a broken index (the plain scan of a chunk, the sorted blocks view).
+ * the defensive fallbacks for a broken index.
  */
 export const SELF_CHECK_MUTANTS: AnyMutant[] = [
-  // first fit: "chunk C at directory position P holds 0 blocks (1..32 allowed)"
-  firstFit(
-    'ff-empty-chunk-kept',
-    'block-structure',
-    'Taking the last free block out of a chunk leaves the emptied chunk in the directory (the "count - 1 === 0" case forgotten)',
-    class extends FirstFitAllocator {
-      protected override indexRemove(node: number): void {
-        const chunk = this.chunkOf[node]!;
-        if (this.chunkCount[chunk] !== 1) return super.indexRemove(node);
-        this.chunkCount[chunk] = 0;
-        this.chunkOf[node] = -1;
-      }
-    },
-  ),
-  // first fit: "chunk C is at directory position P but records Q"
-  firstFit(
-    'ff-inserted-chunk-position-stale',
-    'block-structure',
-    'Inserting a chunk into the directory renumbers the chunks it shifts but not the inserted one, which keeps its old position (right by accident for a fresh chunk at 0, wrong for a recycled one)',
-    class extends FirstFitAllocator {
-      protected override directoryInsert(pos: number, chunk: number): void {
-        const recorded = this.chunkPos[chunk]!;
-        super.directoryInsert(pos, chunk);
-        this.chunkPos[chunk] = recorded;
-      }
-    },
-  ),
-  // first fit: "free block at X sits in chunk C but records chunk D"
-  firstFit(
-    'ff-chunk-of-not-recorded',
-    'block-structure',
-    'A free block inserted into a chunk is not told which chunk holds it (it keeps the NIL a new node starts with); lookups by node then fall back to scanning',
-    class extends FirstFitAllocator {
-      protected override insertAt(chunk: number, at: number, node: number): void {
-        super.insertAt(chunk, at, node);
-        this.chunkOf[node] = -1;
-      }
-    },
-  ),
-  // first fit: "free block [S+Z]: its chunk's copy says [S'+Z']"
-  firstFit(
-    'ff-chunk-copy-size-stale',
-    'block-structure',
-    "Resizing a free block updates its node's size but not the copy of the size its chunk keeps for scans, so the search sees the old size",
-    class extends FirstFitAllocator {
-      protected override setBlock(node: number, start: number, sizeBytes: number): void {
-        const chunk = this.chunkOf[node]!;
-        const entry = chunk * 32 + this.indexInChunk(chunk, node);
-        const copied = this.entrySize[entry]!;
-        super.setBlock(node, start, sizeBytes);
-        this.entrySize[entry] = copied;
-      }
-    },
-  ),
-  // first fit: "the index is out of offset order at X"
-  firstFit(
-    'ff-tail-before-padding',
-    'block-structure',
-    'The tail left after an aligned allocation is inserted at the padding block\'s index instead of just after it, so the chunk lists the tail before the padding',
-    class extends FirstFitAllocator {
-      protected override insertFreeAfter(prior: number, start: number, sizeBytes: number): void {
-        const node = this.newNode(start, sizeBytes);
-        const chunk = this.chunkOf[prior]!;
-        this.insertAt(chunk, this.indexInChunk(chunk, prior), node);
-        this.freeByStart.set(start, node);
-        this.freeByEnd.set(start + sizeBytes, node);
-        this.freeBytesTotal += sizeBytes;
-      }
-    },
-  ),
-  // first fit: "free block [S+Z] is not found by its start and end"
-  firstFit(
-    'ff-merged-end-names-absorbed',
-    'block-structure',
-    'A free that joins both free neighbours files the merged end in the end map under the absorbed next block (whose id goes back to the spares) instead of the surviving previous one',
-    class extends FirstFitAllocator {
-      protected override coalesce(start: number, end: number): void {
-        const after = this.freeByStart.get(end);
-        const before = this.freeByEnd.get(start);
-        super.coalesce(start, end);
-        if (after !== undefined && before !== undefined) this.freeByEnd.set(this.key[before]! + this.size[before]!, after);
-      }
-    },
-  ),
-  // first fit: "chunk at directory position P: largest usable size at alignment A is X, should be Y"
-  firstFit(
-    'ff-shrink-keeps-chunk-max',
-    'block-structure',
-    'A free block that shrinks or leaves never marks its chunk for recomputation, so the chunk keeps a largest usable size none of its blocks has',
-    class extends FirstFitAllocator {
-      protected override lowering(): void {}
-    },
-  ),
-  // first fit: "chunk group G: largest usable size at alignment A is X, should be Y"
-  firstFit(
-    'ff-raise-skips-group-max',
-    'block-structure',
-    "A free block that grows raises its chunk's largest usable size but not its group's, so the search skips the group",
-    class extends FirstFitAllocator {
-      protected override raised(entry: number, chunk: number): void {
-        const groups = this.groupFit.slice();
-        super.raised(entry, chunk);
-        this.groupFit.set(groups);
-      }
-    },
-  ),
+  ...FIRST_FIT_SELF_CHECK_MUTANTS,
   // best fit: "size S has its bit set but no free blocks"
   bestFit(
     'bf-emptied-size-bit-kept',

@@ -1,7 +1,7 @@
 /**
  * Bug catalog for `deferred-free`: each mutant re-creates one pitfall of fence-delayed frees or
- * pooled reuse (spec/allocators.md "Fence-delayed frees"; seed d3d12-memory-allocation.zh.txt §8.1;
- * seed gpu-resource-lifetime.zh.txt 池复用) by overriding one step of the shipped implementation.
+ * pooled reuse (docs/spec/allocators.md#al-fence; docs/spec/engine.md#mem-8-1;
+ * docs/spec/engine.md#life-pool) by overriding one step of the shipped implementation.
  */
 import { mutantsOf } from './define.js';
 import type { AnyMutant } from '../src/harness/system.js';

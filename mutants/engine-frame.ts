@@ -1,7 +1,7 @@
 /**
  * Bug catalog for `engine-frame`: each mutant re-creates one failure story of the seeds
- * (ue5-dx12-residency-set.zh.txt sections 3.3, 4.3-4.4, 7, 9.1; d3d12-memory-allocation.zh.txt
- * §6.2, §8.1, §8.2) by overriding one step of the shipped engine (src/engine/engine-frame.ts).
+ * (docs/spec/engine.md#rs-3-3, #rs-4-3 to #rs-4-4, #rs-7, #rs-9-1; docs/spec/engine.md#mem-6-2,
+ * #mem-8-1, #mem-8-2) by overriding one step of the shipped engine (src/engine/engine-frame.ts).
  * Most surface only under memory pressure: the system generates low (debug) budgets for that.
  */
 import { mutantsOf } from './define.js';

@@ -1,7 +1,7 @@
 /**
  * Bug catalog for `fast-allocator` and `fast-constant-allocator`: each mutant re-creates one
- * pitfall of bump-page upload allocators (seed d3d12-memory-allocation.zh.txt §1 constraint ④,
- * §5.3, §5.4) by overriding one step of the shipped implementation (src/alloc/upload-pages.ts).
+ * pitfall of bump-page upload allocators (docs/spec/engine.md#mem-1-2-4, #mem-5-3, #mem-5-4) by
+ * overriding one step of the shipped implementation (src/alloc/upload-pages.ts).
  */
 import { mutantsOf } from './define.js';
 import type { AnyMutant } from '../src/harness/system.js';
@@ -64,7 +64,7 @@ export const FAST_ALLOCATOR_MUTANTS: AnyMutant[] = [
   fast(
     'fast-page-stamped-with-completed',
     'page-reuse-after-fence',
-    'A retired page is stamped with the value the GPU has completed instead of the value its frame will signal (GetCompletedFenceValue for GetNextFenceToSignal, seed §8.1): it is recycled while the GPU may still read it',
+    'A retired page is stamped with the value the GPU has completed instead of the value its frame will signal (GetCompletedFenceValue for GetNextFenceToSignal, docs/spec/engine.md#mem-8-1): it is recycled while the GPU may still read it',
     class extends FastAllocatorImpl {
       protected override retireFenceValue(): number {
         return this.fence.completedValue;

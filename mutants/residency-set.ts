@@ -1,6 +1,7 @@
 /**
- * Bug catalog for `residency-set`: each mutant re-creates one pitfall of residency-library.md
- * §11 (or the seed's warnings) by overriding one step of the shipped implementation.
+ * Bug catalog for `residency-set`: each mutant re-creates one pitfall of
+ * docs/spec/residency-library.md#rl-11 (or the seed's warnings) by overriding one step of the
+ * shipped implementation.
  */
 import { mutantsOf } from './define.js';
 import type { AnyMutant } from '../src/harness/system.js';

@@ -1,6 +1,6 @@
 /**
  * Bug catalog for `ring-upload`: each mutant re-creates one pitfall of the ring upload
- * allocator (spec/allocators.md, seed gpu-resource-lifetime.zh.txt) by overriding one step of the
+ * allocator (docs/spec/allocators.md, docs/spec/engine.md#life) by overriding one step of the
  * shipped implementation.
  */
 import { mutantsOf } from './define.js';

@@ -8,7 +8,7 @@ import { checkSystem } from '../src/harness/property.js';
 import { RunContext, runSequence } from '../src/harness/runner.js';
 import { TEST_SEED } from './support.js';
 import { loadRegression, replayRegression, writeRegression, REGRESSION_FORMAT } from '../src/harness/regression.js';
-import { FALSE_OOM_PROBE, falseOutOfMemoryFailures, falseOutOfMemoryShare, fittingGapExists, NULL_ANSWER_PROBE } from '../src/systems/alloc-common.js';
+import { FALSE_OOM_PROBE, falseOutOfMemoryFailures, falseOutOfMemoryShare, fittingGapExists, NULL_ANSWER_PROBE } from '../src/systems/alloc-false-oom.js';
 import type { Allocator } from '../src/alloc/allocator.js';
 import { BuddyAllocator } from '../src/alloc/buddy.js';
 import { BestFitAllocator } from '../src/alloc/best-fit.js';
@@ -105,7 +105,14 @@ describe('user allocators under the harness', () => {
     ['an undefined return', 'honest-answers', () => ({ alloc: () => undefined as unknown as null, free: () => {} })],
     ['a bump allocator that ignores alignment', 'in-bounds-aligned', (capacityBytes) => {
       let top = 0;
-      return { alloc: (size) => (top + size <= capacityBytes ? (top += size) - size : null), free: () => {} };
+      return {
+        alloc: (size) => {
+          if (top + size > capacityBytes) return null;
+          top += size;
+          return top - size;
+        },
+        free: () => {},
+      };
     }],
     ['an allocator that always answers 0', 'no-overlap', () => ({ alloc: () => 0, free: () => {} })],
     ['an allocator that overruns the capacity', 'in-bounds-aligned', (capacityBytes) => ({ alloc: () => capacityBytes, free: () => {} })],

@@ -213,9 +213,10 @@ describe('fuzz CLI', () => {
     const file = path.join(dir, 'user-allocator', path.basename(hangs[0]!.file));
     const regression = JSON.parse(readFileSync(file, 'utf8')) as { origin: { check: string }; commands: { op: string }[] };
     expect(regression.origin.check).toBe('hang');
-    // Shrunk: a handful of commands, the last one the call that never returns.
+    // Shrunk: a handful of commands, the last one the call that never returns (an alloc or a
+    // free: both walk the self-linked list).
     expect(regression.commands.length).toBeLessThan(12);
-    expect(regression.commands.at(-1)!.op).toBe('alloc');
+    expect(['alloc', 'free']).toContain(regression.commands.at(-1)!.op);
     expect(campaign.stdout).toMatch(/FINDING user-allocator: hang: a run did not return within 400 ms/);
     // Its replay runs in a watched worker: it reports the hang instead of hanging.
     const replay = spawnSync(tsx, [path.join(ROOT, 'src', 'cli', 'regress.ts'), 'replay', file, '--timeout', '400ms'], { encoding: 'utf8', cwd: ROOT });

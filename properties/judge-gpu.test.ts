@@ -9,8 +9,8 @@
  * not, a paging wait exactly at the fence value is satisfied, the history keeps exactly its
  * limit, the in-flight bound holds exactly MAX_IN_FLIGHT_READS reads.
  *
- * The non-local segment (residency-library.md §13: usage derived from device residency; an
- * object lives in the local segment until the OS moves it) is checked through the usage and
+ * The non-local segment (docs/spec/residency-library.md#rl-13: usage derived from device residency;
+ * an object lives in the local segment until the OS moves it) is checked through the usage and
  * budget queries of both segments.
  */
 import { describe, expect, it } from 'vitest';
@@ -951,5 +951,29 @@ describe('queue timeline: the judge of hand-outs', () => {
     expect(timeline.inFlightCount).toBe(1);
     timeline.submitRead(0, 1, 3, -5);
     expect(timeline.inFlightCount).toBe(2);
+  });
+});
+
+describe('simulated GPU: object history text', () => {
+  it('names queued and fallback make-residents and the submissions that touched the object, oldest first', () => {
+    const gpu = makeGpu();
+    gpu.createObject(2, false);
+    gpu.advanceClock(4);
+    expect(gpu.enqueueMakeResident([2], 0, 1, 3, 'fallback')).toBe(true);
+    gpu.queueWaitPaging(1, 3);
+    gpu.executeCommandLists(1, [[2]]);
+    gpu.pagingProgress(1);
+    gpu.advanceClock(2);
+    expect(gpu.progress(1, 2)).toBe(2);
+    expect(gpu.evict([2], 0, 1)).toBe(true);
+    expect(gpu.makeResident([2], 0, 1, 'batch')).toBe(true);
+    expect(gpu.objectHistory(2)).toEqual([
+      't=0: created evicted',
+      't=4: enqueued resident at paging 3 (fallback)',
+      't=6: touched by submission #1 on queue 1',
+      't=6: evicted',
+      't=6: made resident (batch)',
+    ]);
+    expect(makeGpu({ checked: false }).objectHistory(2)).toEqual([]);
   });
 });

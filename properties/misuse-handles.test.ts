@@ -3,8 +3,8 @@
  * just past the end, where the contract names the answer. Every case checks the answer and that
  * the structure is unchanged afterwards (a rejected call must not have half-happened).
  *
- * - Sub-allocators (spec/allocators.md, src/alloc/allocator.ts): `free` of an offset that is not
- *   the start of a live allocation is BAD_FREE; a request larger than any heap can hold is null
+ * - Sub-allocators (docs/spec/allocators.md, src/alloc/allocator.ts): `free` of an offset that is
+ *   not the start of a live allocation is BAD_FREE; a request larger than any heap can hold is null
  *   (no room), never an exception or a small block.
  * - The slot pool (the residency library's SyncManager): `release` of a slot outside
  *   [0, slotCount) or not taken throws; a pool of fewer than one slot, or a fractional count,

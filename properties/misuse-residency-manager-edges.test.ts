@@ -1,21 +1,26 @@
 /**
  * Misuse and edges of the residency manager (issue 14), held on the model and the shipped
- * implementation alike (residency-library.md §4-§8, contract errors of residency-manager-types);
- * the unchecked mode's silence is the implementation's alone (the model always records events):
+ * implementation alike (docs/spec/residency-library.md#rl-4 to #rl-8, contract errors of
+ * residency-manager-types); the unchecked mode's silence is the implementation's alone (the model
+ * always records events):
  *
- * - construction refuses a MaxLatency below 1 (0 hangs the first submission, §5), and 1 works;
+ * - construction refuses a MaxLatency below 1 (0 hangs the first submission,
+ *   docs/spec/residency-library.md#rl-5), and 1 works;
  * - contract errors carry their code and name the object, and a refused call changes nothing;
  * - in async mode an object in a queued, not yet processed paging work cannot end tracking, in
  *   whichever ring slot the work sits (the ring wraps), and can once the worker processed it;
- * - the grace period at exactly 0.7f pressure is MAXUINT64 (never trims, §8 step 4 is strictly
- *   greater), one byte more gives the interpolated grace and idle objects go;
+ * - the grace period at exactly 0.7f pressure is MAXUINT64 (never trims,
+ *   docs/spec/residency-library.md#rl-8-4 is strictly greater), one byte more gives the
+ *   interpolated grace and idle objects go;
  * - a MakeResident failing right after a pressure-trim Evict (the device fails the next call):
  *   whether it is the second batch or the fallback's first try, the retry covers exactly the
  *   objects not yet made, and bookkeeping ends equal to the device (latent defect (b) avoided);
  * - split halves: when another thread takes every free slot while the first half runs, the
- *   second half's master set fails and the submission answers E_FAIL (§7 step 5);
+ *   second half's master set fails and the submission answers E_FAIL
+ *   (docs/spec/residency-library.md#rl-7-5);
  * - the pressure loop is bounded: G-1 rounds with a device failing every MakeResident stop
- *   with an error after 2 * (sync points + objects) + 8 rounds (the library would spin, §8.6);
+ *   with an error after 2 * (sync points + objects) + 8 rounds (the library would spin,
+ *   docs/spec/residency-library.md#rl-8-6);
  * - the benchmark's unchecked mode answers like the checked one and records no events;
  * - the manager's set pool validates only the sets of [from, to) it is given.
  */
@@ -136,7 +141,7 @@ describe('residency-manager: the grace period at exactly 0.7f pressure', () => {
   it('graceFor / gracePeriodTicks: MAXUINT64 at the threshold, the interpolated 599 ticks one byte above', () => {
     const model = new ResidencyManagerModel(BASE);
     const impl = new ResidencyManagerImpl(BASE);
-    // MAXUINT64, the library's "never trim" grace (residency-library.md §8 step 4).
+    // MAXUINT64, the library's "never trim" grace (docs/spec/residency-library.md#rl-8-4).
     expect([model.gracePeriodTicks(atThreshold, budget), impl.graceFor(atThreshold, budget)]).toEqual([18446744073709551615n, Infinity]);
     expect(NEVER_TRIM_TICKS).toBe(2n ** 64n - 1n);
     const q = ((atThreshold + 1) / budget - TRIM_THRESHOLD) / (1 - TRIM_THRESHOLD);

@@ -1,10 +1,10 @@
 /**
  * Misuse answers and inspection views of the ring upload allocator, the deferred-free layer and
- * the upload page allocators, as their contracts state them (spec/allocators.md; the *-types.ts
- * files): each refused call throws the contract code with its exact message and changes nothing,
- * and the views show every live range with its state, in offset order.
+ * the upload page allocators, as their contracts state them (docs/spec/allocators.md; the
+ * *-types.ts files): each refused call throws the contract code with its exact message and changes
+ * nothing, and the views show every live range with its state, in offset order.
  *
- * Written against the mutation survivors of 2026-12-01 (docs/mutation-survivors-2026-12-01.txt);
+ * Written against the mutation survivors of 2026-12-01 (docs/maintainers/mutation-survivors-2026-12-01.txt);
  * /work/notes/survivors-upload.md lists which test answers which survivor and why the others
  * cannot be told apart from the shipped code.
  */

@@ -12,7 +12,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkSystem } from '../src/harness/property.js';
 import { loadRegression } from '../src/harness/regression.js';
 import { runSequence } from '../src/harness/runner.js';
-import { closeDrivers, nativeAllocatorForProject, nativeAllocatorResolver, NATIVE_ALLOCATOR_SYSTEM, type NativeAllocatorConfig } from '../src/native/native-allocator.js';
+import {
+  closeDrivers,
+  nativeAllocatorForProject,
+  nativeAllocatorResolver,
+  NATIVE_ALLOCATOR_SYSTEM,
+  type NativeAllocatorConfig,
+} from '../src/native/native-allocator.js';
 import { DriverStartError, NativeDriver, stderrLines } from '../src/native/driver.js';
 import { decodeAnswers, encodeAllocBatch } from '../src/native/protocol.js';
 
@@ -23,7 +29,10 @@ const TEST_SEED = 20261201;
 
 beforeAll(() => {
   // build.sh names the missing compiler and exits 2: the suite fails, it does not skip.
-  const built = spawnSync(path.join(ROOT, 'examples', 'native', 'build.sh'), [BUILD], { encoding: 'utf8', timeout: 240_000 });
+  const built = spawnSync(path.join(ROOT, 'examples', 'native', 'build.sh'), [BUILD], {
+    encoding: 'utf8',
+    timeout: 240_000,
+  });
   expect(built.status, `examples/native/build.sh failed:\n${built.stderr}`).toBe(0);
 }, 240_000);
 
@@ -45,36 +54,59 @@ describe('the example drivers side by side', () => {
   });
 
   it('finds a planted use-after-free from scratch as driver-sanitizer, with the ASan report in the message', () => {
-    const system = nativeAllocatorForProject(ROOT, 'examples/native/build/first_fit_bug_use_after_free');
+    const system = nativeAllocatorForProject(
+      ROOT,
+      'examples/native/build/first_fit_bug_use_after_free',
+    );
     const result = checkSystem(system, { seed: TEST_SEED, numRuns: 50 });
     expect(result.failed).toBe(true);
     if (!result.failed) return;
     expect(result.failure.check).toBe('driver-sanitizer');
     expect(result.failure.message).toContain('ERROR: AddressSanitizer: heap-use-after-free');
-    expect(result.failure.message).toMatch(/#\d+ in .*release.* examples\/native\/first_fit\.cpp:\d+/);
+    expect(result.failure.message).toMatch(
+      /#\d+ in .*release.* examples\/native\/first_fit\.cpp:\d+/,
+    );
     expect(result.commands.length).toBeLessThanOrEqual(3);
   });
 });
 
 describe('the stored findings of the planted bugs', () => {
-  const files = existsSync(STORED) ? readdirSync(STORED).filter((file) => file.endsWith('.json')) : [];
+  const files = existsSync(STORED)
+    ? readdirSync(STORED).filter((file) => file.endsWith('.json'))
+    : [];
 
   it('there is one per planted bug of examples/native/first_fit.cpp', () => {
-    expect(files.sort()).toEqual(['first-fit-bug-cycle.json', 'first-fit-bug-off-by-one.json', 'first-fit-bug-size-wrap.json', 'first-fit-bug-uninit.json', 'first-fit-bug-use-after-free.json', 'first-fit-bug-wrong-merge.json']);
+    expect(files.sort()).toEqual([
+      'first-fit-bug-cycle.json',
+      'first-fit-bug-off-by-one.json',
+      'first-fit-bug-size-wrap.json',
+      'first-fit-bug-uninit.json',
+      'first-fit-bug-use-after-free.json',
+      'first-fit-bug-wrong-merge.json',
+    ]);
   });
 
   for (const file of files) {
     it(`${file} fails against its variant with the check it was found by, at its last step, and passes against the clean build`, async () => {
       const resolve = nativeAllocatorResolver(ROOT);
-      const { regression, system } = await loadRegression(path.join(STORED, file), new Map(), (_name, raw) => resolve(raw));
+      const { regression, system } = await loadRegression(
+        path.join(STORED, file),
+        new Map(),
+        (_name, raw) => resolve(raw),
+      );
       const outcome = runSequence(system, regression.config, regression.commands);
       expect(outcome.ok).toBe(false);
       if (outcome.ok) return;
       expect(outcome.failure.check).toBe(regression.origin.check);
       expect(outcome.failure.step).toBe(regression.commands.length - 1);
       // The same commands against the clean build pass: the finding is the variant's bug.
-      const cleanConfig = { ...(regression.config as NativeAllocatorConfig), executable: 'examples/native/build/first_fit' };
-      expect(runSequence(await resolve(cleanConfig), cleanConfig, regression.commands).ok).toBe(true);
+      const cleanConfig = {
+        ...(regression.config as NativeAllocatorConfig),
+        executable: 'examples/native/build/first_fit',
+      };
+      expect(runSequence(await resolve(cleanConfig), cleanConfig, regression.commands).ok).toBe(
+        true,
+      );
     }, 30_000);
   }
 });
@@ -128,14 +160,22 @@ for (;;) {
 
 describe('native faults are findings of their own kind', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'gpumv-native-'));
-  const config = (executable: string) => ({ capacityBytes: 64, executable, policy: 'any' as const });
+  const config = (executable: string) => ({
+    capacityBytes: 64,
+    executable,
+    policy: 'any' as const,
+  });
   const commands = [
     { op: 'alloc' as const, sizeBytes: 8, alignBytes: 1 },
     { op: 'free' as const, index: 0 },
     { op: 'alloc' as const, sizeBytes: 8, alignBytes: 1 },
   ];
   const drive = (name: string, body: string) => {
-    const executable = scriptedDriver(dir, name, `hello(1, 'system=allocator\\npolicy=any\\n');\nfunction freed(o) { return o; }\n${body}\n${ANSWER_LOOP}`);
+    const executable = scriptedDriver(
+      dir,
+      name,
+      `hello(1, 'system=allocator\\npolicy=any\\n');\nfunction freed(o) { return o; }\n${body}\n${ANSWER_LOOP}`,
+    );
     const system = nativeAllocatorForProject(dir, name, { timeoutMs: 400 });
     expect(existsSync(executable)).toBe(true);
     return runSequence(system, config(name), commands);
@@ -146,11 +186,41 @@ describe('native faults are findings of their own kind', () => {
   });
 
   const cases: [string, string, string, number, RegExp][] = [
-    ['crash', "function misbehave(i) { if (i === 1) process.kill(process.pid, 'SIGSEGV'); }", 'driver-crash', 1, /killed by SIGSEGV/],
-    ['exit', 'function misbehave(i) { if (i === 2) process.exit(7); }', 'driver-exit', 2, /exited with code 7/],
-    ['sanitizer', "function misbehave(i) { if (i === 1) { console.error('==99==ERROR: AddressSanitizer: heap-use-after-free on address 0x602000000010'); process.exit(1); } }", 'driver-sanitizer', 1, /==PID==ERROR: AddressSanitizer: heap-use-after-free on address 0x\?/],
-    ['garbage', "function misbehave(i) { if (i === 2) { fs.writeSync(4, Buffer.from('hello, world!\\n')); } }", 'driver-garbage', 0, /no frame header/],
-    ['hang', 'function misbehave(i) { if (i === 2) for (;;) {} }', 'driver-hang', 2, /did not answer in time and was killed/],
+    [
+      'crash',
+      "function misbehave(i) { if (i === 1) process.kill(process.pid, 'SIGSEGV'); }",
+      'driver-crash',
+      1,
+      /killed by SIGSEGV/,
+    ],
+    [
+      'exit',
+      'function misbehave(i) { if (i === 2) process.exit(7); }',
+      'driver-exit',
+      2,
+      /exited with code 7/,
+    ],
+    [
+      'sanitizer',
+      "function misbehave(i) { if (i === 1) { console.error('==99==ERROR: AddressSanitizer: heap-use-after-free on address 0x602000000010'); process.exit(1); } }",
+      'driver-sanitizer',
+      1,
+      /==PID==ERROR: AddressSanitizer: heap-use-after-free on address 0x\?/,
+    ],
+    [
+      'garbage',
+      "function misbehave(i) { if (i === 2) { fs.writeSync(4, Buffer.from('hello, world!\\n')); } }",
+      'driver-garbage',
+      0,
+      /no frame header/,
+    ],
+    [
+      'hang',
+      'function misbehave(i) { if (i === 2) for (;;) {} }',
+      'driver-hang',
+      2,
+      /did not answer in time and was killed/,
+    ],
   ];
   for (const [name, body, check, step, message] of cases) {
     it(`${name}: ${check} at step ${step}`, () => {
@@ -175,30 +245,77 @@ ${ANSWER_LOOP}`;
     const first = runSequence(system, config('changed'), commands);
     expect(first.ok ? 'passed' : first.failure.check).toBe('driver-exit');
     const second = runSequence(system, config('changed'), commands);
-    expect(second.ok ? 'passed' : `${second.failure.check}: ${second.failure.message}`).toMatch(/^driver-protocol: .*hello differs from the first.*protocol version 2/);
+    expect(second.ok ? 'passed' : `${second.failure.check}: ${second.failure.message}`).toMatch(
+      /^driver-protocol: .*hello differs from the first.*protocol version 2/,
+    );
   });
 
   it('a driver that resolves handles differently from the harness is driver-garbage', () => {
-    const executable = scriptedDriver(dir, 'resolver', `hello(1, 'system=allocator\\npolicy=any\\n');\nfunction freed(o) { return o + 8; }\nfunction misbehave() {}\n${ANSWER_LOOP}`);
-    const outcome = runSequence(nativeAllocatorForProject(dir, path.basename(executable)), config('resolver'), commands);
-    expect(outcome.ok ? 'passed' : `${outcome.failure.check}: ${outcome.failure.message}`).toMatch(/^driver-garbage: .*freed offset 8 where the harness resolved offset 0/);
+    const executable = scriptedDriver(
+      dir,
+      'resolver',
+      `hello(1, 'system=allocator\\npolicy=any\\n');\nfunction freed(o) { return o + 8; }\nfunction misbehave() {}\n${ANSWER_LOOP}`,
+    );
+    const outcome = runSequence(
+      nativeAllocatorForProject(dir, path.basename(executable)),
+      config('resolver'),
+      commands,
+    );
+    expect(outcome.ok ? 'passed' : `${outcome.failure.check}: ${outcome.failure.message}`).toMatch(
+      /^driver-garbage: .*freed offset 8 where the harness resolved offset 0/,
+    );
   });
 
   it('a driver that cannot start is a DriverStartError naming it: missing, not executable, exits before its hello, another protocol version', () => {
-    expect(() => new NativeDriver(path.join(dir, 'missing'))).toThrow(/missing: cannot start: no such file/);
+    expect(() => new NativeDriver(path.join(dir, 'missing'))).toThrow(
+      /missing: cannot start: no such file/,
+    );
     const plain = path.join(dir, 'plain');
     writeFileSync(plain, 'not a program');
     chmodSync(plain, 0o644);
     expect(() => new NativeDriver(plain)).toThrow(/plain: cannot start: not executable/);
-    expect(() => new NativeDriver(scriptedDriver(dir, 'quits', 'process.exit(3);'))).toThrow(/quits: cannot start: exited before its hello \(exit code 3\)/);
-    expect(() => new NativeDriver(scriptedDriver(dir, 'v2', "hello(2, 'system=allocator\\npolicy=any\\n'); readFrame();"))).toThrow(
-      new DriverStartError(path.join(dir, 'v2'), "speaks protocol version 2; this harness speaks version 1 (rebuild it against this package's include/gpumv_driver.h)"),
+    expect(() => new NativeDriver(scriptedDriver(dir, 'quits', 'process.exit(3);'))).toThrow(
+      /quits: cannot start: exited before its hello \(exit code 3\)/,
     );
-    expect(() => nativeAllocatorForProject(dir, path.basename(scriptedDriver(dir, 'nopolicy', "hello(1, 'system=allocator\\npolicy=lifo\\n'); readFrame();")))).toThrow(/nopolicy: its hello declares policy "lifo"/);
+    expect(
+      () =>
+        new NativeDriver(
+          scriptedDriver(dir, 'v2', "hello(2, 'system=allocator\\npolicy=any\\n'); readFrame();"),
+        ),
+    ).toThrow(
+      new DriverStartError(
+        path.join(dir, 'v2'),
+        "speaks protocol version 2; this harness speaks version 1 (rebuild it against this package's include/gpumv_driver.h)",
+      ),
+    );
+    expect(() =>
+      nativeAllocatorForProject(
+        dir,
+        path.basename(
+          scriptedDriver(
+            dir,
+            'nopolicy',
+            "hello(1, 'system=allocator\\npolicy=lifo\\n'); readFrame();",
+          ),
+        ),
+      ),
+    ).toThrow(/nopolicy: its hello declares policy "lifo"/);
   });
 
   it('fuzz --exec with a driver that cannot start is one error: line and exit code 2', () => {
-    const result = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'cli', 'fuzz.ts'), '--exec', path.join(dir, 'missing'), '--runs', '1'], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    const result = spawnSync(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        path.join(ROOT, 'src', 'cli', 'fuzz.ts'),
+        '--exec',
+        path.join(dir, 'missing'),
+        '--runs',
+        '1',
+      ],
+      { cwd: ROOT, encoding: 'utf8', timeout: 60_000 },
+    );
     expect(result.status).toBe(2);
     expect(result.stderr.trim()).toMatch(/^error: .*missing: cannot start: no such file$/);
   });
@@ -206,7 +323,14 @@ ${ANSWER_LOOP}`;
 
 describe('the protocol', () => {
   it('a batch frame is 8 + 16 + 40 bytes per command, sizes of 2^32 and more intact; answers decode and check their numbering', () => {
-    const bytes = encodeAllocBatch(2 ** 33, [{ op: 'alloc', sizeBytes: 2 ** 32 + 5, alignBytes: 16 }, { op: 'free', index: 3 }], 0);
+    const bytes = encodeAllocBatch(
+      2 ** 33,
+      [
+        { op: 'alloc', sizeBytes: 2 ** 32 + 5, alignBytes: 16 },
+        { op: 'free', index: 3 },
+      ],
+      0,
+    );
     expect(bytes.length).toBe(8 + 16 + 2 * 40);
     const view = new DataView(bytes.buffer);
     expect(String.fromCharCode(bytes[0]!)).toBe('B');
@@ -225,14 +349,23 @@ describe('the protocol', () => {
   });
 
   it('kept stderr lines drop what changes from run to run (process ids, addresses, the working directory)', () => {
-    expect(stderrLines('==1234==ERROR: AddressSanitizer: SEGV on unknown address 0x000000001234\n\n    #0 in f /work/x/a.cpp:3\n', '/work/x')).toEqual([
+    expect(
+      stderrLines(
+        '==1234==ERROR: AddressSanitizer: SEGV on unknown address 0x000000001234\n\n    #0 in f /work/x/a.cpp:3\n',
+        '/work/x',
+      ),
+    ).toEqual([
       '==PID==ERROR: AddressSanitizer: SEGV on unknown address 0x?',
       '    #0 in f a.cpp:3',
     ]);
   });
 
   it('gpumv include-dir prints the folder of gpumv_driver.h', () => {
-    const printed = execFileSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'cli', 'main.ts'), 'include-dir'], { cwd: ROOT, encoding: 'utf8' }).trim();
+    const printed = execFileSync(
+      process.execPath,
+      ['--import', 'tsx', path.join(ROOT, 'src', 'cli', 'main.ts'), 'include-dir'],
+      { cwd: ROOT, encoding: 'utf8' },
+    ).trim();
     expect(existsSync(path.join(printed, 'gpumv_driver.h'))).toBe(true);
   });
 });

@@ -2,17 +2,22 @@
  * The package as a team installs it: `npm pack`, then a fresh project with only its own
  * allocator module, its own small system and mutants, a config file and a vitest file
  * (properties/fixtures/team-project) installs the tarball and uses the `gpumv` command and the
- * vitest helpers, from its root and from a sub-directory.
+ * vitest helpers, from its root and from a sub-directory. A second project, in JavaScript and
+ * without a test runner, shows what the package alone installs (no vitest, vite, rolldown,
+ * esbuild or tsx: those are the team's own, optional peers) and that it runs there.
  */
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { seedNumber } from '../src/harness/seed.js';
 
 const ROOT = path.resolve(__dirname, '..');
 const FIXTURE = path.join(__dirname, 'fixtures', 'team-project');
-const VITEST_VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'node_modules', 'vitest', 'package.json'), 'utf8')) as { version: string }).version;
+const versionOf = (name: string) => (JSON.parse(readFileSync(path.join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+const VITEST_VERSION = versionOf('vitest');
+const TSX_VERSION = versionOf('tsx');
 
 function run(command: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = {}): SpawnSyncReturns<string> {
   return spawnSync(command, args, { cwd, encoding: 'utf8', env: { ...process.env, ...env, npm_config_audit: 'false', npm_config_fund: 'false' }, timeout: 240_000 });
@@ -24,17 +29,19 @@ function output(result: SpawnSyncReturns<string>): string {
 
 describe('the installed package', () => {
   let project = '';
+  let tarball = '';
   const gpumv = (args: readonly string[], cwd = project) => run(path.join(project, 'node_modules', '.bin', 'gpumv'), args, cwd, { SOURCE_DATE_EPOCH: '1764460800' });
 
   beforeAll(() => {
     const packs = mkdtempSync(path.join(tmpdir(), 'gpumv-pack-'));
     const packed = run('npm', ['pack', '--pack-destination', packs, '--silent'], ROOT);
     expect(packed.status, output(packed)).toBe(0);
-    const tarball = path.join(packs, packed.stdout.trim().split('\n').at(-1)!);
+    tarball = path.join(packs, packed.stdout.trim().split('\n').at(-1)!);
     project = mkdtempSync(path.join(tmpdir(), 'gpumv-team-'));
     cpSync(FIXTURE, project, { recursive: true });
-    // Runtime dependencies come from the tarball's package.json; vitest is the team's own.
-    const installed = run('npm', ['install', '--prefer-offline', '--no-package-lock', tarball, `vitest@${VITEST_VERSION}`], project);
+    // Runtime dependencies come from the tarball's package.json; vitest and tsx (the project's
+    // config and systems are TypeScript) are the team's own.
+    const installed = run('npm', ['install', '--prefer-offline', '--no-package-lock', tarball, `vitest@${VITEST_VERSION}`, `tsx@${TSX_VERSION}`], project);
     expect(installed.status, output(installed)).toBe(0);
   }, 300_000);
 
@@ -44,7 +51,7 @@ describe('the installed package', () => {
     expect(existsSync(path.join(project, 'node_modules', 'gpu-memory-verifier', 'dist', 'src', 'index.d.ts'))).toBe(true);
     const help = gpumv(['--help']);
     expect(help.status).toBe(0);
-    expect(help.stdout).toMatch(/usage: gpumv <command>/);
+    expect(help.stdout).toMatch(/usage: npx gpumv <command>/);
     const fuzzHelp = gpumv(['fuzz', '--help']);
     expect(fuzzHelp.stdout).toMatch(/gpumv fuzz/);
     expect(fuzzHelp.stdout).not.toMatch(/npm run fuzz/);
@@ -80,6 +87,16 @@ describe('the installed package', () => {
     expect(finding.config.allocatorModule).toBe('src/slab-allocator.mjs');
     expect(existsSync(path.join(project, 'verify', 'regressions')), 'a campaign never writes into the regressions folder').toBe(false);
 
+    // The hint to keep it runs as printed, in the project (then its file goes: the steps below save it their way).
+    const keep = new RegExp(`keep it: (npx gpumv regress save --finding \\.fuzz/findings/user-allocator/${name!.replace(/\./g, '\\.')})`).exec(campaign.stdout);
+    expect(keep, campaign.stdout).not.toBeNull();
+    expect(campaign.stdout).not.toMatch(/npm run /);
+    const kept = run('sh', ['-c', keep![1]!], project, { npm_config_offline: 'true' });
+    expect(kept.status, output(kept)).toBe(0);
+    const keptFile = path.join(project, 'verify', 'regressions', 'user-allocator', name!);
+    expect(existsSync(keptFile), output(kept)).toBe(true);
+    rmSync(keptFile);
+
     const sub = path.join(project, 'verify');
     const saved = gpumv(['regress', 'save', '--finding', path.join('..', '.fuzz', 'findings', 'user-allocator', name!), '--slug', 'slab-exact-fit'], sub);
     expect(saved.status, output(saved)).toBe(0);
@@ -113,7 +130,7 @@ describe('the installed package', () => {
     expect(campaign.stdout).toMatch(/systems native-allocator/);
   });
 
-  it('runs the vitest helpers: the team system with its mutants, and its regressions', () => {
+  it('runs the vitest helpers: the team system with its mutants, its allocator module, and its regressions', () => {
     const tests = run(path.join(project, 'node_modules', '.bin', 'vitest'), ['run', '--reporter', 'verbose'], project, { NO_COLOR: '1', FORCE_COLOR: '0' });
     const text = output(tests);
     expect(text).toMatch(/counter-pool: model and implementation agree step for step over 200 generated sequences \(seed 7\)/);
@@ -123,6 +140,39 @@ describe('the installed package', () => {
     expect(tests.status, text).toBe(1);
     expect(text).toMatch(/slab-exact-fit\.json: passes against the implementation/);
     expect(text).toMatch(/FINDING user-allocator: check 'no-overlap'/);
-    expect(text).toMatch(/Tests +1 failed \| 4 passed/);
+    // describeAllocator: the module's checks over the config's seed, its promise, its stored regression.
+    expect(text).toMatch(/the allocator in src\/slab-allocator\.mjs \(policy any\): every check holds over 200 generated sequences \(the project's seed\)/);
+    expect(text).toMatch(/src\/slab-allocator\.mjs: keeps its empty-pool promise on 1000 fresh pools, one request each/);
+    expect(text).toMatch(/user-allocator\/slab-exact-fit\.json: the stored regression passes/);
+    // The printed hint runs in the team's project, with the config's seed.
+    expect(text).toContain(`npx gpumv regress save --allocator src/slab-allocator.mjs --seed ${seedNumber('team-seed-1')} --path `);
+    expect(text).not.toContain('npm run regress');
+    expect(text).toMatch(/Tests +3 failed \| 5 passed/);
+  });
+
+  it('installs light: the package and its three dependencies, no test runner or loader; runs in a JavaScript project', () => {
+    const plain = mkdtempSync(path.join(tmpdir(), 'gpumv-plain-'));
+    writeFileSync(path.join(plain, 'package.json'), '{ "name": "plain", "private": true, "type": "module" }\n');
+    const installed = run('npm', ['install', '--prefer-offline', '--no-package-lock', tarball], plain);
+    expect(installed.status, output(installed)).toBe(0);
+    const modules = path.join(plain, 'node_modules');
+    for (const heavy of ['vitest', 'vite', 'rolldown', 'esbuild', 'tsx', '@fast-check/vitest', 'lightningcss']) {
+      expect(existsSync(path.join(modules, heavy)), heavy).toBe(false);
+    }
+    const shipped = path.join(modules, 'gpu-memory-verifier');
+    expect(existsSync(path.join(shipped, 'regressions')), "this repository's regression files").toBe(false);
+    expect(existsSync(path.join(shipped, 'docs', 'maintainers')), 'lab notes').toBe(false);
+    expect(existsSync(path.join(shipped, 'docs', 'campaigns.md'))).toBe(true);
+    copyFileSync(path.join(ROOT, 'examples', 'broken-allocator.mjs'), path.join(plain, 'allocator.mjs'));
+    const bin = path.join(modules, '.bin', 'gpumv');
+    const campaign = run(bin, ['fuzz', '--allocator', 'allocator.mjs', '--runs', '20', '--workers', '1'], plain);
+    expect(campaign.status, output(campaign)).toBe(1);
+    expect(campaign.stdout).toMatch(/keep it: npx gpumv regress save --finding \.fuzz\/findings\/user-allocator\/fuzz-no-overlap-/);
+    // A TypeScript config without tsx installed: one line that says what to install.
+    writeFileSync(path.join(plain, 'gpumv.config.ts'), 'export default { seed: 1 };\n');
+    const ts = run(bin, ['fuzz', '--runs', '1'], plain);
+    expect(ts.status, output(ts)).toBe(2);
+    expect(ts.stderr.trim().split('\n')).toHaveLength(1);
+    expect(ts.stderr).toMatch(/^error: .*gpumv\.config\.ts: a TypeScript file needs the tsx package to load: npm install --save-dev tsx/);
   });
 });

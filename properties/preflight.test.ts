@@ -11,10 +11,12 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { preflightDirs, runPreflight } from '../src/cli/preflight.js';
 import { projectFromConfig } from '../src/project.js';
+import { ResidencyManagerImpl } from '../src/residency/residency-manager.js';
 
 const ROOT = path.resolve(__dirname, '..');
 const SOURCE = path.join(ROOT, 'regressions', 'alloc-buddy', 'buddy-top-order-unreachable.json');
 
+// biome-ignore lint/suspicious/noExplicitAny: regression files parsed and edited field by field
 type Json = Record<string, any>;
 const original = (): Json => JSON.parse(readFileSync(SOURCE, 'utf8')) as Json;
 
@@ -89,6 +91,7 @@ describe('the preflight', () => {
     expect(result.problems).toEqual([]);
     expect(result.files).toBe(1);
     expect(result.failing).toEqual([{ file: path.join(root, 'regressions', 'user-allocator', 'broken.json'), check: 'no-overlap', step: 3 }]);
+    expect(result.ignored).toEqual([]);
   });
 
   it('stops a campaign before it starts, naming the file (exit 4); --no-preflight runs it anyway', () => {
@@ -137,6 +140,78 @@ describe('the preflight', () => {
     expect(run.status, run.stdout + run.stderr).toBe(4);
     expect(run.stdout).toContain(`PREFLIGHT ${path.join('regressions', 'user-allocator', 'loop.json')}: hang: a run did not return within 500 ms`);
     expect(run.stdout).not.toContain('fuzz: seed');
+  });
+
+  it("blames the implementation, not a judge, when a bug planted beneath a mutant changes the mutant's check", async () => {
+    const file = path.join(ROOT, 'regressions', 'residency-manager', 'rm-g-minus-one-underflow.json');
+    const { root, project } = projectWith({ 'residency-manager/rm-g-minus-one-underflow.json': JSON.parse(readFileSync(file, 'utf8')) as Json });
+    const dirs = [path.join(root, 'regressions')];
+    // The pressure trim with `<=` for `<` on the budget, planted in the shipped class for this
+    // test (every mutant of the catalog inherits it, as a user's edit would reach them).
+    type Trim = (usageBytes: number, budgetBytes: number, syncPoint: number) => number;
+    const proto = ResidencyManagerImpl.prototype as unknown as { trimToSyncPointInclusive: Trim };
+    const shipped = proto.trimToSyncPointInclusive;
+    interface Internals {
+      headObject(): number;
+      lruEvict(object: number): void;
+      readonly lastSync: ArrayLike<number>;
+      readonly evictList: number[];
+      readonly sizesBytes: ArrayLike<number>;
+    }
+    proto.trimToSyncPointInclusive = function (this: Internals, usageBytes: number, budgetBytes: number, syncPoint: number): number {
+      let count = 0;
+      let usage = usageBytes;
+      for (let head = this.headObject(); head >= 0; head = this.headObject()) {
+        if (this.lastSync[head]! > syncPoint || usage <= budgetBytes) break;
+        this.evictList[count++] = head;
+        this.lruEvict(head);
+        usage -= this.sizesBytes[head]!;
+      }
+      return count;
+    };
+    let planted;
+    try {
+      planted = await runPreflight(project, new Set(['residency-manager']), dirs);
+    } finally {
+      proto.trimToSyncPointInclusive = shipped;
+    }
+    // The file still replays clean against the implementation; its mutant is caught first by another check...
+    expect(planted.problems).toEqual([]);
+    expect(planted.failing).toHaveLength(1);
+    const failing = planted.failing[0]!;
+    expect(failing.judged).toEqual(['rm-g-minus-one-underflow is now caught first by answers-match-model, not residency-before-execution']);
+    // ...and the implementation alone fails: its bug, with a command that stores its case.
+    expect(failing.probe).toBeDefined();
+    expect(failing.probe!.save).toMatch(/^npm run regress -- save --system residency-manager --seed -?\d+ --path [\d:]+$/);
+    // Without the planted bug the file holds: the probe only runs when a mutant's check changed.
+    const shippedResult = await runPreflight(project, new Set(['residency-manager']), dirs);
+    expect(shippedResult).toMatchObject({ files: 1, problems: [], failing: [] });
+  });
+
+  it('names and skips a JSON file that is no regression at all; a broken regression still stops', async () => {
+    const { root, project } = projectWith({ 'notes.json': { todo: 'look at buddy' }, 'alloc-buddy/list.json': '[1, 2]', 'alloc-buddy/a.json': original() });
+    const result = await runPreflight(project, new Set(['alloc-buddy']), [path.join(root, 'regressions')]);
+    expect(result.ignored.map((entry) => [path.basename(entry.file), entry.reason])).toEqual([
+      ['list.json', 'not a regression file (not a JSON object)'],
+      ['notes.json', 'not a regression file (no "format" field)'],
+    ]);
+    expect(result).toMatchObject({ files: 1, problems: [], failing: [] });
+    writeFileSync(path.join(root, 'gpumv.config.mjs'), 'export default {};\n');
+    const tsx = path.join(ROOT, 'node_modules', '.bin', 'tsx');
+    const regress = (...args: string[]) => spawnSync(tsx, [path.join(ROOT, 'src', 'cli', 'regress.ts'), ...args], { encoding: 'utf8', cwd: root });
+    for (const verb of ['list', 'replay']) {
+      const run = regress(verb);
+      expect(run.status, run.stdout + run.stderr).toBe(0);
+      expect(run.stderr.match(/warning: regressions\/notes\.json: not a regression file \(no "format" field\); skipped/g)).toHaveLength(1);
+    }
+    // Named on the command line, it is read, and refused as what it is.
+    const named = regress('replay', 'regressions/notes.json');
+    expect(named.status).toBe(2);
+    expect(named.stderr.trim().split('\n')).toHaveLength(1);
+    const fuzz = spawnSync(tsx, [path.join(ROOT, 'src', 'cli', 'fuzz.ts'), '--system', 'alloc-buddy', '--runs', '2', '--workers', '1'], { encoding: 'utf8', cwd: root });
+    expect(fuzz.status, fuzz.stdout + fuzz.stderr).toBe(0);
+    expect(fuzz.stderr.match(/warning: regressions\/notes\.json: not a regression file/g)).toHaveLength(1);
+    expect(fuzz.stdout).toMatch(/preflight: \d+ stored regressions replayed; \d+ mutant replays, each caught by its recorded check; [\d.]+ s/);
   });
 
   it('passes on the repo: every stored regression of the built-in systems holds', async () => {

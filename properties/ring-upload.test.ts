@@ -30,7 +30,7 @@ function mutantNamed(name: string) {
   return found;
 }
 
-/** The seed's example (gpu-resource-lifetime.zh.txt, 环形上传区间) as a plain-data program. */
+/** The seed's example (docs/spec/engine.md#life-ring) as a plain-data program. */
 const SEED_1024_EXAMPLE: Command[] = [
   // Six frames already signalled and completed: the next submission signals value 7.
   ...Array.from({ length: 6 }, (): Command => ({ op: 'signal' })),

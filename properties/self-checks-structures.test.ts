@@ -731,7 +731,7 @@ describe('allocator.ts helpers', () => {
       { offsetBytes: 0, sizeBytes: 16 },
       { offsetBytes: 32, sizeBytes: 8 },
     ]);
-    liveCopy.forEach((record, i) => expect(record).not.toBe(live[i]));
+    for (const [i, record] of liveCopy.entries()) expect(record).not.toBe(live[i]);
     live[0]!.offsetBytes = 99; // the view's records are reused later: the copy must not follow them
     expect(liveCopy[0]!.offsetBytes).toBe(0);
 
@@ -745,7 +745,7 @@ describe('allocator.ts helpers', () => {
       { offsetBytes: 0, sizeBytes: 256, free: true },
       { offsetBytes: 256, sizeBytes: 256, free: false },
     ]);
-    blockCopy.forEach((record, i) => expect(record).not.toBe(blocks[i]));
+    for (const [i, record] of blockCopy.entries()) expect(record).not.toBe(blocks[i]);
     blocks[1]!.free = true;
     expect(blockCopy[1]!.free).toBe(false);
   });
@@ -760,19 +760,31 @@ describe('allocator.ts helpers', () => {
       capacityBytes: 64,
       alloc: () => null,
       free: () => undefined,
-      live: () => (calls.push('live'), copiedLive),
+      live: () => {
+        calls.push('live');
+        return copiedLive;
+      },
       freeBytes: () => 64,
       usedBytes: () => 0,
       wasteBytes: () => 0,
       isPristine: () => true,
-      blocks: () => (calls.push('blocks'), copiedBlocks),
+      blocks: () => {
+        calls.push('blocks');
+        return copiedBlocks;
+      },
       checkIndexes: () => null,
     };
     const plain: BlockAllocator = { ...base };
     const withViews: BlockAllocator = {
       ...base,
-      blocksView: () => (calls.push('blocksView'), viewBlocks),
-      liveView: () => (calls.push('liveView'), viewLive),
+      blocksView: () => {
+        calls.push('blocksView');
+        return viewBlocks;
+      },
+      liveView: () => {
+        calls.push('liveView');
+        return viewLive;
+      },
     };
     expect(inspectBlocks(withViews)).toBe(viewBlocks);
     expect(inspectLive(withViews)).toBe(viewLive);

@@ -18,11 +18,11 @@ export { bothSides, pickLive, sameNumbers, SKIPPED } from './systems/common.js';
 
 // Running and reporting
 export { runSequence, minimizeCase, minimizeSequence, traceSequence, formatFailure, failureKey, RunContext, type Failure, type RunOutcome, type RunOptions, type ImplFactory, type TracedStep } from './harness/runner.js';
-export { checkSystem, caseArb, firstCase, saveCommandLine, ReplayPathError, type Case, type CheckOptions, type CheckResult, type Finding } from './harness/property.js';
+export { checkSystem, caseArb, firstCase, saveCommandLine, cliCommand, ReplayPathError, type Case, type CheckOptions, type CheckResult, type Finding } from './harness/property.js';
 export { formatReport, checksText, type ReportInput } from './harness/report.js';
 export { planRun, executeRun, runCase, generationPlan, type RunPlan, type RunResult, type RunFinding, type CampaignSummary } from './harness/campaign.js';
 export { loadRegression, replayRegression, replayProblems, serializeRegression, REGRESSION_FORMAT, type Regression, type ReplayResult } from './harness/regression.js';
-export { DEFAULT_SEED } from './harness/seed.js';
+export { DEFAULT_SEED, seedNumber } from './harness/seed.js';
 
 // Projects
 export { defineConfig, loadProject, findConfigFile, projectFromConfig, CONFIG_FILE_NAMES, type GpumvConfig, type Project } from './project.js';
@@ -36,14 +36,27 @@ export { allocBestFitSystem } from './systems/alloc-best-fit.js';
 export { allocFirstFitSystem } from './systems/alloc-first-fit.js';
 export { ringUploadSystem } from './systems/ring-upload.js';
 export { deferredFreeSystem } from './systems/deferred-free.js';
-export { userAllocatorSystem, USER_ALLOCATOR_SYSTEM } from './systems/user-allocator.js';
+export {
+  userAllocatorSystem,
+  userAllocatorSystemFromModule,
+  userAllocatorSystemForConfig,
+  USER_ALLOCATOR_SYSTEM,
+  GPU_HEAP_MIN_BYTES,
+  GPU_HEAP_MAX_BYTES,
+  type UserAllocatorOptions,
+  type UserAllocatorConfig,
+} from './systems/user-allocator.js';
+export { loadUserAllocator, UserAllocatorError, ALLOCATOR_POLICIES, type UserAllocatorModule } from './user-allocator-module.js';
+export { promises, promiseProblem, promiseText, DEFAULT_PROMISE, BUDDY_DECLARATION, bestFitDeclaration, type AllocatorPromise, type PromiseFunction } from './systems/alloc-promise.js';
+export { falseOutOfMemoryShare, largestEmptyPoolShare, allocatorMetricsCell } from './systems/alloc-false-oom.js';
 
 // The shipped code as a library
 export { ResidencySet, ResidencySetPoolImpl } from './residency/residency-set.js';
-export { ResidencyManagerImpl } from './residency/residency-manager.js';
+export { ResidencyManagerImpl, type ManagerOptions } from './residency/residency-manager.js';
+export type { ResidencyDevice } from './residency/residency-device.js';
 export { SimGpu } from './gpu/sim-gpu.js';
 export { QueueTimeline } from './gpu/queue-timeline.js';
 export { BuddyAllocator, BestFitAllocator, FirstFitAllocator, createSubAllocator, type SubAllocatorConfig, type SubAllocatorKind } from './alloc/index.js';
-export type { Allocator, AllocatorPolicy, BlockAllocator, BlockInfo, LiveAllocation } from './alloc/allocator.js';
+export { alignUp, isPowerOfTwo, type Allocator, type AllocatorPolicy, type BlockAllocator, type BlockInfo, type LiveAllocation } from './alloc/allocator.js';
 export { RingUploadAllocatorImpl } from './alloc/ring-upload.js';
 export { DeferredFreeAllocatorImpl } from './alloc/deferred-free.js';

@@ -30,7 +30,7 @@ import { USER_ALLOCATOR_SYSTEM, userAllocatorSystemFromModule } from './systems/
 import { ALLOCATOR_POLICIES, loadUserAllocator, UserAllocatorError } from './user-allocator-module.js';
 import { NATIVE_ALLOCATOR_SYSTEM, nativeAllocatorResolver } from './native/native-allocator.js';
 import type { AllocatorPolicy } from './alloc/allocator.js';
-import { importUserModule, isTypeScriptFile, registerTypeScript } from './load-module.js';
+import { exportNames, importUserModule, isTypeScriptFile, registerTypeScript } from './load-module.js';
 import { DEFAULT_SEED } from './harness/seed.js';
 
 /** File names a config may have, in the order they are looked for in each folder. */
@@ -126,7 +126,7 @@ export function projectRelative(root: string, file: string): string {
  */
 export async function userAllocatorForProject(root: string, modulePath: string, policy?: AllocatorPolicy): Promise<AnySystem> {
   const absolute = path.resolve(root, modulePath);
-  if (isTypeScriptFile(absolute)) await registerTypeScript();
+  if (isTypeScriptFile(absolute)) await registerTypeScript().catch((error: unknown) => Promise.reject(new UserAllocatorError(modulePath, (error as Error).message)));
   const loaded = await loadUserAllocator(absolute).catch((error: unknown) => {
     if (error instanceof UserAllocatorError) throw new UserAllocatorError(modulePath, error.message.slice(error.modulePath.length + 2));
     throw error;
@@ -202,6 +202,8 @@ export async function loadProject(options: LoadProjectOptions = {}): Promise<Pro
   if (!existsSync(file)) throw new InputError(options.configFile ?? file, '$', 'no such config file');
   const loaded = await importUserModule(file);
   const exported = loaded.default ?? loaded.config;
-  if (exported === undefined) throw new InputError(file, '$', 'a config file must export its config as the default export (export default defineConfig({ ... }))');
+  if (exported === undefined) {
+    throw new InputError(file, '$', `a config file must export its config as the default export (export default defineConfig({ ... })); it exports: ${exportNames(loaded).join(', ') || 'nothing'}`);
+  }
   return projectFromConfig(parseConfig(exported, file), path.dirname(file), file);
 }

@@ -1,6 +1,6 @@
 /**
  * The allocator contract shared by every sub-allocator here and by users' own allocators
- * (`npm run fuzz -- --allocator path/to/module`): spec/allocators.md, "Common contract".
+ * (`npm run fuzz -- --allocator path/to/module`): docs/spec/allocators.md#al-common.
  */
 
 import { ContractError } from '../contract.js';

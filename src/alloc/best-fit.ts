@@ -1,6 +1,6 @@
 /**
- * The best-fit pool as an engine would ship it (spec/allocators.md "Best-fit pool"; Unreal's
- * FRHIMemoryPool, seed §3.4).
+ * The best-fit pool as an engine would ship it (docs/spec/allocators.md#al-best-fit; Unreal's
+ * FRHIMemoryPool, docs/spec/engine.md#mem-3-4).
  *
  * - Blocks are nodes of an offset-ordered doubly linked list in typed arrays (offset and size in
  *   pool-alignment units, prev/next node ids), tiling the pool; a node pool recycles ids.
@@ -31,6 +31,8 @@ const NIL = -1;
 export class BestFitAllocator implements BlockAllocator {
   readonly capacityBytes: number;
   readonly poolAlignBytes: number;
+  /** 1 / poolAlignBytes (a power of two, so bytes * unitScale is the exact unit count, without a division). */
+  protected readonly unitScale: number;
   readonly maxAllocationBytes: number;
   protected readonly capacityUnits: number;
 
@@ -83,6 +85,7 @@ export class BestFitAllocator implements BlockAllocator {
     checkSubAllocatorConfig('best-fit', config);
     this.capacityBytes = config.capacityBytes;
     this.poolAlignBytes = config.poolAlignBytes ?? DEFAULT_POOL_ALIGN_BYTES;
+    this.unitScale = 1 / this.poolAlignBytes;
     this.maxAllocationBytes = config.maxAllocationBytes ?? config.capacityBytes;
     this.capacityUnits = this.capacityBytes / this.poolAlignBytes;
     const nodes = 16;
@@ -105,7 +108,7 @@ export class BestFitAllocator implements BlockAllocator {
   alloc(sizeBytes: number, alignBytes: number): number | null {
     validateRequest(sizeBytes, alignBytes);
     if (!this.withinLimit(sizeBytes)) return null;
-    const reservationUnits = this.reservationBytes(sizeBytes, alignBytes) / this.poolAlignBytes;
+    const reservationUnits = this.reservationBytes(sizeBytes, alignBytes) * this.unitScale;
     if (reservationUnits > this.capacityUnits) return null;
     const node = this.chooseFree(reservationUnits);
     if (node === NIL) return null;
@@ -115,7 +118,7 @@ export class BestFitAllocator implements BlockAllocator {
     this.isFree[node] = 0;
     this.userOffsetBytes[node] = offsetBytes;
     this.userSizeBytes[node] = sizeBytes;
-    this.liveAtUnit[offsetBytes / this.poolAlignBytes] = node;
+    this.liveAtUnit[offsetBytes * this.unitScale] = node;
     this.liveCount++;
     this.usedBytesTotal += sizeBytes;
     this.reservedBytesTotal += reservationUnits * this.poolAlignBytes;
@@ -125,7 +128,7 @@ export class BestFitAllocator implements BlockAllocator {
 
   free(offsetBytes: number): void {
     const node = this.liveNodeAt(offsetBytes);
-    this.liveAtUnit[offsetBytes / this.poolAlignBytes] = NIL;
+    this.liveAtUnit[offsetBytes * this.unitScale] = NIL;
     this.liveCount--;
     this.usedBytesTotal -= this.userSizeBytes[node]!;
     this.reservedBytesTotal -= this.sizeUnits[node]! * this.poolAlignBytes;
@@ -149,7 +152,10 @@ export class BestFitAllocator implements BlockAllocator {
     const pool = this.poolAlignBytes;
     // Both are powers of two, so `pool % alignBytes === 0` is `alignBytes <= pool` (no
     // floating-point remainder, an fmod call when the numbers arrive as doubles).
-    return alignBytes <= pool ? alignUp(sizeBytes, pool) : alignUp(sizeBytes + alignBytes, pool);
+    const bytes = alignBytes <= pool ? sizeBytes : sizeBytes + alignBytes;
+    // Below 2^30 (both operands) the round-up is exact in 32-bit integer arithmetic.
+    if (bytes <= 0x3fffffff && pool <= 0x40000000) return (bytes + pool - 1) & -pool;
+    return alignUp(bytes, pool);
   }
 
   /** The first free block in (size, offset) order that holds `reservationUnits`, or NIL. */
@@ -171,7 +177,9 @@ export class BestFitAllocator implements BlockAllocator {
 
   /** Where the caller's bytes start inside the block. */
   protected callerOffset(node: number, alignBytes: number): number {
-    return alignUp(this.offsetUnits[node]! * this.poolAlignBytes, alignBytes);
+    const blockBytes = this.offsetUnits[node]! * this.poolAlignBytes;
+    // A block start is a multiple of the pool alignment, so of any alignment up to it.
+    return alignBytes <= this.poolAlignBytes ? blockBytes : alignUp(blockBytes, alignBytes);
   }
 
   /** Absorbs a free next neighbour into the (unindexed, free) block. */
@@ -198,7 +206,7 @@ export class BestFitAllocator implements BlockAllocator {
     // Dividing by the (power-of-two) pool alignment is exact: the offset is a multiple of it
     // inside the pool exactly when the quotient is an integer below the unit count (< 2^30).
     // Rejects what the spelled-out test rejects (NaN, fractions, negatives, unsafe integers).
-    const unit = offsetBytes / this.poolAlignBytes;
+    const unit = offsetBytes * this.unitScale;
     if (!(unit >= 0 && unit < this.capacityUnits && (unit | 0) === unit)) return NIL;
     return this.liveAtUnit[unit]!;
   }

@@ -1,5 +1,5 @@
 /**
- * The buddy allocator as an engine would ship it (spec/allocators.md "Buddy"; VMA 2.3, Dawn).
+ * The buddy allocator as an engine would ship it (docs/spec/allocators.md#al-buddy; VMA 2.3, Dawn).
  *
  * Offsets are kept in units of minBlockBytes, so a block of order k at unit u has u a multiple of
  * 2^k and its buddy is `u ^ (1 << k)` (the spec's offset XOR size, on 32-bit units).

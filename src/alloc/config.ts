@@ -1,6 +1,6 @@
 /**
- * One configuration type for the three sub-allocators (spec/allocators.md). Each allocator reads
- * the fields it needs and ignores the others, so callers that wrap "some sub-allocator" (the
+ * One configuration type for the three sub-allocators (docs/spec/allocators.md). Each allocator
+ * reads the fields it needs and ignores the others, so callers that wrap "some sub-allocator" (the
  * fence-delayed free queue, benchmarks, the fuzz CLI) pass one object.
  */
 import { isPowerOfTwo } from './allocator.js';

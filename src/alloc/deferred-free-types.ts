@@ -1,7 +1,7 @@
 /**
  * Fence-delayed frees and a pool of reusable objects in front of a sub-allocator
- * (spec/allocators.md "Fence-delayed frees"; seed d3d12-memory-allocation.zh.txt §8.1
- * FD3D12ManualFence; seed gpu-resource-lifetime.zh.txt 池复用), shared by model and implementation.
+ * (docs/spec/allocators.md#al-fence; docs/spec/engine.md#mem-8-1
+ * FD3D12ManualFence; docs/spec/engine.md#life-pool), shared by model and implementation.
  */
 import type { BlockAllocator } from './allocator.js';
 

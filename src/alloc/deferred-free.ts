@@ -1,7 +1,7 @@
 /**
  * Fence-delayed frees and a reusable-object pool in front of any sub-allocator, as an engine
- * would ship them (spec/allocators.md "Fence-delayed frees"; seed d3d12-memory-allocation.zh.txt
- * §8.1 FD3D12ManualFence; seed gpu-resource-lifetime.zh.txt 池复用).
+ * would ship them (docs/spec/allocators.md#al-fence; docs/spec/engine.md#mem-8-1 FD3D12ManualFence;
+ * docs/spec/engine.md#life-pool).
  *
  * Why it is O(1) per operation: the frame fence's next value never decreases, so releases
  * stamped with it are in stamp order already. Pending releases form one FIFO, and the pool keeps

@@ -1,7 +1,6 @@
 /**
- * The ring upload allocator's contract (spec/allocators.md "Ring upload allocator with three
- * states"; seed gpu-resource-lifetime.zh.txt, 环形上传区间), shared by the model and the
- * implementation.
+ * The ring upload allocator's contract (docs/spec/allocators.md#al-ring;
+ * docs/spec/engine.md#life-ring), shared by the model and the implementation.
  *
  * A range moves reserved -> submitted(fenceValue) -> completed (freed by `collect`). Ranges are
  * named by their start offset, which is unique among live ranges (they never overlap and are at

@@ -1,6 +1,6 @@
 /**
- * The ring upload allocator with three states, as an engine would ship it (spec/allocators.md
- * "Ring upload allocator"; seed gpu-resource-lifetime.zh.txt, 环形上传区间).
+ * The ring upload allocator with three states, as an engine would ship it
+ * (docs/spec/allocators.md#al-ring; docs/spec/engine.md#life-ring).
  *
  * Why it is O(1): ranges are placed at the write cursor, so in allocation order they follow the
  * ring forward from the oldest live range (the head) to the cursor; that "occupied arc" holds

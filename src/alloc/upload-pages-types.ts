@@ -1,7 +1,7 @@
 /**
- * The upload page allocators (seed d3d12-memory-allocation.zh.txt §1 constraint ④, §3.2, §5.3,
- * §5.4, §10): single-frame upload data is bump-allocated inside pages and never freed one by one;
- * a page is reused whole once the GPU has finished the frame that last wrote into it.
+ * The upload page allocators (docs/spec/engine.md#mem-1-2-4, #mem-3-2, #mem-5-3, #mem-5-4,
+ * #mem-10): single-frame upload data is bump-allocated inside pages and never freed one by one; a
+ * page is reused whole once the GPU has finished the frame that last wrote into it.
  *
  * - The fast allocator: 4 MiB pages, any size and power-of-two alignment; a request above the
  *   page size is forwarded to a dedicated upload buffer (the seed: "超过 4MB 由它转交
@@ -41,7 +41,7 @@ export interface FenceView {
 /** Whether an upload buffer is a bump page or a dedicated buffer of one forwarded request. */
 export type UploadBufferKind = 'page' | 'forwarded';
 
-/** Where upload buffers come from (the upload heap allocator of the seed's §5.1). */
+/** Where upload buffers come from (the upload heap allocator of docs/spec/engine.md#mem-5-1). */
 export interface UploadHeap {
   /** Creates a buffer of `sizeBytes` and returns its id. */
   createBuffer(sizeBytes: number, kind: UploadBufferKind): number;
@@ -83,8 +83,9 @@ export interface FastAllocator extends UploadPageState {
   /** forwardedBuffers().length, without building anything. */
   forwardedBufferCount(): number;
   /**
-   * Changes the minimum at run time (the seed, §10: d3d12.FastAllocator.MinPagesToRetain can be
-   * changed while running); it applies from the next cleanup on, which destroys nothing early.
+   * Changes the minimum at run time (docs/spec/engine.md#mem-10:
+   * d3d12.FastAllocator.MinPagesToRetain can be changed while running); it applies from the next
+   * cleanup on, which destroys nothing early.
    */
   setMinPagesToRetain(count: number): void;
 }

@@ -15,6 +15,8 @@
  */
 import { parseArgs as parseArgv } from 'node:util';
 import { InputError } from '../harness/json.js';
+import { ModuleLoadError } from '../load-module.js';
+import { UserAllocatorError } from '../user-allocator-module.js';
 import { ReplayPathError } from '../harness/property.js';
 
 export class UsageError extends Error {
@@ -125,6 +127,8 @@ export const COMMANDS = {
       force: { type: 'boolean' },
       allocator: { type: 'string' },
       finding: { type: 'string' },
+      shrink: { type: 'boolean' },
+      timeout: { type: 'duration' },
       config: { type: 'string' },
     },
   },
@@ -325,7 +329,7 @@ export function reportCliError(error: unknown): number | undefined {
     console.log(error.text);
     return 0;
   }
-  if (error instanceof UsageError || error instanceof InputError || error instanceof ReplayPathError) {
+  if (error instanceof UsageError || error instanceof InputError || error instanceof ReplayPathError || error instanceof ModuleLoadError || error instanceof UserAllocatorError) {
     console.error(`error: ${error.message}`);
     return 2;
   }

@@ -3,8 +3,10 @@
  * shrinks a hang) and posts their results back. It publishes its progress in shared memory
  * (src/cli/watchdog.ts), so the main thread can tell a run that never returns and terminate it.
  */
+import { performance } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
-import type { RunResult } from '../harness/campaign.js';
+import type { RunHooks, RunResult } from '../harness/campaign.js';
+import type { FailingCase } from './fuzz-findings.js';
 import type { JsonObject } from '../harness/json.js';
 import { runSequence, setRunMonitor, type Failure } from '../harness/runner.js';
 import type { Command } from '../harness/system.js';
@@ -34,6 +36,8 @@ export type WorkerReply =
   | { readonly kind: 'preflight-file'; readonly file: string }
   | { readonly kind: 'preflight'; readonly id: number; readonly result: PreflightResult }
   | { readonly kind: 'batch'; readonly id: number; readonly results: RunResult[] }
+  /** A run of a batch failed for the first time ('found'), and its shrink's best case so far ('shrinking', throttled). */
+  | ({ readonly kind: 'found' | 'shrinking'; readonly id: number } & FailingCase)
   | { readonly kind: 'case'; readonly id: number; readonly failure: Failure | null }
   | { readonly kind: 'error'; readonly error: string };
 
@@ -70,6 +74,30 @@ parentPort!.on('message', (task: WorkerTask) => {
   resume?.();
 });
 
+/** A shrink's best case goes to the main thread at most this often (it writes it to disk). */
+const SHRINK_REPORT_MS = 500;
+
+/**
+ * Tells the main thread, while a run's finding is shrunk inside this batch, what the run found
+ * and its best case so far: the main thread writes it at once, shows progress, and keeps it if
+ * it stops this worker (budget, signal). Messages leave at once, though the batch goes on.
+ */
+function shrinkReporter(id: number, system: string, runIndex: number): RunHooks {
+  let last = 0;
+  return {
+    found: (config, commands, failure) => {
+      last = performance.now();
+      parentPort!.postMessage({ kind: 'found', id, system, runIndex, config, commands, check: failure.check, op: failure.command.op, message: failure.message } satisfies WorkerReply);
+    },
+    shrunk: (config, commands, failure) => {
+      const now = performance.now();
+      if (now - last < SHRINK_REPORT_MS) return;
+      last = now;
+      parentPort!.postMessage({ kind: 'shrinking', id, system, runIndex, config, commands, check: failure.check, op: failure.command.op, message: failure.message } satisfies WorkerReply);
+    },
+  };
+}
+
 function run(task: WorkerTask): WorkerReply {
   Atomics.store(cells, CELL_TASK, task.id);
   Atomics.store(cells, CELL_BUSY, 1);
@@ -83,7 +111,7 @@ function run(task: WorkerTask): WorkerReply {
     const results: RunResult[] = [];
     task.batch.forEach(({ system, runIndex }, position) => {
       Atomics.store(cells, CELL_BATCH_POSITION, position);
-      results.push(timedRun(targets.get(system)!, init.campaignSeed, runIndex));
+      results.push(timedRun(targets.get(system)!, init.campaignSeed, runIndex, shrinkReporter(task.id, system, runIndex)));
     });
     return { kind: 'batch', id: task.id, results };
   } catch (error) {

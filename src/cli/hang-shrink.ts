@@ -2,16 +2,34 @@
  * Shrinking a run that hung (or killed its worker): the case is rebuilt from its seed, cut after
  * the step it was stuck at, and commands are removed in chunks (halves, quarters, ... single
  * commands) as long as the candidate still hangs the same way. Every candidate runs in a worker
- * under the same time limit as the campaign; a candidate that hangs costs the limit, one that
- * returns costs what it runs, so the shrink takes about (accepted removals x limit).
+ * under a time limit derived from the original run (see hangShrinkLimitMs): a candidate that
+ * hangs costs that limit, one that returns costs what it runs, so the shrink takes about
+ * (accepted removals x limit). The shrink can be stopped (budget, signal): it then returns the
+ * best case so far.
  */
 import type { Failure } from '../harness/runner.js';
 import type { JsonObject } from '../harness/json.js';
 import type { Command } from '../harness/system.js';
 import { WatchedWorker, type Death, type WorkerInitFields } from './watchdog.js';
 
+/** A candidate that hangs is stopped after 4x the time the original run took to reach its stuck step, at least this. */
+export const MIN_HANG_SHRINK_LIMIT_MS = 250;
+export const HANG_SHRINK_FACTOR = 4;
+
+/**
+ * The time limit of one hang-shrink candidate: max(4 x the time the original run needed to
+ * reach the step it hung at, 250 ms), never more than the campaign's limit (0: none). A
+ * candidate is a subsequence of the original, so it reaches its stuck step no later than the
+ * original did; the factor covers a busy machine.
+ */
+export function hangShrinkLimitMs(timeoutMs: number, reachedMs: number): number {
+  const derived = Math.max(HANG_SHRINK_FACTOR * reachedMs, MIN_HANG_SHRINK_LIMIT_MS);
+  return timeoutMs === 0 ? derived : Math.min(timeoutMs, derived);
+}
+
 export type CaseOutcome =
   | { readonly kind: 'died'; readonly check: string; readonly step: number; readonly detail: string }
+  | { readonly kind: 'cancelled' }
   | { readonly kind: 'failed'; readonly failure: Failure }
   | { readonly kind: 'passed' };
 
@@ -86,7 +104,9 @@ export class CaseEvaluator {
     });
   }
 
+  /** Stops every worker; a case being evaluated ends as 'cancelled'. */
   async close(): Promise<void> {
+    this.resolve({ kind: 'cancelled' });
     await Promise.all([this.active?.watched.terminate(), this.spare?.watched.terminate()]);
     this.active = null;
     this.spare = null;
@@ -99,6 +119,15 @@ export interface ShrunkDeath {
   readonly step: number;
   /** Whether the death reproduced in a fresh worker (else the case is reported unshrunk). */
   readonly reproduced: boolean;
+  /** The shrink was stopped before it ended (the case is the best so far). */
+  readonly cut: boolean;
+}
+
+export interface ShrinkControl {
+  /** Checked before every candidate: true ends the shrink with the best case so far. */
+  stop(): boolean;
+  /** Told of every smaller case that still dies. */
+  progress(commands: readonly Command[], step: number): void;
 }
 
 /** Shrinks a case that died with `check` at `step`, keeping that death. */
@@ -109,29 +138,33 @@ export async function shrinkDeath(
   commands: readonly Command[],
   check: string,
   step: number,
+  control: ShrinkControl = { stop: () => false, progress: () => {} },
 ): Promise<ShrunkDeath> {
   const stillDies = async (candidate: readonly Command[]): Promise<number | null> => {
     const outcome = await evaluator.evaluate(system, config, candidate);
     return outcome.kind === 'died' && outcome.check === check ? outcome.step : null;
   };
   let current = step >= 0 ? commands.slice(0, step + 1) : [...commands];
-  let at = await stillDies(current);
-  if (at === null && current.length < commands.length) {
+  let at = control.stop() ? null : await stillDies(current);
+  if (at === null && current.length < commands.length && !control.stop()) {
     current = [...commands];
     at = await stillDies(current);
   }
-  if (at === null) return { commands: [...commands], step, reproduced: false };
+  if (at === null) return { commands: [...commands], step, reproduced: false, cut: control.stop() };
   current = current.slice(0, Math.max(at, 0) + 1);
+  control.progress(current, at);
   for (let chunk = Math.max(1, 2 ** Math.floor(Math.log2(current.length))); chunk >= 1; chunk = chunk === 1 ? 0 : Math.floor(chunk / 2)) {
     let changed = true;
     while (changed) {
       changed = false;
       for (let start = 0; start < current.length; ) {
+        if (control.stop()) return { commands: current, step: Math.max(at, 0), reproduced: true, cut: true };
         const candidate = [...current.slice(0, start), ...current.slice(start + chunk)];
         const candidateAt = candidate.length === 0 ? null : await stillDies(candidate);
         if (candidateAt !== null) {
           current = candidate.slice(0, Math.max(candidateAt, 0) + 1);
           at = candidateAt;
+          control.progress(current, at);
           changed = chunk === 1;
         } else {
           start += chunk;
@@ -139,5 +172,5 @@ export async function shrinkDeath(
       }
     }
   }
-  return { commands: current, step: Math.max(at, 0), reproduced: true };
+  return { commands: current, step: Math.max(at, 0), reproduced: true, cut: false };
 }

@@ -2,10 +2,11 @@
 /**
  * `gpumv`: the one command of the installed package, with the tools as subcommands. Each
  * subcommand is its own module (src/cli/<name>.ts, also run by the repo's npm scripts); this
- * entry picks it, and, since users type `gpumv fuzz` rather than `npm run fuzz --`, rewrites
- * that spelling in what the tools print (help texts, replay and save hints).
+ * entry picks it, and, outside this repository (where `npm run fuzz --` does not exist), rewrites
+ * that spelling in what the tools print as `npx gpumv fuzz`.
  */
 import { readFileSync } from 'node:fs';
+import { commandContext, respellCommands } from '../harness/command-line.js';
 import path from 'node:path';
 
 const SUBCOMMANDS: Readonly<Record<string, { readonly module: string; readonly summary: string }>> = {
@@ -29,7 +30,9 @@ function version(): string {
   return 'unknown';
 }
 
-const HELP = `usage: gpumv <command> [options]     (gpumv <command> --help for its options)
+const GPUMV = commandContext() === 'repository' ? 'npm run gpumv --' : 'npx gpumv';
+
+const HELP = `usage: ${GPUMV} <command> [options]     (${GPUMV} <command> --help for its options)
 
 ${Object.entries(SUBCOMMANDS)
   .map(([name, { summary }]) => `  ${name.padEnd(8)} ${summary}`)
@@ -44,14 +47,14 @@ folder and default seed. Paths written into files are relative to the config's f
   -h, --help     this help
   -v, --version  the package version`;
 
-/** What the tools print for `npm run <tool> --` users, respelled for `gpumv <tool>` users. */
-function respell(text: string): string {
-  return text.replace(/npm run (fuzz|regress|mutants|bench|schemas) --(?= |$|\n|`|')/g, 'gpumv $1').replace(/npm run (fuzz|regress|mutants|bench|schemas)\b/g, 'gpumv $1');
-}
-
+/**
+ * What the tools print for `npm run <tool> --` users (help texts, usage lines), respelled as
+ * `npx gpumv <tool>` outside this repository (see src/harness/command-line.ts).
+ */
 function respellStream(stream: NodeJS.WriteStream): void {
+  const context = commandContext();
   const write = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
-  stream.write = ((chunk: unknown, ...rest: unknown[]) => write(typeof chunk === 'string' ? respell(chunk) : chunk, ...rest)) as typeof stream.write;
+  stream.write = ((chunk: unknown, ...rest: unknown[]) => write(typeof chunk === 'string' ? respellCommands(chunk, context) : chunk, ...rest)) as typeof stream.write;
 }
 
 const [name, ...rest] = process.argv.slice(2);
@@ -71,7 +74,7 @@ if (name === '-v' || name === '--version') {
 }
 const subcommand = Object.hasOwn(SUBCOMMANDS, name) ? SUBCOMMANDS[name] : undefined;
 if (subcommand === undefined) {
-  console.error(`error: unknown command '${name}'; commands: ${Object.keys(SUBCOMMANDS).join(', ')} (see gpumv --help)`);
+  console.error(`error: unknown command '${name}'; commands: ${Object.keys(SUBCOMMANDS).join(', ')} (see ${GPUMV} --help)`);
   process.exit(2);
 }
 respellStream(process.stdout);

@@ -7,7 +7,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { checkSystem } from '../harness/property.js';
 import { formatReport, formatUnreturnedReport } from '../harness/report.js';
-import type { RunOutcome } from '../harness/runner.js';
+import { minimizeCase, runSequence, type RunOutcome } from '../harness/runner.js';
 import type { AnySystem } from '../harness/system.js';
 import {
   originDate,
@@ -27,12 +27,13 @@ import { USER_ALLOCATOR_SYSTEM } from '../systems/user-allocator.js';
 import { NATIVE_ALLOCATOR_SYSTEM } from '../native/native-allocator.js';
 import { COMMANDS, HelpRequested, parseCommand, runMain, UsageError } from './args.js';
 import { allocatorSpecPath, resolveTargets } from './fuzz-targets.js';
-import { CaseEvaluator } from './hang-shrink.js';
+import { CaseEvaluator, shrinkDeath } from './hang-shrink.js';
+import { notARegression } from './preflight.js';
 import { campaignWorkerUrl, DEFAULT_TIMEOUT_MS, WATCHDOG_CHECKS } from './watchdog.js';
 
 const SAVE_USAGE = `npm run regress -- save --system NAME --seed S --path P [--mutant M | --allocator MODULE]
                           [--slug NAME] [--description TEXT] [--out DIR] [--force]
-       npm run regress -- save --finding FILE [--slug NAME] [--out DIR] [--force]`;
+       npm run regress -- save --finding FILE [--shrink [--timeout 10s]] [--slug NAME] [--out DIR] [--force]`;
 const SAVE_TEXT = `save    Rebuilds the counterexample a failing property printed (same seed and path), shrinks
         it to a 1-minimal sequence and writes <regressions>/<system>/<slug>.json. With --mutant,
         the sequence is found against that mutant and the file records it in "catches", so
@@ -84,6 +85,10 @@ ${SAVE_TEXT}
   --mutant M          the sequence fails against this mutant (recorded in "catches")
   --allocator MODULE  the system is user-allocator built from this allocator module
   --finding FILE      store a campaign's finding file instead (no seed or path)
+  --shrink            with --finding: shrink its case first (a campaign stopped by its budget or
+                      a signal writes the best case so far): against the implementation, else
+                      the mutant it was found with; a hang's candidates run in a watched worker
+  --timeout D         with --shrink of a hang: each candidate's time limit (default 10s)
   --slug NAME         file name (default: the mutant's name, or <check>-<hash>)
   --description TEXT  (default: what the mutant breaks, or the check and step that fail)
   --out DIR           folder of the <system>/ folders (default: the config's regressions folder)
@@ -118,7 +123,7 @@ function resolveArgument(known: Project, entry: string): string {
 export function regressionFiles(known: Project, targets: readonly string[]): string[] {
   const roots = targets.length > 0 ? targets.map((entry) => resolveArgument(known, entry)) : [known.regressionsDir];
   const files: string[] = [];
-  const walk = (entry: string): void => {
+  const walk = (entry: string, named: boolean): void => {
     let stats;
     try {
       stats = statSync(entry);
@@ -127,12 +132,15 @@ export function regressionFiles(known: Project, targets: readonly string[]): str
       throw new UsageError(`no such file or directory: ${entry}`);
     }
     if (stats.isDirectory()) {
-      for (const name of readdirSync(entry).sort()) walk(path.join(entry, name));
+      for (const name of readdirSync(entry).sort()) walk(path.join(entry, name), false);
     } else if (entry.endsWith('.json')) {
-      files.push(entry);
+      // A stray JSON file in a folder (notes.json) is named and skipped; one named on the command line is read.
+      const reason = named ? null : notARegression(entry);
+      if (reason === null) files.push(entry);
+      else console.error(`warning: ${shown(entry)}: ${reason}; skipped`);
     }
   };
-  roots.forEach(walk);
+  roots.forEach((root) => walk(root, true));
   return files;
 }
 
@@ -145,10 +153,44 @@ async function loadFile(known: Project, file: string) {
   return loadRegression(file, await known.registry.mutantSystems(), (name, rawConfig) => known.registry.systemForFile(name, rawConfig));
 }
 
-async function saveFinding(known: Project, finding: string, slugArg: string | undefined, outArg: string | undefined, force: boolean): Promise<number> {
+/**
+ * A finding's case shrunk again (`save --finding F --shrink`): with minimizeCase against the
+ * implementation (or, when it passes there, the first mutant of the file's catches that it
+ * fails), or, for a hang or worker death, with the campaign's hang shrink in watched workers.
+ */
+async function reshrink(known: Project, regression: Regression, system: AnySystem, timeoutMs: number): Promise<Regression> {
+  const check = regression.origin.check ?? '';
+  if (WATCHDOG_CHECKS.includes(check)) {
+    const allocator = regression.system === USER_ALLOCATOR_SYSTEM ? String(regression.config.allocatorModule) : undefined;
+    const mutant = regression.catches[0];
+    const targets = allocator !== undefined ? { systems: 'all', allocator } : { systems: regression.system, ...(mutant === undefined ? {} : { mutant }) };
+    const evaluator = new CaseEvaluator(campaignWorkerUrl(), { campaignSeed: '0', targets, configFile: known.configFile, cwd: known.root }, timeoutMs);
+    try {
+      const shrunk = await shrinkDeath(evaluator, regression.system, regression.config, regression.commands, check, regression.commands.length - 1);
+      if (!shrunk.reproduced) throw new UsageError(`the ${check} of the finding did not reproduce within ${timeoutMs} ms; it is stored unshrunk (drop --shrink)`);
+      return { ...regression, commands: shrunk.commands };
+    } finally {
+      await evaluator.close();
+    }
+  }
+  const mutants = await known.registry.mutants();
+  const factories = [undefined, ...regression.catches.map((name) => mutants.find((mutant) => mutant.name === name)?.createImpl)];
+  for (const implFactory of factories) {
+    const options = implFactory === undefined ? {} : { implFactory };
+    if (runSequence(system, regression.config, regression.commands, options).ok) continue;
+    const { config, commands } = minimizeCase(system, regression.config, regression.commands, options);
+    return { ...regression, config, commands };
+  }
+  throw new UsageError(`the finding's case passes against the implementation and its mutants: nothing to shrink`);
+}
+
+async function saveFinding(known: Project, finding: string, slugArg: string | undefined, outArg: string | undefined, force: boolean, shrink: { timeoutMs: number } | null): Promise<number> {
   const source = resolveArgument(known, finding);
   if (!existsSync(source)) throw new UsageError(`--finding: no such file ${finding}`);
-  const { regression, system } = await loadFile(known, source);
+  const loaded = await loadFile(known, source);
+  const system = loaded.system;
+  const regression = shrink === null ? loaded.regression : await reshrink(known, loaded.regression, system, shrink.timeoutMs);
+  if (shrink !== null) console.log(`shrunk from ${loaded.regression.commands.length} to ${regression.commands.length} commands`);
   const slug = slugArg ?? path.basename(source, '.json');
   if (!/^[a-z0-9][a-z0-9._-]*$/.test(slug)) throw new UsageError(`--slug must be lower-case letters, digits, '.', '_' or '-', got '${slug}'`);
   const file = regressionPath(path.resolve(outArg ?? known.regressionsDir), regression.system, slug);
@@ -171,8 +213,11 @@ async function save(argv: string[]): Promise<number> {
     if (args.values.system !== undefined || args.values.seed !== undefined || args.values.path !== undefined || args.values.mutant !== undefined || args.values.allocator !== undefined) {
       throw new UsageError('--finding stores a finding file as it is; drop --system/--seed/--path/--mutant/--allocator');
     }
-    return saveFinding(known, args.values.finding, args.values.slug, args.values.out, args.values.force);
+    if (args.values.timeout !== undefined && !args.values.shrink) throw new UsageError('--timeout goes with --shrink (the time limit of a hang\'s shrink candidates)');
+    const shrink = args.values.shrink ? { timeoutMs: args.values.timeout ?? DEFAULT_TIMEOUT_MS } : null;
+    return saveFinding(known, args.values.finding, args.values.slug, args.values.out, args.values.force, shrink);
   }
+  if (args.values.shrink || args.values.timeout !== undefined) throw new UsageError('--shrink and --timeout go with --finding FILE (a save from a seed and path is shrunk already)');
   let system: AnySystem | undefined;
   if (args.values.allocator !== undefined) {
     if (args.values.system !== undefined && args.values.system !== USER_ALLOCATOR_SYSTEM) throw new UsageError(`--allocator saves a ${USER_ALLOCATOR_SYSTEM} regression; drop --system ${args.values.system}`);
@@ -246,6 +291,7 @@ async function replayWatched(known: Project, file: string, regression: Regressio
       const result = await evaluator.evaluate(regression.system, regression.config, regression.commands);
       if (result.kind === 'passed') return { ok: true, steps: regression.commands.length };
       if (result.kind === 'failed') return { ok: false, failure: result.failure };
+      if (result.kind === 'cancelled') throw new Error('the replay was cancelled');
       const command = regression.commands[Math.max(result.step, 0)] ?? { op: '(setup)' };
       return {
         ok: false,

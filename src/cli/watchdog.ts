@@ -40,6 +40,11 @@ export interface Death {
   readonly position: number;
   /** The step of the sequence it was at (-1: building the sides). */
   readonly step: number;
+  /**
+   * About how long the run took to reach that step (ms, as seen by the watchdog's polls, 0 when
+   * not watched): the time limit of the hang's shrink candidates is derived from it.
+   */
+  readonly reachedMs: number;
 }
 
 export interface WatchedWorkerHandlers {
@@ -62,6 +67,8 @@ export class WatchedWorker {
   private readonly timer: NodeJS.Timeout | null;
   private lastSequences = -1;
   private lastChange = Date.now();
+  private lastStep = -2;
+  private lastStepChange = Date.now();
   private ended = false;
 
   constructor(url: URL, init: WorkerInitFields, private readonly timeoutMs: number, private readonly handlers: WatchedWorkerHandlers, heapMb = DEFAULT_WORKER_HEAP_MB) {
@@ -101,9 +108,15 @@ export class WatchedWorker {
     if (this.ended) return;
     const now = Date.now();
     const sequences = Atomics.load(this.cells, CELL_SEQUENCES);
+    const step = Atomics.load(this.cells, CELL_STEP);
+    if (step !== this.lastStep) {
+      this.lastStep = step;
+      this.lastStepChange = now;
+    }
     if (Atomics.load(this.cells, CELL_BUSY) === 0 || sequences !== this.lastSequences) {
       this.lastSequences = sequences;
       this.lastChange = now;
+      this.lastStepChange = now;
       return;
     }
     if (now - this.lastChange > this.timeoutMs) {
@@ -119,6 +132,7 @@ export class WatchedWorker {
       taskId: Atomics.load(this.cells, CELL_TASK),
       position: Atomics.load(this.cells, CELL_BATCH_POSITION),
       step: Atomics.load(this.cells, CELL_STEP),
+      reachedMs: Math.max(0, this.lastStepChange - this.lastChange),
     };
     this.stopWatching();
     void this.worker.terminate();

@@ -3,8 +3,9 @@
  * (src/engine/engine-frame.ts): resources, command lists with their residency sets, payloads,
  * the frame fence and deferred deletion, composed over the residency manager (src/residency),
  * the sub-allocators and the fence-delayed free layer (src/alloc) and the simulated GPU
- * (src/gpu). Seeds: ue5-dx12-residency-set.zh.txt sections 3, 4, 7, 9;
- * d3d12-memory-allocation.zh.txt §2-§4, §6-§9. docs/engine-frame.md explains the frame loop.
+ * (src/gpu). Seeds: docs/spec/engine.md#rs-3, #rs-4, #rs-7, #rs-9;
+ * docs/spec/engine.md#mem-2 to #mem-4, #mem-6 to #mem-9. docs/engine-frame.md explains the frame
+ * loop.
  *
  * Units are abstract bytes (small integers). The pageable objects the residency manager and the
  * GPU know are fixed at construction (`objectLayout`); resources come and go on top of them.

@@ -6,7 +6,7 @@
  * progress (`advance`), and never past the last value the CPU signalled. Work whose value is
  * above `completedValue` is in flight: the GPU may still read its bytes. The invariants ask this
  * timeline, not the allocators' bookkeeping, which bytes are still in flight (DESIGN.md concept 5,
- * spec/allocators.md "Fence-delayed frees": "a byte range that a submitted, not yet completed
+ * docs/spec/allocators.md#al-fence: "a byte range that a submitted, not yet completed
  * GPU workload references is never handed out again").
  *
  * Values: `nextValueToSignal` starts at 1 (FD3D12ManualFence's next fence), `completedValue` at 0.

@@ -29,85 +29,20 @@
  * when someone lets it. A wait that can never complete is a 'deadlock' violation.
  *
  * Failures are injected one call kind at a time (`failNext`), one shot each.
+ *
+ * The queues, fences and the paging fence live in `SimQueues` (sim-queues.ts); this class holds
+ * the device side (objects, residency, segments, budgets, clock, device calls) and the judge's
+ * records (call log, per-object history, violations). Its vocabulary is in sim-gpu-types.ts.
  */
+import type { ResidencyDevice } from '../residency/residency-device.js';
+import { HistoryKind, ObjectHistory, reasonCode } from './object-history.js';
+import { SimQueues } from './sim-queues.js';
+import type { DeviceCallKind, DeviceCallRecord, MakeResidentReason, MemoryInfo, SimGpuConfig, Violation, ViolationKind } from './sim-gpu-types.js';
 
-/** The device call kinds a manager makes; each can be armed to fail once. */
-export type DeviceCallKind = 'makeResident' | 'enqueueMakeResident' | 'evict';
-export const DEVICE_CALL_KINDS: readonly DeviceCallKind[] = ['makeResident', 'enqueueMakeResident', 'evict'];
+export * from './sim-gpu-types.js';
 
-/** Why a manager makes a make-resident call: a budgeted batch, or the documented over-budget fallback. */
-export type MakeResidentReason = 'batch' | 'fallback';
 
-export type ViolationKind =
-  | 'touch-not-resident'
-  | 'touch-before-paging'
-  | 'deadlock'
-  | 'evict-in-flight'
-  | 'refcount'
-  | 'over-budget';
-
-export interface Violation {
-  readonly kind: ViolationKind;
-  readonly object: number;
-  readonly message: string;
-}
-
-/** One logged device call or CPU wait, as plain data (the observations compare these). */
-export type DeviceCallRecord = (string | number | number[])[];
-
-export interface SimGpuConfig {
-  readonly objectSizesBytes: readonly number[];
-  readonly queueCount: number;
-  readonly ticksPerSecond: number;
-  readonly localBudgetBytes: number;
-  readonly nonLocalBudgetBytes: number;
-  /**
-   * Full checking (history, call log, in-flight scans, touches). The benchmark turns it off to
-   * measure the manager rather than the judge; the property suites always keep it on.
-   */
-  readonly checked?: boolean;
-}
-
-export interface MemoryInfo {
-  readonly budgetBytes: number;
-  readonly usageBytes: number;
-}
-
-const enum ItemKind {
-  Wait = 0,
-  Execute = 1,
-  Signal = 2,
-}
-
-interface QueueItem {
-  kind: ItemKind;
-  /** Wait: paging fence value; Signal: queue fence value; Execute: submission number. */
-  value: number;
-  /** Execute: the lists, each the objects it references. */
-  lists: readonly (readonly number[])[] | null;
-  /** Execute: checked when it became runnable (no unsatisfied paging wait ahead of it). */
-  vetted: boolean;
-}
-
-interface SimQueue {
-  completedValue: number;
-  items: QueueItem[];
-  head: number;
-  /** Lists that ran but whose following fence signal has not run yet: still in flight. */
-  unretired: QueueItem[];
-}
-
-interface PagingItem {
-  objects: number[];
-  fenceValue: number;
-}
-
-/** Longest history kept per object (most recent entries); generated sequences stay far below it. */
-const HISTORY_LIMIT = 1000;
-/** Bound of the items one `cpuWait` may run before it declares a deadlock. */
-const CPU_WAIT_STEP_LIMIT = 1_000_000;
-
-export class SimGpu {
+export class SimGpu implements ResidencyDevice {
   readonly objectCount: number;
   readonly queueCount: number;
   readonly ticksPerSecond: number;
@@ -124,11 +59,7 @@ export class SimGpu {
   localBudgetBytes: number;
   nonLocalBudgetBytes: number;
   private clockTicks = 0;
-  private readonly queues: SimQueue[] = [];
-  private pagingCompleted = 0;
-  private readonly pagingItems: PagingItem[] = [];
-  private pagingHead = 0;
-  private submissions = 0;
+  private readonly queues: SimQueues;
   private readonly failArmed = new Set<DeviceCallKind>();
   private calls: DeviceCallRecord[] = [];
   /**
@@ -137,7 +68,7 @@ export class SimGpu {
    */
   evictObserver: ((objects: readonly number[]) => void) | null = null;
   readonly violations: Violation[] = [];
-  private readonly history: string[][];
+  private readonly history: ObjectHistory | null;
 
   constructor(config: SimGpuConfig) {
     this.objectCount = config.objectSizesBytes.length;
@@ -150,8 +81,12 @@ export class SimGpu {
     this.inNonLocal = new Uint8Array(this.objectCount);
     this.localBudgetBytes = config.localBudgetBytes;
     this.nonLocalBudgetBytes = config.nonLocalBudgetBytes;
-    for (let q = 0; q < config.queueCount; q++) this.queues.push({ completedValue: 0, items: [], head: 0, unretired: [] });
-    this.history = this.checked ? Array.from({ length: this.objectCount }, () => []) : [];
+    this.queues = new SimQueues(config.queueCount, this.checked, {
+      checkResidency: (queue, submission, lists, what) => this.checkResidency(queue, submission, lists, what),
+      log: (record) => this.log(record),
+      violate: (kind, object, message) => this.violate(kind, object, message),
+    });
+    this.history = this.checked ? new ObjectHistory(this.objectCount) : null;
   }
 
   // ---- clock and budgets -------------------------------------------------------------------
@@ -199,7 +134,7 @@ export class SimGpu {
     if (resident) this.addUsage(object, -1);
     this.inNonLocal[object] = to;
     if (resident) this.addUsage(object, 1);
-    this.note(object, nonLocal ? 'moved to the non-local segment' : 'moved to the local segment');
+    this.note(object, nonLocal ? HistoryKind.MovedToNonLocal : HistoryKind.MovedToLocal);
     return true;
   }
 
@@ -221,7 +156,7 @@ export class SimGpu {
     this.assertObject(object);
     if (this.refCount[object] !== 0) throw new Error(`gpu: object ${object} created while it still exists resident`);
     if (resident) this.addResidency(object, 0);
-    this.note(object, resident ? 'created resident' : 'created evicted');
+    this.note(object, resident ? HistoryKind.CreatedResident : HistoryKind.CreatedEvicted);
   }
 
   /** Releases the object: its residency goes with it. */
@@ -232,7 +167,7 @@ export class SimGpu {
       this.refCount[object] = 0;
     }
     this.readyAtPagingValue[object] = 0;
-    this.note(object, 'destroyed');
+    this.note(object, HistoryKind.Destroyed);
   }
 
   isResident(object: number): boolean {
@@ -244,14 +179,7 @@ export class SimGpu {
 
   /** True if any submitted list whose fence signal has not run references the object. */
   isReferencedByPendingWork(object: number): boolean {
-    for (const queue of this.queues) {
-      for (const item of queue.unretired) if (listsReference(item.lists!, object)) return true;
-      for (let i = queue.head; i < queue.items.length; i++) {
-        const item = queue.items[i]!;
-        if (item.kind === ItemKind.Execute && listsReference(item.lists!, object)) return true;
-      }
-    }
-    return false;
+    return this.queues.isReferencedByPendingWork(object);
   }
 
   // ---- device calls -----------------------------------------------------------------------
@@ -284,7 +212,7 @@ export class SimGpu {
     }
     if (this.checked) this.log(['enqueueMakeResident', reason, slice(objects, start, count), fenceValue]);
     this.applyMakeResident(objects, start, count, fenceValue, reason);
-    this.pagingItems.push({ objects: this.checked ? slice(objects, start, count) : [], fenceValue });
+    this.queues.enqueuePaging(fenceValue);
     return true;
   }
 
@@ -297,7 +225,10 @@ export class SimGpu {
         this.violate('refcount', object, `MakeResident of object ${object}, already resident (refcount ${this.refCount[object]}): two device calls for one status flip`);
       }
       this.addResidency(object, readyAt);
-      if (this.checked) this.note(object, readyAt === 0 ? `made resident (${reason})` : `enqueued resident at paging ${readyAt} (${reason})`);
+      if (this.checked) {
+        if (readyAt === 0) this.note(object, HistoryKind.MadeResident, reasonCode(reason));
+        else this.note(object, HistoryKind.EnqueuedResident, readyAt, reasonCode(reason));
+      }
     }
     const usageBytes = this.localUsage + this.nonLocalUsage;
     if (this.checked && reason === 'batch' && count > 0 && usageBytes > budgetBytes) {
@@ -330,9 +261,9 @@ export class SimGpu {
       const object = objects[i]!;
       this.assertObject(object);
       if (this.checked) {
-        const runnable = this.runnableListReferencing(object);
+        const runnable = this.queues.runnableListReferencing(object);
         if (runnable !== null) this.violate('evict-in-flight', object, `Evict of object ${object} while ${runnable} references it`);
-        this.note(object, 'evicted');
+        this.note(object, HistoryKind.Evicted);
       }
       if (this.refCount[object] === 0) {
         if (this.checked) this.violate('refcount', object, `Evict of object ${object}, which is not resident`);
@@ -344,160 +275,49 @@ export class SimGpu {
     return true;
   }
 
-  /**
-   * A submitted list still in flight that references the object: one that ran but whose
-   * following fence signal has not, or one not yet run and not behind a paging-fence wait still
-   * unsatisfied (behind such a wait, paging for it is still to come).
-   */
-  private runnableListReferencing(object: number): string | null {
-    for (let q = 0; q < this.queues.length; q++) {
-      const queue = this.queues[q]!;
-      for (const item of queue.unretired) {
-        if (listsReference(item.lists!, object)) return `submission #${item.value} on queue ${q} (ran, fence signal not yet reached)`;
-      }
-      for (let i = queue.head; i < queue.items.length; i++) {
-        const item = queue.items[i]!;
-        if (item.kind === ItemKind.Wait && item.value > this.pagingCompleted) break;
-        if (item.kind === ItemKind.Execute && listsReference(item.lists!, object)) return `submission #${item.value} on queue ${q} (runnable)`;
-      }
-    }
-    return null;
-  }
-
-  /**
-   * Residency before execution, checked the moment a list becomes runnable (no unsatisfied
-   * paging wait ahead of it on its queue): every object it references must be resident then,
-   * not only when the list happens to run.
-   */
-  private vetRunnable(): void {
-    for (let q = 0; q < this.queues.length; q++) {
-      const queue = this.queues[q]!;
-      for (let i = queue.head; i < queue.items.length; i++) {
-        const item = queue.items[i]!;
-        if (item.kind === ItemKind.Wait && item.value > this.pagingCompleted) break;
-        if (item.kind !== ItemKind.Execute || item.vetted) continue;
-        item.vetted = true;
-        if (item.lists !== null) this.checkResidency(q, item.value, item.lists, 'became runnable and references');
-      }
-    }
-  }
-
-  // ---- queues and fences ------------------------------------------------------------------
+  // ---- queues and fences (sim-queues.ts) ------------------------------------------------
 
   /** Queue-side wait for the paging fence to reach `value`. */
   queueWaitPaging(queue: number, value: number): void {
-    this.queue(queue).items.push({ kind: ItemKind.Wait, value, lists: null, vetted: false });
-    if (this.checked) this.log(['gpuWait', queue, value]);
+    this.queues.queueWaitPaging(queue, value);
   }
 
   /** ID3D12CommandQueue::ExecuteCommandLists; each list is the objects it references. */
   executeCommandLists(queue: number, lists: readonly (readonly number[])[]): number {
-    const submission = ++this.submissions;
-    // The lists are kept (a reference, not a copy) in both modes: isReferencedByPendingWork reads them.
-    this.queue(queue).items.push({ kind: ItemKind.Execute, value: submission, lists, vetted: false });
-    if (this.checked) {
-      this.log(['execute', queue, lists.length]);
-      this.vetRunnable();
-    }
-    return submission;
+    return this.queues.executeCommandLists(queue, lists);
   }
 
   /** ID3D12CommandQueue::Signal of the queue's fence. */
   queueSignal(queue: number, value: number): void {
-    this.queue(queue).items.push({ kind: ItemKind.Signal, value, lists: null, vetted: false });
-    if (this.checked) this.log(['signal', queue, value]);
+    this.queues.queueSignal(queue, value);
   }
 
   fenceCompleted(queue: number): number {
-    return this.queue(queue).completedValue;
+    return this.queues.fenceCompleted(queue);
   }
 
   get pagingFenceCompleted(): number {
-    return this.pagingCompleted;
+    return this.queues.pagingCompleted;
   }
 
   /** ID3D12Fence::Signal from the CPU (the async worker's paging fence). */
   cpuSignalPaging(value: number): void {
-    if (value > this.pagingCompleted) this.pagingCompleted = value;
-    if (this.checked) {
-      this.log(['cpuSignalPaging', value]);
-      this.vetRunnable();
-    }
+    this.queues.cpuSignalPaging(value);
   }
 
   /** Items still to run on the queue (the system reports it). */
   pendingItems(queue: number): number {
-    const q = this.queue(queue);
-    return q.items.length - q.head;
+    return this.queues.pendingItems(queue);
   }
 
   /** Runs up to `steps` items of the queue in order; a wait blocks. Returns the items run. */
   progress(queue: number, steps: number): number {
-    let ran = 0;
-    while (ran < steps && this.stepQueue(queue)) ran++;
-    return ran;
+    return this.queues.progress(queue, steps);
   }
 
   /** Runs up to `steps` queued make-resident operations of the paging queue. */
   pagingProgress(steps: number): number {
-    let ran = 0;
-    while (ran < steps && this.stepPaging()) ran++;
-    return ran;
-  }
-
-  private stepPaging(): boolean {
-    if (this.pagingHead >= this.pagingItems.length) return false;
-    const item = this.pagingItems[this.pagingHead++]!;
-    if (item.fenceValue > this.pagingCompleted) this.pagingCompleted = item.fenceValue;
-    if (this.checked) this.vetRunnable();
-    // Compacted once most of the list is processed (the same rule as the queues, with a lower floor: paging lists stay short).
-    if (this.pagingHead > 16 && this.pagingHead * 2 > this.pagingItems.length) {
-      this.pagingItems.splice(0, this.pagingHead);
-      this.pagingHead = 0;
-    }
-    return true;
-  }
-
-  private stepQueue(index: number): boolean {
-    const queue = this.queue(index);
-    if (queue.head >= queue.items.length) return false;
-    const item = queue.items[queue.head]!;
-    switch (item.kind) {
-      case ItemKind.Wait:
-        if (item.value > this.pagingCompleted) return false;
-        break;
-      case ItemKind.Signal:
-        queue.completedValue = item.value;
-        queue.unretired.length = 0;
-        break;
-      case ItemKind.Execute:
-        if (this.checked) this.checkResidency(index, item.value, item.lists!, 'touched');
-        queue.unretired.push(item);
-        break;
-    }
-    queue.head++;
-    if (queue.head > 64 && queue.head * 2 > queue.items.length) {
-      queue.items.splice(0, queue.head);
-      queue.head = 0;
-    }
-    return true;
-  }
-
-  private checkResidency(queue: number, submission: number, lists: readonly (readonly number[])[], what: string): void {
-    for (const list of lists) {
-      for (const object of list) {
-        if (this.refCount[object] === 0) {
-          this.violate('touch-not-resident', object, `submission #${submission} on queue ${queue} ${what} object ${object}, which is not resident on the device`);
-        } else if (this.readyAtPagingValue[object]! > this.pagingCompleted) {
-          this.violate(
-            'touch-before-paging',
-            object,
-            `submission #${submission} on queue ${queue} ${what} object ${object} before the paging fence reached ${this.readyAtPagingValue[object]} (it is at ${this.pagingCompleted})`,
-          );
-        }
-        if (what === 'touched') this.note(object, `touched by submission #${submission} on queue ${queue}`);
-      }
-    }
+    return this.queues.pagingProgress(steps);
   }
 
   /**
@@ -505,20 +325,27 @@ export class SimGpu {
    * queue when the queue waits on paging) until it does. Returns false on a deadlock.
    */
   cpuWait(queue: number, value: number): boolean {
-    if (this.checked) this.log(['cpuWait', queue, value]);
-    for (let step = 0; step < CPU_WAIT_STEP_LIMIT; step++) {
-      if (this.queue(queue).completedValue >= value) return true;
-      if (this.stepQueue(queue)) continue;
-      if (this.stepPaging()) continue;
-      break;
-    }
-    // The last item the bound allows may be the one that reached the value.
-    if (this.queue(queue).completedValue >= value) return true;
-    this.violate('deadlock', -1, `a CPU wait for fence value ${value} on queue ${queue} can never complete (the fence is at ${this.queue(queue).completedValue})`);
-    return false;
+    return this.queues.cpuWait(queue, value);
   }
 
-  // ---- logs -------------------------------------------------------------------------------
+  // ---- the judge's records ------------------------------------------------------------------
+
+  private checkResidency(queue: number, submission: number, lists: readonly (readonly number[])[], what: string): void {
+    for (const list of lists) {
+      for (const object of list) {
+        if (this.refCount[object] === 0) {
+          this.violate('touch-not-resident', object, `submission #${submission} on queue ${queue} ${what} object ${object}, which is not resident on the device`);
+        } else if (this.readyAtPagingValue[object]! > this.queues.pagingCompleted) {
+          this.violate(
+            'touch-before-paging',
+            object,
+            `submission #${submission} on queue ${queue} ${what} object ${object} before the paging fence reached ${this.readyAtPagingValue[object]} (it is at ${this.queues.pagingCompleted})`,
+          );
+        }
+        if (what === 'touched') this.note(object, HistoryKind.Touched, submission, queue);
+      }
+    }
+  }
 
   /** The device calls and waits since the last drain. */
   drainCalls(): DeviceCallRecord[] {
@@ -528,18 +355,15 @@ export class SimGpu {
   }
 
   objectHistory(object: number): string[] {
-    return this.checked && object >= 0 ? [...this.history[object]!] : [];
+    return this.history !== null && object >= 0 ? this.history.lines(object) : [];
   }
 
   private log(record: DeviceCallRecord): void {
     if (this.checked) this.calls.push(record);
   }
 
-  private note(object: number, event: string): void {
-    if (!this.checked) return;
-    const entries = this.history[object]!;
-    entries.push(`t=${this.clockTicks}: ${event}`);
-    if (entries.length > HISTORY_LIMIT) entries.shift();
+  private note(object: number, kind: HistoryKind, a = 0, b = 0): void {
+    if (this.history !== null) this.history.record(object, this.clockTicks, kind, a, b);
   }
 
   private violate(kind: ViolationKind, object: number, message: string): void {
@@ -547,20 +371,9 @@ export class SimGpu {
     this.violations.push({ kind, object, message: message + history });
   }
 
-  private queue(index: number): SimQueue {
-    const queue = this.queues[index];
-    if (queue === undefined) throw new RangeError(`gpu: no queue ${index}`);
-    return queue;
-  }
-
   private assertObject(object: number): void {
     if (!(Number.isInteger(object) && object >= 0 && object < this.objectCount)) throw new RangeError(`gpu: no object ${object}`);
   }
-}
-
-function listsReference(lists: readonly (readonly number[])[], object: number): boolean {
-  for (const list of lists) if (list.includes(object)) return true;
-  return false;
 }
 
 function slice(objects: ArrayLike<number>, start: number, count: number): number[] {

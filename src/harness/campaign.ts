@@ -5,9 +5,9 @@
  * merge. The CLI (src/cli/fuzz.ts) adds workers, time budgets, progress and files.
  */
 import { checkSystem, firstCase } from './property.js';
-import { RunContext, runSequence, type ImplFactory } from './runner.js';
+import { RunContext, runSequence, type Failure, type ImplFactory } from './runner.js';
 import { jsonEqual, type Json, type JsonObject } from './json.js';
-import type { AnySystem, Command, GenerationPlan } from './system.js';
+import type { AnySystem, Command, GenerationPlan, OpNamed } from './system.js';
 import { Bool, Nat, OneOf, parseWith, Str, Strict, Type, type Static } from './schema.js';
 import { runStream } from './seed.js';
 
@@ -86,6 +86,19 @@ export interface RunFinding {
   readonly faults: readonly string[];
   readonly smallConfigs: boolean;
   readonly originalLength: number;
+  /** The check and op of the first failure, before shrinking (they name the finding's file). */
+  readonly firstCheck: string;
+  readonly firstOp: string;
+  /** Why the case is not fully shrunk (its shrink was stopped), for the report. */
+  readonly note?: string;
+}
+
+/** What a run's caller is told while the run's finding is found and shrunk (see executeRun). */
+export interface RunHooks {
+  /** The first failing case, before shrinking. */
+  found?(config: JsonObject, commands: readonly Command[], failure: Failure): void;
+  /** Every smaller failing case the shrink accepts. */
+  shrunk?(config: JsonObject, commands: readonly Command[], failure: Failure): void;
 }
 
 export interface RunResult {
@@ -112,18 +125,32 @@ export class NondeterminismError extends Error {}
  * Executes run i: one fast-check case, shrunk on failure, then replayed twice to prove the
  * finding is deterministic before it is reported.
  */
-export function executeRun(system: AnySystem, plan: RunPlan, implFactory?: ImplFactory): RunResult {
+export function executeRun(system: AnySystem, plan: RunPlan, implFactory?: ImplFactory, hooks: RunHooks = {}): RunResult {
   const context = new RunContext();
-  const result = checkSystem(system, { seed: plan.seed, numRuns: 1, plan: generationPlan(plan), context, implFactory, unbiased: true });
+  let first: Failure | null = null;
+  const result = checkSystem(system, {
+    seed: plan.seed,
+    numRuns: 1,
+    plan: generationPlan(plan),
+    context,
+    implFactory,
+    unbiased: true,
+    onFirstFailure: (_index, found, failure) => {
+      first = failure;
+      hooks.found?.(found.config, found.commands as Command[], failure);
+    },
+    ...(hooks.shrunk === undefined ? {} : { onShrink: (config: JsonObject, commands: readonly OpNamed[], failure: Failure) => hooks.shrunk!(config, commands as Command[], failure) }),
+  });
   const probes = Object.fromEntries(context.probeCounts);
   let finding: RunFinding | null = null;
   if (result.failed) {
-    const first = runSequence(system, result.config, result.commands, { implFactory });
-    const second = runSequence(system, result.config, result.commands, { implFactory });
-    if (first.ok || second.ok || !jsonEqual(first.failure as unknown as Json, second.failure as unknown as Json)) {
+    const once = runSequence(system, result.config, result.commands, { implFactory });
+    const twice = runSequence(system, result.config, result.commands, { implFactory });
+    if (once.ok || twice.ok || !jsonEqual(once.failure as unknown as Json, twice.failure as unknown as Json)) {
       throw new NondeterminismError(`${system.name} run ${plan.runIndex}: the shrunk finding does not replay identically`);
     }
-    const failure = first.failure;
+    const failure = once.failure;
+    const firstFailure: Failure = first ?? failure;
     finding = {
       signature: findingSignature(system.name, failure.check, failure.command.op),
       system: system.name,
@@ -140,6 +167,8 @@ export function executeRun(system: AnySystem, plan: RunPlan, implFactory?: ImplF
       faults: plan.faults,
       smallConfigs: plan.smallConfigs,
       originalLength: result.originalLength,
+      firstCheck: firstFailure.check,
+      firstOp: firstFailure.command.op,
     };
   }
   return {

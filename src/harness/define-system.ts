@@ -70,7 +70,7 @@ export function opsFor<C, S>(): <F extends TProperties>(def: OpDef<C, S, F>) => 
   return (def) => def;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: each op has its own command type; the record is checked op by op
 type AnyOps<C, S> = Record<string, OpDef<C, S, any>>;
 
 /** The command union of an op record: `{ op: 'alloc', sizeBytes: number } | { op: 'free', index: number } | ...`. */
@@ -107,6 +107,8 @@ export interface SystemSpec<C extends JsonObject, S, Ops extends AnyOps<C, S>> {
   readonly faultOps?: Readonly<Record<string, readonly string[]>>;
   /** Reports only: what a side's last step did beyond its observation (see SystemDef.trace). */
   trace?(side: S): Json;
+  /** Reports only: the model is a stand-in without an opinion (see SystemDef.modelless). */
+  readonly modelless?: boolean;
 }
 
 /** The system built from a spec: what the harness runs, with the spec's types. */
@@ -221,5 +223,6 @@ export function defineSystem<C extends JsonObject, S, Ops extends AnyOps<C, S>>(
     probes: spec.probes,
     ...(spec.faultOps === undefined ? {} : { faultOps: spec.faultOps }),
     ...(spec.trace === undefined ? {} : { trace: spec.trace }),
+    ...(spec.modelless === true ? { modelless: true } : {}),
   };
 }

@@ -4,9 +4,13 @@
  * the same counterexample from the command line.
  */
 import fc from 'fast-check';
+import { commandContext, toolCommand, type Tool } from './command-line.js';
 import type { JsonObject } from './json.js';
-import { failureKey, runSequence, minimizeCase, RunContext, type Failure, type ImplFactory, type RunOptions } from './runner.js';
+import { failureKey, runSequence, minimizeCase, type RunContext, type Failure, type ImplFactory, type RunOptions, type ShrinkObserver } from './runner.js';
 import type { Command, GenerationPlan, OpNamed, SystemDef } from './system.js';
+
+/** The argument tuple of a fast-check property (what fc.check's details carry). */
+type PropertyArgs<P> = P extends fc.IRawProperty<infer Ts> ? Ts : never;
 
 export interface Case<C = JsonObject, Cmd = Command> {
   readonly config: C;
@@ -47,8 +51,10 @@ export interface CheckOptions<C = JsonObject, S = unknown> {
   readonly context?: RunContext;
   /** Generate without fast-check's bias toward small values (see caseArb). */
   readonly unbiased?: boolean;
-  /** Called once, when the first failing case is found (before shrinking). */
-  readonly onFirstFailure?: (runIndex: number) => void;
+  /** Called once, when the first failing case is found (before shrinking), with that case. */
+  readonly onFirstFailure?: (runIndex: number, found: Case<C, OpNamed>, failure: Failure) => void;
+  /** Called at every smaller failing case the shrink accepts (fast-check's, then minimizeCase's). */
+  readonly onShrink?: ShrinkObserver<C, OpNamed>;
 }
 
 export interface Finding<C = JsonObject, Cmd = Command> {
@@ -101,12 +107,14 @@ export function checkSystem<C extends JsonObject, Cmd extends OpNamed, S>(
     if (firstKey === undefined) {
       firstKey = failureKey(outcome.failure);
       firstLength = testCase.commands.length;
-      options.onFirstFailure?.(generated - 1);
+      options.onFirstFailure?.(generated - 1, testCase, outcome.failure);
       return false;
     }
-    return failureKey(outcome.failure) !== firstKey;
+    const same = failureKey(outcome.failure) === firstKey;
+    if (same) options.onShrink?.(testCase.config, testCase.commands, outcome.failure);
+    return !same;
   });
-  let details;
+  let details: fc.RunDetails<PropertyArgs<typeof property>>;
   try {
     details = fc.check(property, {
     seed: options.seed,
@@ -123,7 +131,7 @@ export function checkSystem<C extends JsonObject, Cmd extends OpNamed, S>(
   if (!details.failed) return { failed: false, numRuns: details.numRuns, commandsRun };
   if (details.counterexample === null) throw new Error(`${system.name}: fast-check failed without a counterexample`);
   const [shrunk] = details.counterexample;
-  const { config, commands } = minimizeCase(system, shrunk.config, shrunk.commands, runOptions);
+  const { config, commands } = minimizeCase(system, shrunk.config, shrunk.commands, runOptions, options.onShrink);
   const outcome = runSequence(system, config, commands, runOptions);
   if (outcome.ok) throw new Error(`${system.name}: a counterexample stopped failing on replay (nondeterminism)`);
   const path = details.counterexamplePath ?? '';
@@ -141,9 +149,18 @@ export function checkSystem<C extends JsonObject, Cmd extends OpNamed, S>(
   };
 }
 
-/** The exact command line that turns a finding into a regression file. */
+/** The exact command line that turns a finding into a regression file, spelled for where it runs. */
 export function saveCommandLine(system: string, seed: number, path: string, mutant?: string): string {
-  return `npm run regress -- save --system ${system} --seed ${seed} --path ${path}` + (mutant ? ` --mutant ${mutant}` : '');
+  return toolCommand('regress', `save --system ${system} --seed ${seed} --path ${path}` + (mutant ? ` --mutant ${mutant}` : ''));
+}
+
+/**
+ * How a printed command starts where it is printed: `npm run regress --` in this package's own
+ * repository (its scripts), `npx gpumv regress` in a user's project (where the package is a
+ * dependency and has no such script). See src/harness/command-line.ts.
+ */
+export function cliCommand(tool: Tool, cwd: string = process.cwd()): string {
+  return toolCommand(tool, '', commandContext(cwd));
 }
 
 /**

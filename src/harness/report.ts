@@ -35,10 +35,15 @@ export function checksText(failure: Failure): string {
   return `'${failure.check}'` + (others.length > 0 ? ` (the same step also fails ${others.map((check) => `'${check}'`).join(', ')})` : '');
 }
 
-function stepLines(index: number, step: TracedStep, failing: boolean, width: number): string[] {
+function stepLines(index: number, step: TracedStep, failing: boolean, width: number, modelless: boolean): string[] {
   const marker = failing ? '>>' : '  ';
   const lines = [`  ${marker} ${String(index).padStart(width)}  ${JSON.stringify(step.command)}`];
   const pad = ' '.repeat(width + 7);
+  if (modelless) {
+    // No model: the implementation's answer only (its trace, else its observation).
+    lines.push(`${pad}returned:       ${compact(step.implTrace ?? step.impl)}`, ...(failing ? [`${pad}^ fails here`] : []));
+    return lines;
+  }
   if (jsonEqual(step.model, step.impl)) lines.push(`${pad}both:           ${compact(step.model)}`);
   else lines.push(`${pad}model:          ${compact(step.model)}`, `${pad}implementation: ${compact(step.impl)}`);
   const modelTrace = step.modelTrace ?? null;
@@ -67,15 +72,16 @@ export function formatReport(input: ReportInput): string {
   if (trace.length === 0) {
     lines.push('  (the sides could not be built for this config: see the message above)');
   } else {
-    lines.push(`  sequence (${commands.length} commands; each step's answer from the model and the implementation):`);
+    const modelless = system.modelless === true;
+    lines.push(`  sequence (${commands.length} commands; each step's answer from ${modelless ? 'the implementation, no model' : 'the model and the implementation'}):`);
     const width = String(commands.length - 1).length;
-    trace.forEach((step, index) => lines.push(...stepLines(index, step, index === failure.step, width)));
+    trace.forEach((step, index) => lines.push(...stepLines(index, step, index === failure.step, width, modelless)));
   }
   if (failure.diff.length > 0) {
     lines.push(`  diff of the observations at step ${failure.step} (model => implementation):`, ...failure.diff.map((line) => `    ${line}`));
   } else if (failure.checks.includes(OBSERVATION_CHECK)) {
     lines.push(`  observations at step ${failure.step}: model ${compact(failure.modelObservation)} / implementation ${compact(failure.implObservation)}`);
-  } else {
+  } else if (system.modelless !== true) {
     lines.push(`  the observations at step ${failure.step} agree; the invariant above is what failed`);
   }
   return lines.join('\n');

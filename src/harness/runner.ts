@@ -83,7 +83,7 @@ function crashText(error: unknown): string {
  * `commands` is the whole sequence the side will be given (a native driver receives a run as
  * one batch, see src/native/); other factories ignore it.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: a factory for any system's config (the harness never reads it)
 export type ImplFactory<C = any, S = unknown> = (config: C, env: RunEnv, commands?: readonly OpNamed[]) => S;
 
 export interface RunOptions<C = JsonObject, S = unknown> {
@@ -288,6 +288,12 @@ function safeTrace<S>(trace: (side: S) => Json, side: S): Json {
   }
 }
 
+/**
+ * Told of every smaller failing case a shrink accepts (the best case so far, and how it fails),
+ * so a caller can show progress and keep the best counterexample if the shrink is cut short.
+ */
+export type ShrinkObserver<C = JsonObject, Cmd = Command> = (config: C, commands: readonly Cmd[], failure: Failure) => void;
+
 /** Bounds of the greedy config shrink in `minimizeCase`. */
 const CONFIG_SHRINK_ROUNDS = 64;
 const CONFIG_CANDIDATES_PER_ROUND = 256;
@@ -313,6 +319,7 @@ export function minimizeSequence<C extends JsonObject, Cmd extends OpNamed, S>(
   config: C,
   commands: readonly Cmd[],
   options: RunOptions<C, S> = {},
+  onProgress?: ShrinkObserver<C, Cmd>,
 ): Cmd[] {
   const first = runSequence(system, config, commands, options);
   if (first.ok) return [...commands];
@@ -324,6 +331,7 @@ export function minimizeSequence<C extends JsonObject, Cmd extends OpNamed, S>(
     if (outcome !== null && !outcome.ok) {
       current = candidate.slice(0, outcome.failure.step + 1);
       index = Math.min(index, current.length);
+      onProgress?.(config, current, outcome.failure);
     }
   }
   return current;
@@ -339,12 +347,13 @@ export function minimizeCase<C extends JsonObject, Cmd extends OpNamed, S>(
   config: C,
   commands: readonly Cmd[],
   options: RunOptions<C, S> = {},
+  onProgress?: ShrinkObserver<C, Cmd>,
 ): { config: C; commands: Cmd[] } {
   const first = runSequence(system, config, commands, options);
   if (first.ok) return { config, commands: [...commands] };
   const key = failureKey(first.failure);
   let currentConfig = config;
-  let current = minimizeSequence(system, config, commands, options);
+  let current = minimizeSequence(system, config, commands, options, onProgress);
   const configArb = system.configArb();
   for (let round = 0; round < CONFIG_SHRINK_ROUNDS; round++) {
     if (!configArb.canShrinkWithoutContext(currentConfig)) break;
@@ -353,9 +362,11 @@ export function minimizeCase<C extends JsonObject, Cmd extends OpNamed, S>(
     for (const candidate of configArb.shrink(currentConfig, undefined)) {
       if (tried++ >= CONFIG_CANDIDATES_PER_ROUND) break;
       if (system.checkConfig(candidate.value) !== null) continue;
-      if (failsWith(system, candidate.value, current, key, options) !== null) {
+      const outcome = failsWith(system, candidate.value, current, key, options);
+      if (outcome !== null && !outcome.ok) {
         currentConfig = candidate.value;
-        current = minimizeSequence(system, currentConfig, current, options);
+        onProgress?.(currentConfig, current, outcome.failure);
+        current = minimizeSequence(system, currentConfig, current, options, onProgress);
         accepted = true;
         break;
       }

@@ -102,13 +102,18 @@ export interface SystemDef<C extends JsonObject = JsonObject, Cmd extends OpName
    * user's allocator returned when the observation carries no opinion); never compared.
    */
   trace?(side: S): Json;
+  /**
+   * The model side is a stand-in with no opinion (a user's allocator under policy 'any'): its
+   * observations carry nothing, so reports show the implementation's answers only.
+   */
+  readonly modelless?: boolean;
 }
 
 /**
  * Any system, whatever its config, command and side types: what lists of systems hold. The
  * harness is generic over these; it never reads a field of a config or a command.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: the harness is generic over configs, commands and sides
 export type AnySystem = SystemDef<any, any, any>;
 
 export type ConfigOf<Sys> = Sys extends { configArb(): fc.Arbitrary<infer C> } ? C : never;
@@ -127,5 +132,5 @@ export interface Mutant<C = never, S = unknown> {
 }
 
 /** Any mutant, whatever its system (what the catalog holds). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: the catalog holds mutants of every system
 export type AnyMutant = Mutant<any, any>;

@@ -9,10 +9,21 @@
  * does not answer in time is killed (SIGKILL) and reported as a hang; a driver that died is
  * started again (and must say the same hello) at the next run.
  */
-import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
+import {
+  MessageChannel,
+  receiveMessageOnPort,
+  Worker,
+  type MessagePort,
+} from 'node:worker_threads';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { FLAG_ANSWER_EACH, MAX_FRAME_BYTES, PROTOCOL_VERSION, parseHello, type DriverHello } from './protocol.js';
+import {
+  FLAG_ANSWER_EACH,
+  MAX_FRAME_BYTES,
+  PROTOCOL_VERSION,
+  parseHello,
+  type DriverHello,
+} from './protocol.js';
 
 /** How a driver's run ended when it did not answer every command. */
 export type NativeFaultKind = 'sanitizer' | 'crash' | 'exit' | 'garbage' | 'protocol' | 'hang';
@@ -44,7 +55,10 @@ export interface BatchResult {
 
 /** A driver that cannot start (missing, not executable, no valid hello): one line naming it. */
 export class DriverStartError extends Error {
-  constructor(readonly executable: string, detail: string) {
+  constructor(
+    readonly executable: string,
+    detail: string,
+  ) {
     super(`${executable}: ${detail}`);
     this.name = 'DriverStartError';
   }
@@ -61,7 +75,7 @@ const STDERR_LINES = 12;
  * The helper thread's code (plain JavaScript, run with `eval`, so it needs no loader in either
  * the TypeScript sources or the built package).
  */
-const HELPER_SOURCE = String.raw`
+const HELPER_SOURCE = `
 const { workerData } = require('node:worker_threads');
 const { spawn } = require('node:child_process');
 const { port, cell, executable, cwd, maxFrame } = workerData;
@@ -224,8 +238,18 @@ port.on('message', (message) => {
  */
 export function stderrLines(text: string, cwd = process.cwd()): string[] {
   const prefix = cwd.endsWith(path.sep) ? cwd : cwd + path.sep;
-  const lines = text.split('\n').filter((line) => line.trim().length > 0).slice(0, STDERR_LINES);
-  return symbolize(lines).map((line) => line.trimEnd().split(prefix).join('').replace(/==\d+==/g, '==PID==').replace(/\b0x[0-9a-f]{5,}\b/gi, '0x?'));
+  const lines = text
+    .split('\n')
+    .filter((line) => line.trim().length > 0)
+    .slice(0, STDERR_LINES);
+  return symbolize(lines).map((line) =>
+    line
+      .trimEnd()
+      .split(prefix)
+      .join('')
+      .replace(/==\d+==/g, '==PID==')
+      .replace(/\b0x[0-9a-f]{5,}\b/gi, '0x?'),
+  );
 }
 
 /** A sanitizer's unsymbolized stack frame: `#3 0x55d1c2a4 (/path/to/binary+0x1a2b)`. */
@@ -248,19 +272,28 @@ function symbolize(lines: readonly string[]): string[] {
     const list = [...offsets];
     let answer: string[] = [];
     try {
-      answer = execFileSync('addr2line', ['-f', '-C', '-e', binary, ...list], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 10_000 }).split('\n');
+      answer = execFileSync('addr2line', ['-f', '-C', '-e', binary, ...list], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+        timeout: 10_000,
+      }).split('\n');
     } catch {
       // no addr2line, or a binary it cannot read: the frames stay as they are
     }
     list.forEach((offset, i) => {
       const fn = answer[2 * i];
       const where = answer[2 * i + 1];
-      SYMBOLS.set(`${binary}+${offset}`, fn === undefined || where === undefined || fn === '??' ? '' : `in ${fn} ${where.replace(/ \(discriminator \d+\)$/, '')}`);
+      SYMBOLS.set(
+        `${binary}+${offset}`,
+        fn === undefined || where === undefined || fn === '??'
+          ? ''
+          : `in ${fn} ${where.replace(/ \(discriminator \d+\)$/, '')}`,
+      );
     });
   }
   return lines.map((line) => {
     const match = FRAME.exec(line);
-    const symbol = match === null ? '' : SYMBOLS.get(`${match[2]}+${match[3]}`) ?? '';
+    const symbol = match === null ? '' : (SYMBOLS.get(`${match[2]}+${match[3]}`) ?? '');
     return match === null || symbol === '' ? line : `${match[1]} ${symbol}`;
   });
 }
@@ -294,13 +327,22 @@ export class NativeDriver {
   private closed = false;
 
   /** Starts the process and reads its hello; throws DriverStartError when it cannot. */
-  constructor(readonly executable: string, options: NativeDriverOptions = {}) {
+  constructor(
+    readonly executable: string,
+    options: NativeDriverOptions = {},
+  ) {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_DRIVER_TIMEOUT_MS;
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
     this.worker = new Worker(HELPER_SOURCE, {
       eval: true,
-      workerData: { port: port2, cell: this.cell, executable: path.resolve(executable), cwd: options.cwd ?? process.cwd(), maxFrame: MAX_FRAME_BYTES },
+      workerData: {
+        port: port2,
+        cell: this.cell,
+        executable: path.resolve(executable),
+        cwd: options.cwd ?? process.cwd(),
+        maxFrame: MAX_FRAME_BYTES,
+      },
       transferList: [port2],
     });
     this.worker.unref();
@@ -312,7 +354,10 @@ export class NativeDriver {
     if (reply.kind === 'fault') {
       this.close();
       const first = stderrLines(reply.fault.stderr)[0];
-      throw new DriverStartError(executable, `cannot start: ${reply.fault.detail}${first === undefined ? '' : `; stderr: ${first}`}`);
+      throw new DriverStartError(
+        executable,
+        `cannot start: ${reply.fault.detail}${first === undefined ? '' : `; stderr: ${first}`}`,
+      );
     }
     if (reply.kind !== 'hello') throw new DriverStartError(executable, 'answered before its hello');
     const hello = parseHello(reply.payload);
@@ -322,7 +367,10 @@ export class NativeDriver {
     }
     if (hello.version !== PROTOCOL_VERSION) {
       this.close();
-      throw new DriverStartError(executable, `speaks protocol version ${hello.version}; this harness speaks version ${PROTOCOL_VERSION} (rebuild it against this package's include/gpumv_driver.h)`);
+      throw new DriverStartError(
+        executable,
+        `speaks protocol version ${hello.version}; this harness speaks version ${PROTOCOL_VERSION} (rebuild it against this package's include/gpumv_driver.h)`,
+      );
     }
     this.hello = hello;
   }
@@ -343,7 +391,10 @@ export class NativeDriver {
       if (received !== undefined) return received.message as HelperReply;
       const now = performance.now();
       const moved = Atomics.load(this.cell, 1);
-      if (moved !== progress || (Atomics.load(this.cell, 2) === 1 && now < started + HELLO_TIMEOUT_MS)) {
+      if (
+        moved !== progress ||
+        (Atomics.load(this.cell, 2) === 1 && now < started + HELLO_TIMEOUT_MS)
+      ) {
         // An answer frame came, or a (re)started process has not said hello yet.
         progress = moved;
         deadline = now + timeoutMs;
@@ -372,13 +423,33 @@ export class NativeDriver {
     if (reply === null) {
       // Not answered in time: kill it; the helper reports the hang once the process is gone.
       reply = this.request({ kind: 'kill' }, HELLO_TIMEOUT_MS);
-      if (reply === null) return { frames: [], fault: { kind: 'hang', detail: 'it did not answer in time and could not be killed', stderr: [] } };
+      if (reply === null)
+        return {
+          frames: [],
+          fault: {
+            kind: 'hang',
+            detail: 'it did not answer in time and could not be killed',
+            stderr: [],
+          },
+        };
     }
     if (reply.kind === 'answers') return { frames: reply.frames, fault: null };
-    if (reply.kind === 'hello') return { frames: [], fault: { kind: 'protocol', detail: 'it sent a second hello', stderr: [] } };
+    if (reply.kind === 'hello')
+      return {
+        frames: [],
+        fault: { kind: 'protocol', detail: 'it sent a second hello', stderr: [] },
+      };
     const fault = reply.fault;
     const kind: NativeFaultKind = fault.kind === 'start' ? 'exit' : fault.kind;
-    return { frames: reply.frames, fault: { kind, detail: fault.kind === 'start' ? `it could not be started again: ${fault.detail}` : fault.detail, stderr: stderrLines(fault.stderr) } };
+    return {
+      frames: reply.frames,
+      fault: {
+        kind,
+        detail:
+          fault.kind === 'start' ? `it could not be started again: ${fault.detail}` : fault.detail,
+        stderr: stderrLines(fault.stderr),
+      },
+    };
   }
 
   /** Ends the process (quit frame, end of its input) and the helper thread. */

@@ -17,18 +17,37 @@ import type { CommandOf, Invariant, SystemDef } from '../harness/system.js';
 import { Nat, OneOf, parseWith, Str, Strict, type Static } from '../harness/schema.js';
 import { isPowerOfTwo, type Allocator, type AllocatorPolicy } from '../alloc/allocator.js';
 import { ALLOCATOR_POLICIES } from '../user-allocator-module.js';
-import { userAllocatorSchemas, userAllocatorSystem, type UserAllocatorSystem } from '../systems/user-allocator.js';
+import {
+  userAllocatorSchemas,
+  userAllocatorSystem,
+  type UserAllocatorSystem,
+} from '../systems/user-allocator.js';
 import { allocSide, type AllocSide } from '../systems/alloc-common.js';
 import { decodeAnswers, encodeAllocBatch, type DecodedAnswers } from './protocol.js';
-import { DriverStartError, FAULT_CHECKS, NativeDriver, type NativeDriverOptions, type NativeFault, type NativeFaultKind } from './driver.js';
+import {
+  DriverStartError,
+  FAULT_CHECKS,
+  NativeDriver,
+  type NativeDriverOptions,
+  type NativeFault,
+  type NativeFaultKind,
+} from './driver.js';
 
 /** The system name of every native allocator (regression files name the executable in the config). */
 export const NATIVE_ALLOCATOR_SYSTEM = 'native-allocator';
 
 export const NativeAllocatorConfigSchema = Strict({
-  capacityBytes: Nat({ description: "bytes handed to the driver's create callback: every offset lies in [0, capacityBytes)" }),
-  executable: Str({ description: 'the driver executable, relative to the project root (the folder of gpumv.config, else the working directory)' }),
-  policy: OneOf(ALLOCATOR_POLICIES, { description: "the policy the driver declared in its hello ('any': safety checks only)" }),
+  capacityBytes: Nat({
+    description:
+      "bytes handed to the driver's create callback: every offset lies in [0, capacityBytes)",
+  }),
+  executable: Str({
+    description:
+      'the driver executable, relative to the project root (the folder of gpumv.config, else the working directory)',
+  }),
+  policy: OneOf(ALLOCATOR_POLICIES, {
+    description: "the policy the driver declared in its hello ('any': safety checks only)",
+  }),
 });
 export type NativeAllocatorConfig = Static<typeof NativeAllocatorConfigSchema>;
 
@@ -37,7 +56,15 @@ export type NativeAllocatorConfig = Static<typeof NativeAllocatorConfigSchema>;
  * sizes in 32 bits wraps there); the model refuses what does not fit, so every answer but null
  * is checked.
  */
-const WIDE_SIZES = [2 ** 31 - 1, 2 ** 31, 2 ** 31 + 1, 2 ** 32 - 1, 2 ** 32, 2 ** 32 + 1, 2 ** 32 + 4096];
+const WIDE_SIZES = [
+  2 ** 31 - 1,
+  2 ** 31,
+  2 ** 31 + 1,
+  2 ** 32 - 1,
+  2 ** 32,
+  2 ** 32 + 1,
+  2 ** 32 + 4096,
+];
 /** One command in WIDE_ODDS is such a request. */
 const WIDE_ODDS = 40;
 
@@ -64,23 +91,31 @@ export class NativeAllocator implements Allocator {
     const command = ++this.command;
     if (this.fault !== null) return;
     const answers = this.answers;
-    const lastWithLateFault = this.batchFault !== null && answers.count === this.commands && command === this.commands - 1;
+    const lastWithLateFault =
+      this.batchFault !== null && answers.count === this.commands && command === this.commands - 1;
     if (command >= answers.count || lastWithLateFault) {
       // A fault after the last answer (e.g. in destroy) is reported at the run's last command.
-      this.fault = this.batchFault ?? { kind: 'garbage', detail: `it answered ${answers.count} commands of ${this.commands} and then ended the run`, stderr: [] };
+      this.fault = this.batchFault ?? {
+        kind: 'garbage',
+        detail: `it answered ${answers.count} commands of ${this.commands} and then ended the run`,
+        stderr: [],
+      };
       this.cursor = this.end = 0;
       return;
     }
     this.cursor = answers.starts[command]!;
     this.end = answers.starts[command + 1]!;
-    if (answers.statuses[command] === 2) this.garbage(`it did not know the op of command ${command}`);
+    if (answers.statuses[command] === 2)
+      this.garbage(`it did not know the op of command ${command}`);
   }
 
   /** Called after each command: every value of its answer must have been used. */
   endCommand(): void {
     if (this.fault === null && this.cursor !== this.end) {
       const start = this.answers.starts[this.command]!;
-      this.garbage(`it answered command ${this.command} with ${this.end - start} values; the harness used ${this.cursor - start}`);
+      this.garbage(
+        `it answered command ${this.command} with ${this.end - start} values; the harness used ${this.cursor - start}`,
+      );
     }
   }
 
@@ -102,10 +137,13 @@ export class NativeAllocator implements Allocator {
     const value = this.next(`free(${offsetBytes})`);
     if (value === undefined) return;
     if (value !== offsetBytes) {
-      this.garbage(`it freed ${value === null ? 'nothing' : `offset ${value}`} where the harness resolved offset ${offsetBytes} (a driver loop that resolves handles differently)`);
+      this.garbage(
+        `it freed ${value === null ? 'nothing' : `offset ${value}`} where the harness resolved offset ${offsetBytes} (a driver loop that resolves handles differently)`,
+      );
       return;
     }
-    if (this.cursor === this.end && this.answers.statuses[this.command] === 1) throw new Error(`the driver's free callback rejected free(${offsetBytes})`);
+    if (this.cursor === this.end && this.answers.statuses[this.command] === 1)
+      throw new Error(`the driver's free callback rejected free(${offsetBytes})`);
   }
 }
 
@@ -117,7 +155,8 @@ const FAULT_DESCRIPTIONS: Readonly<Record<NativeFaultKind, string>> = {
   sanitizer: 'the driver answers every command without a sanitizer (ASan, UBSan, ...) stopping it',
   crash: 'the driver answers every command without being killed by a signal',
   exit: 'the driver answers every command without exiting',
-  garbage: 'every byte the driver sends is a well-formed answer, one per command, used exactly as sent',
+  garbage:
+    'every byte the driver sends is a well-formed answer, one per command, used exactly as sent',
   protocol: 'the driver keeps speaking the protocol version of its hello',
   hang: 'the driver answers every run within the time limit',
 };
@@ -140,22 +179,32 @@ function faultInvariants(executable: string): Invariant<AllocSide, unknown>[] {
 type UserAllocatorCommand = CommandOf<UserAllocatorSystem>;
 
 /** The user-allocator system's shape with the native config, and the driver it runs against. */
-export type NativeAllocatorSystem = SystemDef<NativeAllocatorConfig, UserAllocatorCommand, AllocSide> & {
+export type NativeAllocatorSystem = SystemDef<
+  NativeAllocatorConfig,
+  UserAllocatorCommand,
+  AllocSide
+> & {
   readonly driver: NativeDriver;
 };
 
 /** What a driver's hello declares, checked; a string names the problem. */
-export function declaredPolicy(driver: NativeDriver): { policy: AllocatorPolicy; minBlockBytes: number; poolAlignBytes: number } | string {
+export function declaredPolicy(
+  driver: NativeDriver,
+): { policy: AllocatorPolicy; minBlockBytes: number; poolAlignBytes: number } | string {
   const fields = driver.hello.fields;
   const system = fields.get('system');
-  if (system !== 'allocator') return `its hello declares system ${JSON.stringify(system)}; this harness drives 'allocator'`;
+  if (system !== 'allocator')
+    return `its hello declares system ${JSON.stringify(system)}; this harness drives 'allocator'`;
   const policy = ALLOCATOR_POLICIES.find((known) => known === fields.get('policy'));
-  if (policy === undefined) return `its hello declares policy ${JSON.stringify(fields.get('policy'))}; expected one of ${ALLOCATOR_POLICIES.join(', ')}`;
+  if (policy === undefined)
+    return `its hello declares policy ${JSON.stringify(fields.get('policy'))}; expected one of ${ALLOCATOR_POLICIES.join(', ')}`;
   const number = (key: string): number | string => {
     const text = fields.get(key);
     if (text === undefined) return 256;
     const value = Number(text);
-    return /^[0-9]+$/.test(text) && isPowerOfTwo(value) ? value : `its hello declares ${key}=${text}, not a power of two`;
+    return /^[0-9]+$/.test(text) && isPowerOfTwo(value)
+      ? value
+      : `its hello declares ${key}=${text}, not a power of two`;
   };
   const minBlockBytes = number('minBlockBytes');
   const poolAlignBytes = number('poolAlignBytes');
@@ -168,18 +217,38 @@ export function declaredPolicy(driver: NativeDriver): { policy: AllocatorPolicy;
  * The system of a started driver. `executable` is what configs (and so regression files)
  * record: the path relative to the project root.
  */
-export function nativeAllocatorSystem(driver: NativeDriver, executable: string): NativeAllocatorSystem {
+export function nativeAllocatorSystem(
+  driver: NativeDriver,
+  executable: string,
+): NativeAllocatorSystem {
   const declared = declaredPolicy(driver);
   if (typeof declared === 'string') throw new DriverStartError(executable, declared);
   const { policy } = declared;
-  const base = userAllocatorSystem(executable, () => {
-    throw new Error('a native allocator is built from its driver');
-  }, policy, declared);
-  const asUserConfig = (config: NativeAllocatorConfig) => ({ capacityBytes: config.capacityBytes, allocatorModule: executable, policy: config.policy });
-  const checkConfig = (config: NativeAllocatorConfig): string | null => base.checkConfig(asUserConfig(config));
-  const wide = fc.record({ op: fc.constant('alloc' as const), sizeBytes: fc.constantFrom(...WIDE_SIZES), alignBytes: fc.constantFrom(1, 16, 256) });
+  const base = userAllocatorSystem(
+    executable,
+    () => {
+      throw new Error('a native allocator is built from its driver');
+    },
+    policy,
+    declared,
+  );
+  const asUserConfig = (config: NativeAllocatorConfig) => ({
+    capacityBytes: config.capacityBytes,
+    allocatorModule: executable,
+    policy: config.policy,
+  });
+  const checkConfig = (config: NativeAllocatorConfig): string | null =>
+    base.checkConfig(asUserConfig(config));
+  const wide = fc.record({
+    op: fc.constant('alloc' as const),
+    sizeBytes: fc.constantFrom(...WIDE_SIZES),
+    alignBytes: fc.constantFrom(1, 16, 256),
+  });
   // The base's invariants read nothing of the config but the policy's promise, which ignores it.
-  const invariants = [...faultInvariants(executable), ...base.invariants] as Invariant<AllocSide, unknown>[];
+  const invariants = [...faultInvariants(executable), ...base.invariants] as Invariant<
+    AllocSide,
+    unknown
+  >[];
   return {
     ...base,
     name: NATIVE_ALLOCATOR_SYSTEM,
@@ -192,19 +261,42 @@ export function nativeAllocatorSystem(driver: NativeDriver, executable: string):
       if (problem !== null) throw new InputError(source, at, problem);
       return config;
     },
-    configArb: (): fc.Arbitrary<NativeAllocatorConfig> => base.configArb().map((config): NativeAllocatorConfig => ({ capacityBytes: config.capacityBytes, executable, policy })),
-    commandArb: (config: NativeAllocatorConfig, plan) => fc.oneof({ weight: WIDE_ODDS - 1, arbitrary: base.commandArb(asUserConfig(config), plan) }, { weight: 1, arbitrary: wide }),
-    createModel: (config: NativeAllocatorConfig, env) => base.createModel(asUserConfig(config), env),
+    configArb: (): fc.Arbitrary<NativeAllocatorConfig> =>
+      base.configArb().map(
+        (config): NativeAllocatorConfig => ({
+          capacityBytes: config.capacityBytes,
+          executable,
+          policy,
+        }),
+      ),
+    commandArb: (config: NativeAllocatorConfig, plan) =>
+      fc.oneof(
+        { weight: WIDE_ODDS - 1, arbitrary: base.commandArb(asUserConfig(config), plan) },
+        { weight: 1, arbitrary: wide },
+      ),
+    createModel: (config: NativeAllocatorConfig, env) =>
+      base.createModel(asUserConfig(config), env),
     createImpl: (config: NativeAllocatorConfig, env, commands) => {
-      if (commands === undefined) throw new Error(`${NATIVE_ALLOCATOR_SYSTEM}: the runner passes no commands; a native driver takes a run as one batch`);
-      const result = driver.runBatch((flags) => encodeAllocBatch(config.capacityBytes, commands, flags), commands.length);
+      if (commands === undefined)
+        throw new Error(
+          `${NATIVE_ALLOCATOR_SYSTEM}: the runner passes no commands; a native driver takes a run as one batch`,
+        );
+      const result = driver.runBatch(
+        (flags) => encodeAllocBatch(config.capacityBytes, commands, flags),
+        commands.length,
+      );
       let answers = decodeAnswers(result.frames, commands.length);
       let fault = result.fault;
       if (typeof answers === 'string') {
         fault = { kind: 'garbage', detail: answers, stderr: [] };
         answers = { statuses: new Int32Array(0), starts: new Int32Array(1), values: [], count: 0 };
       }
-      return allocSide(new NativeAllocator(answers, fault, commands.length), config.capacityBytes, env, false);
+      return allocSide(
+        new NativeAllocator(answers, fault, commands.length),
+        config.capacityBytes,
+        env,
+        false,
+      );
     },
     apply: (side, command) => {
       if (!isNative(side)) return base.apply(side, command);
@@ -219,7 +311,10 @@ export function nativeAllocatorSystem(driver: NativeDriver, executable: string):
 }
 
 /** The schemas of the native-allocator system's files: its config, and the user allocator's commands. */
-export const nativeAllocatorSchemas: Pick<NativeAllocatorSystem, 'name' | 'configSchema' | 'commandSchemas'> = {
+export const nativeAllocatorSchemas: Pick<
+  NativeAllocatorSystem,
+  'name' | 'configSchema' | 'commandSchemas'
+> = {
   name: NATIVE_ALLOCATOR_SYSTEM,
   configSchema: NativeAllocatorConfigSchema,
   commandSchemas: userAllocatorSchemas.commandSchemas,
@@ -248,7 +343,11 @@ export function closeDrivers(): void {
  * The native allocator system of an executable relative to `root` (what a regression file's
  * config holds), its driver started once per thread.
  */
-export function nativeAllocatorForProject(root: string, executable: string, options: NativeDriverOptions = {}): NativeAllocatorSystem {
+export function nativeAllocatorForProject(
+  root: string,
+  executable: string,
+  options: NativeDriverOptions = {},
+): NativeAllocatorSystem {
   const absolute = path.resolve(root, executable);
   const recorded = path.relative(root, absolute).split(path.sep).join('/') || executable;
   return nativeAllocatorSystem(driverFor(absolute, options), recorded);
@@ -257,9 +356,15 @@ export function nativeAllocatorForProject(root: string, executable: string, opti
 /** The resolver of native-allocator files: the executable named in the config, relative to the project root. */
 export function nativeAllocatorResolver(root: string) {
   return async (rawConfig: unknown): Promise<NativeAllocatorSystem> => {
-    const config = typeof rawConfig === 'object' && rawConfig !== null ? (rawConfig as Record<string, unknown>) : {};
+    const config =
+      typeof rawConfig === 'object' && rawConfig !== null
+        ? (rawConfig as Record<string, unknown>)
+        : {};
     const executable = config.executable;
-    if (typeof executable !== 'string') throw new Error(`${NATIVE_ALLOCATOR_SYSTEM} config: executable must be a string, got ${JSON.stringify(executable)}`);
+    if (typeof executable !== 'string')
+      throw new Error(
+        `${NATIVE_ALLOCATOR_SYSTEM} config: executable must be a string, got ${JSON.stringify(executable)}`,
+      );
     return nativeAllocatorForProject(root, executable);
   };
 }

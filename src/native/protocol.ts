@@ -20,7 +20,9 @@ export const FRAME_QUIT = 0x51; // 'Q'
 export const FLAG_ANSWER_EACH = 1;
 
 /** The op codes of the allocator batch: one 40-byte record per command, `u32 op, u32 0, u64 a, b, c, d`. */
-export const ALLOC_OPS: Readonly<Record<string, { readonly code: number; readonly fields: readonly string[] }>> = {
+export const ALLOC_OPS: Readonly<
+  Record<string, { readonly code: number; readonly fields: readonly string[] }>
+> = {
   alloc: { code: 1, fields: ['sizeBytes', 'alignBytes'] },
   free: { code: 2, fields: ['index'] },
   allocBurst: { code: 3, fields: ['count', 'sizeBytes', 'spreadBytes', 'alignBytes'] },
@@ -48,7 +50,11 @@ function setU64(view: DataView, at: number, value: number): void {
 }
 
 /** One run as a batch frame: `u32 flags, u32 count, u64 capacity`, then the commands. */
-export function encodeAllocBatch(capacityBytes: number, commands: readonly Command[], flags: number): Uint8Array {
+export function encodeAllocBatch(
+  capacityBytes: number,
+  commands: readonly Command[],
+  flags: number,
+): Uint8Array {
   const payload = BATCH_HEADER_BYTES + commands.length * COMMAND_BYTES;
   const bytes = new Uint8Array(FRAME_HEADER_BYTES + payload);
   const view = new DataView(bytes.buffer);
@@ -60,9 +66,13 @@ export function encodeAllocBatch(capacityBytes: number, commands: readonly Comma
   let at = FRAME_HEADER_BYTES + BATCH_HEADER_BYTES;
   for (const command of commands) {
     const op = ALLOC_OPS[command.op];
-    if (op === undefined) throw new Error(`native allocator: op '${command.op}' has no code in protocol version ${PROTOCOL_VERSION}`);
+    if (op === undefined)
+      throw new Error(
+        `native allocator: op '${command.op}' has no code in protocol version ${PROTOCOL_VERSION}`,
+      );
     view.setUint32(at, op.code, true);
-    for (let i = 0; i < op.fields.length; i++) setU64(view, at + 8 + 8 * i, command[op.fields[i]!] as number);
+    for (let i = 0; i < op.fields.length; i++)
+      setU64(view, at + 8 + 8 * i, command[op.fields[i]!] as number);
     at += COMMAND_BYTES;
   }
   return bytes;
@@ -84,9 +94,11 @@ export interface DriverHello {
 
 /** Parses a hello payload (`u32 magic, u32 version`, then `key=value\n` lines); a string names the problem. */
 export function parseHello(payload: Uint8Array): DriverHello | string {
-  if (payload.length < 8) return `its hello frame has ${payload.length} bytes, fewer than the magic and version`;
+  if (payload.length < 8)
+    return `its hello frame has ${payload.length} bytes, fewer than the magic and version`;
   const view = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
-  if (view.getUint32(0, true) !== PROTOCOL_MAGIC) return 'its hello frame does not start with the magic "GPMV"';
+  if (view.getUint32(0, true) !== PROTOCOL_MAGIC)
+    return 'its hello frame does not start with the magic "GPMV"';
   const version = view.getUint32(4, true);
   const fields = new Map<string, string>();
   const text = new TextDecoder().decode(payload.subarray(8));
@@ -116,7 +128,10 @@ export interface DecodedAnswers {
  * Decodes the concatenated payloads of a batch's answer frames (`u32 first, u32 count`, then
  * per command `u32 status, u32 n, n x u64`). A string names the first inconsistency.
  */
-export function decodeAnswers(frames: readonly Uint8Array[], commands: number): DecodedAnswers | string {
+export function decodeAnswers(
+  frames: readonly Uint8Array[],
+  commands: number,
+): DecodedAnswers | string {
   const statuses = new Int32Array(commands);
   const starts = new Int32Array(commands + 1);
   const values: (number | null)[] = [];
@@ -126,8 +141,10 @@ export function decodeAnswers(frames: readonly Uint8Array[], commands: number): 
     if (frame.length < 8) return 'an answer frame shorter than its header';
     const first = view.getUint32(0, true);
     const count = view.getUint32(4, true);
-    if (first !== answered) return `an answer frame starts at command ${first}, expected ${answered}`;
-    if (answered + count > commands) return `answers to ${answered + count} commands for a batch of ${commands}`;
+    if (first !== answered)
+      return `an answer frame starts at command ${first}, expected ${answered}`;
+    if (answered + count > commands)
+      return `answers to ${answered + count} commands for a batch of ${commands}`;
     let at = 8;
     for (let k = 0; k < count; k++) {
       if (at + 8 > frame.length) return `the answer to command ${answered} runs past its frame`;
@@ -144,7 +161,8 @@ export function decodeAnswers(frames: readonly Uint8Array[], commands: number): 
       answered++;
       starts[answered] = values.length;
     }
-    if (at !== frame.length) return `an answer frame has ${frame.length - at} bytes after its last answer`;
+    if (at !== frame.length)
+      return `an answer frame has ${frame.length - at} bytes after its last answer`;
   }
   return { statuses, starts, values, count: answered };
 }

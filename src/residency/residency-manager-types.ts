@@ -56,8 +56,9 @@ export const ManagerErrors = {
 
 export type ObjectStatus = 'untracked' | 'resident' | 'evicted';
 
-export interface ResidencyManager {
-  readonly gpu: SimGpu;
+/** `D` is the device the manager runs on: the simulated GPU in the harness. */
+export interface ResidencyManager<D = SimGpu> {
+  readonly gpu: D;
   readonly sets: ResidencySetPool;
   readonly config: ResidencyManagerConfig;
   /** Probe-style events of the last operations (drained by the system); null when not recorded. */

@@ -266,7 +266,14 @@ export class ResidencySetPoolImpl implements ResidencySetPool {
   }
   contents(id: number): number[] {
     const set = this.set(id);
-    return set.storage === null ? [] : Array.from(set.storage.subarray(0, Math.min(set.size, set.capacity)));
+    const storage = set.storage;
+    if (storage === null) return [];
+    // A plain copy loop: a subarray view costs more than the few entries it would copy, and
+    // pushing keeps the array packed for the code that reads it.
+    const count = Math.min(set.size, set.capacity);
+    const out: number[] = [];
+    for (let i = 0; i < count; i++) out.push(storage[i]!);
+    return out;
   }
   capacity(id: number): number {
     return this.set(id).capacity;

@@ -1,13 +1,15 @@
 /**
- * System `alloc-best-fit`: the best-fit pool of Unreal's FRHIMemoryPool shape (spec/allocators.md
- * "Best-fit pool"; seed §3.4), 256-byte and 64 KiB pool alignments, with the single-allocation
- * limit. Model: models/alloc-best-fit.ts; implementation: src/alloc/best-fit.ts.
+ * System `alloc-best-fit`: the best-fit pool of Unreal's FRHIMemoryPool shape
+ * (docs/spec/allocators.md#al-best-fit; docs/spec/engine.md#mem-3-4), 256-byte and 64 KiB pool
+ * alignments, with the single-allocation limit. Model: models/alloc-best-fit.ts; implementation:
+ * src/alloc/best-fit.ts.
  */
 import fc from 'fast-check';
 import { Strict, type Static } from '../harness/schema.js';
 import { BestFitModel } from '../../models/alloc-best-fit.js';
 import { BestFitAllocator } from '../alloc/best-fit.js';
-import { bestFitPromise, blockStructure, noAdjacentFreeBlocks } from './alloc-common.js';
+import { blockStructure, noAdjacentFreeBlocks } from './alloc-blocks.js';
+import { bestFitPromise } from './alloc-promise.js';
 import { SubAllocatorFields, subAllocatorSystem } from './alloc-sub.js';
 
 export const AllocBestFitConfigSchema = Strict({

@@ -1,12 +1,14 @@
 /**
- * System `alloc-buddy`: the buddy allocator (spec/allocators.md "Buddy"; seed §5.2, VMA 2.3,
- * Dawn). Model: models/alloc-buddy.ts; implementation: src/alloc/buddy.ts.
+ * System `alloc-buddy`: the buddy allocator (docs/spec/allocators.md#al-buddy;
+ * docs/spec/engine.md#mem-5-2, VMA 2.3, Dawn). Model: models/alloc-buddy.ts; implementation:
+ * src/alloc/buddy.ts.
  */
 import fc from 'fast-check';
 import { Strict, type Static } from '../harness/schema.js';
 import { BuddyModel } from '../../models/alloc-buddy.js';
 import { BuddyAllocator } from '../alloc/buddy.js';
-import { blockStructure, BUDDY_PROMISE } from './alloc-common.js';
+import { blockStructure } from './alloc-blocks.js';
+import { BUDDY_PROMISE } from './alloc-promise.js';
 import { SubAllocatorFields, subAllocatorSystem } from './alloc-sub.js';
 
 export const AllocBuddyConfigSchema = Strict({ capacityBytes: SubAllocatorFields.capacityBytes, minBlockBytes: SubAllocatorFields.minBlockBytes });
@@ -69,7 +71,7 @@ export const allocBuddySystem = subAllocatorSystem({
         const isLeft = (offsetBytes / sizeBytes) % 2 === 0;
         const buddyOffsetBytes = isLeft ? offsetBytes + sizeBytes : offsetBytes - sizeBytes;
         const buddy = blocks[isLeft ? i + 1 : i - 1];
-        if (buddy !== undefined && buddy.free && buddy.offsetBytes === buddyOffsetBytes && buddy.sizeBytes === sizeBytes) {
+        if (buddy?.free && buddy.offsetBytes === buddyOffsetBytes && buddy.sizeBytes === sizeBytes) {
           return `free buddies [${offsetBytes}+${sizeBytes}] and [${buddyOffsetBytes}+${sizeBytes}] are unmerged`;
         }
       }

@@ -1,13 +1,14 @@
 /**
  * System `alloc-first-fit`: the first-fit allocator of Unreal's BigBlockAllocator shape
- * (spec/allocators.md "First-fit"; seed §5.1). Model: models/alloc-first-fit.ts;
- * implementation: src/alloc/first-fit.ts.
+ * (docs/spec/allocators.md#al-first-fit; docs/spec/engine.md#mem-5-1). Model:
+ * models/alloc-first-fit.ts; implementation: src/alloc/first-fit.ts.
  */
 import fc from 'fast-check';
 import { Strict, type Static } from '../harness/schema.js';
 import { FirstFitModel } from '../../models/alloc-first-fit.js';
 import { FirstFitAllocator } from '../alloc/first-fit.js';
-import { blockStructure, FITS_CAPACITY, noAdjacentFreeBlocks } from './alloc-common.js';
+import { blockStructure, noAdjacentFreeBlocks } from './alloc-blocks.js';
+import { FITS_CAPACITY } from './alloc-promise.js';
 import { SubAllocatorFields, subAllocatorSystem } from './alloc-sub.js';
 
 export const AllocFirstFitConfigSchema = Strict({ capacityBytes: SubAllocatorFields.capacityBytes });

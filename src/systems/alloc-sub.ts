@@ -1,6 +1,7 @@
 /**
- * Builds the system of one of our sub-allocators from its policy-specific parts; the op records,
- * the side, the per-command bookkeeping and the common invariants live in alloc-common.ts.
+ * Builds the system of one of our sub-allocators from its policy-specific parts; the op records
+ * (alloc-generation.ts), the side and its per-command bookkeeping (alloc-side.ts) and the common
+ * invariants (alloc-invariants.ts) are shared with the other allocator systems.
  */
 import type fc from 'fast-check';
 import type { JsonObject } from '../harness/json.js';
@@ -9,19 +10,10 @@ import { defineSystem, type DefinedSystem } from '../harness/define-system.js';
 import { Nat, type TObject } from '../harness/schema.js';
 import type { BlockAllocator } from '../alloc/allocator.js';
 import { subAllocatorConfigProblem, type SubAllocatorConfig, type SubAllocatorKind } from '../alloc/config.js';
-import {
-  allocOps,
-  allocOpWeights,
-  allocSide,
-  allocStep,
-  allocTrace,
-  COMMON_ALLOC_PROBES,
-  subAllocatorInvariants,
-  type AllocOps,
-  type AllocOpsConfig,
-  type AllocSide,
-  type EmptyPoolPromise,
-} from './alloc-common.js';
+import { allocOps, type AllocOps, type AllocOpsConfig, allocOpWeights, COMMON_ALLOC_PROBES } from './alloc-generation.js';
+import { subAllocatorInvariants } from './alloc-invariants.js';
+import { type EmptyPoolPromise } from './alloc-promise.js';
+import { allocSide, type AllocSide, allocStep, allocTrace } from './alloc-side.js';
 
 /** The config fields of the sub-allocators (src/alloc/config.ts); each system's schema takes the ones its allocator reads. */
 export const SubAllocatorFields = {

@@ -1,9 +1,9 @@
 /**
  * System `deferred-free`: fence-delayed frees and a reusable-object pool in front of a
  * sub-allocator (buddy, best fit or first fit, chosen by the config), behind a frame fence
- * (spec/allocators.md "Fence-delayed frees"; seed d3d12-memory-allocation.zh.txt §8.1; seed
- * gpu-resource-lifetime.zh.txt 池复用). The model side wraps the sub-allocator's reference model,
- * the implementation side the shipped sub-allocator.
+ * (docs/spec/allocators.md#al-fence; docs/spec/engine.md#mem-8-1; docs/spec/engine.md#life-pool).
+ * The model side wraps the sub-allocator's reference model, the implementation side the shipped
+ * sub-allocator.
  *
  * Commands are plain data. `index` picks the k-th live allocation (hand-out order) modulo the
  * live count, so every subsequence of a program is still a program.
@@ -16,109 +16,25 @@
  */
 import fc from 'fast-check';
 import type { Json } from '../harness/json.js';
-import type { Invariant, RunEnv } from '../harness/system.js';
 import { defineSystem, opsFor } from '../harness/define-system.js';
-import { Int, Nat, OneOf, Strict, Type, type Static } from '../harness/schema.js';
-import { inspectLive, isPowerOfTwo, type LiveAllocation } from '../alloc/allocator.js';
-import { subAllocatorConfigProblem, type SubAllocatorKind } from '../alloc/config.js';
-import { createSubAllocator } from '../alloc/index.js';
+import { Int, Nat } from '../harness/schema.js';
+import { isPowerOfTwo } from '../alloc/allocator.js';
+import { subAllocatorConfigProblem } from '../alloc/config.js';
 import { createSubAllocatorModel } from '../../models/alloc-index.js';
 import { DeferredFreeModel } from '../../models/deferred-free.js';
-import { DeferredFreeAllocatorImpl } from '../alloc/deferred-free.js';
-import type { DeferredFreeAllocator, FrameFence } from '../alloc/deferred-free-types.js';
-import { QueueTimeline } from '../gpu/queue-timeline.js';
-import { bothSides, pickLive, searchByOffset, SKIPPED } from './common.js';
-import { noFalseOutOfMemory } from './alloc-common.js';
-
-export const DEFERRED_KINDS: readonly SubAllocatorKind[] = ['buddy', 'best-fit', 'first-fit'];
-
-/** The sub-allocator's config (every field given) and the pool's, with the sub-allocator's kind. */
-export const DeferredFreeConfigSchema = Strict({
-  kind: OneOf(DEFERRED_KINDS, { description: 'the sub-allocator behind the deferred layer' }),
-  capacityBytes: Nat({ description: 'bytes managed by the sub-allocator, at most 2^30' }),
-  minBlockBytes: Nat({ description: 'buddy: size of an order-0 block, a power of two' }),
-  poolAlignBytes: Nat({ description: 'best fit: granularity of every block offset and size, a power of two' }),
-  maxAllocationBytes: Nat({ description: 'best fit: the single-allocation limit' }),
-  objectSizesBytes: Type.Array(Nat(), { description: "the pool's size classes: one distinct positive size each" }),
-  objectAlignBytes: Nat({ description: 'alignment of pooled objects, a power of two' }),
-});
-export type DeferredConfig = Static<typeof DeferredFreeConfigSchema>;
-
-/** An allocation as the caller holds it, from the API results alone. */
-export interface DeferredHandout {
-  readonly id: number;
-  readonly offsetBytes: number;
-  readonly sizeBytes: number;
-  readonly alignBytes: number;
-  /** Came from poolAcquire. */
-  readonly pooled: boolean;
-}
-
-export interface DeferredSide {
-  readonly allocator: DeferredFreeAllocator;
-  readonly timeline: QueueTimeline;
-  readonly config: DeferredConfig;
-  readonly env: RunEnv;
-  /** Live allocations in hand-out order. */
-  readonly live: DeferredHandout[];
-  nextHandoutId: number;
-  /** The offset released last (for double-release misuse), or -1. */
-  lastReleasedOffset: number;
-  /** The result of this step's alloc or poolAcquire, or undefined if the step was neither. */
-  lastAllocResult: number | null | undefined;
-  /** Hand-outs of bytes an unfinished GPU read still uses (found at hand-out time). */
-  readonly violations: string[];
-  /** The same handouts as `live`, ascending by offset (equal offsets in hand-out order), kept as they come and go. */
-  readonly liveByOffset: DeferredHandout[];
-  /** Steps applied so far: the invariants' per-step reading of the sub-allocator is keyed on it. */
-  step: number;
-  /** The sub-allocator's live() as read at step `heldStep`. */
-  held: readonly LiveAllocation[];
-  /** True when `held` is strictly ascending by offset (as live() promises): then it is searched by bisection. */
-  heldAscending: boolean;
-  /** Otherwise offset -> size of `held` (a reused map, filled only then; a later entry wins, as Map.set does). */
-  readonly heldMap: Map<number, number>;
-  heldStep: number;
-  /** pendingBytes(), pooledBytes() and the sub-allocator's freeBytes() as the accounting invariant read them this step. */
-  readPendingBytes: number;
-  readPooledBytes: number;
-  readFreeBytes: number;
-}
-
-export const DEFERRED_MISUSE_KINDS = ['double-release', 'interior-offset', 'unknown-offset', 'pool-release-plain', 'bad-size-class'] as const;
-
-/** Builds a side around a deferred allocator made from the side's own timeline (its frame fence). */
-export function deferredSide(
-  config: DeferredConfig,
-  env: RunEnv,
-  make: (config: DeferredConfig, fence: FrameFence) => DeferredFreeAllocator,
-): DeferredSide {
-  const timeline = new QueueTimeline();
-  return {
-    allocator: make(config, timeline),
-    timeline,
-    config,
-    env,
-    live: [],
-    nextHandoutId: 1,
-    lastReleasedOffset: -1,
-    lastAllocResult: undefined,
-    violations: [],
-    liveByOffset: [],
-    step: 0,
-    held: [],
-    heldAscending: true,
-    heldMap: new Map(),
-    heldStep: -1,
-    readPendingBytes: 0,
-    readPooledBytes: 0,
-    readFreeBytes: 0,
-  };
-}
-
-export function createDeferredImpl(config: DeferredConfig, fence: FrameFence): DeferredFreeAllocatorImpl {
-  return new DeferredFreeAllocatorImpl(createSubAllocator(config.kind, config), fence, config);
-}
+import { pickLive, searchByOffset, SKIPPED } from './common.js';
+export { createDeferredImpl, DEFERRED_KINDS, deferredSide, type DeferredConfig } from './deferred-free-side.js';
+import { invariants } from './deferred-free-invariants.js';
+import {
+  DEFERRED_KINDS,
+  DEFERRED_MISUSE_KINDS,
+  type DeferredConfig,
+  DeferredFreeConfigSchema,
+  type DeferredHandout,
+  type DeferredSide,
+  createDeferredImpl,
+  deferredSide,
+} from './deferred-free-side.js';
 
 function handOut(s: DeferredSide, offsetBytes: number, sizeBytes: number, alignBytes: number, pooled: boolean): void {
   const handout: DeferredHandout = { id: s.nextHandoutId++, offsetBytes, sizeBytes, alignBytes, pooled };
@@ -257,142 +173,6 @@ function misuse(s: DeferredSide, kind: number, index: number): Json {
       throw new Error(`deferred-free: unknown misuse kind ${kind}`);
   }
 }
-
-/**
- * The size of the allocation the sub-allocator holds at `offsetBytes` (from its live()), or
- * undefined. live() is read once per step: invariants only inspect, so what the first one read
- * still holds for the others. When it is strictly ascending (as promised) it is bisected,
- * otherwise looked up through a map built from it.
- */
-function heldSizeAt(s: DeferredSide, offsetBytes: number): number | undefined {
-  if (s.heldStep !== s.step) {
-    const held = inspectLive(s.allocator.inner);
-    let ascending = true;
-    for (let i = 1; i < held.length; i++) {
-      if (!(held[i - 1]!.offsetBytes < held[i]!.offsetBytes)) {
-        ascending = false;
-        break;
-      }
-    }
-    s.held = held;
-    s.heldAscending = ascending;
-    s.heldMap.clear();
-    if (!ascending) for (let i = 0; i < held.length; i++) s.heldMap.set(held[i]!.offsetBytes, held[i]!.sizeBytes);
-    s.heldStep = s.step;
-  }
-  if (!s.heldAscending) return s.heldMap.get(offsetBytes);
-  const at = searchByOffset(s.held, offsetBytes, false);
-  return at < s.held.length && s.held[at]!.offsetBytes === offsetBytes ? s.held[at]!.sizeBytes : undefined;
-}
-
-/** Equal as their decimal texts are equal (NaN matches NaN). */
-function sameNumber(a: number, b: number): boolean {
-  return a === b || (a !== a && b !== b);
-}
-
-function rangeText(allocation: LiveAllocation): string {
-  return `[${allocation.offsetBytes}, ${allocation.offsetBytes + allocation.sizeBytes})`;
-}
-
-/** The accounting invariant's own checks on each side (built once, not per step). */
-const accountingOwnSides = bothSides<DeferredSide>((s) => {
-  const inner = s.allocator.inner;
-  if (s.allocator.capacityBytes !== s.config.capacityBytes) return `capacityBytes is ${s.allocator.capacityBytes}, the config's ${s.config.capacityBytes}`;
-  const free = inner.freeBytes();
-  const used = inner.usedBytes();
-  const waste = inner.wasteBytes();
-  if (free < 0 || waste < 0 || free + used + waste !== s.config.capacityBytes) {
-    return `free ${free} + used ${used} + waste ${waste} != capacity ${s.config.capacityBytes}`;
-  }
-  let liveBytes = 0;
-  for (let i = 0; i < s.live.length; i++) liveBytes += s.live[i]!.sizeBytes;
-  const pending = s.allocator.pendingBytes();
-  const pooled = s.allocator.pooledBytes();
-  // Read once; the comparison of the two sides below uses the same readings.
-  s.readPendingBytes = pending;
-  s.readPooledBytes = pooled;
-  s.readFreeBytes = free;
-  const held = liveBytes + pending + pooled;
-  if (used !== held) {
-    return `the sub-allocator holds ${used} bytes but live ${liveBytes} + pending ${pending} + pooled ${pooled} = ${held}`;
-  }
-  if (s.live.length === 0 && s.allocator.heldCount() === 0 && !inner.isPristine()) {
-    return 'everything is released and returned but the sub-allocator is not back to one free block';
-  }
-  return null;
-});
-
-const invariants: Invariant<DeferredSide, DeferredConfig>[] = [
-  {
-    name: 'live-ranges-sound',
-    description:
-      'every live allocation lies inside [0, capacity), starts at a multiple of its requested alignment, shares no byte with another, and is exactly an allocation the sub-allocator holds',
-    check: bothSides((s) => {
-      const sorted = s.liveByOffset;
-      for (let i = 0; i < sorted.length; i++) {
-        const handout = sorted[i]!;
-        const heldBytes = heldSizeAt(s, handout.offsetBytes);
-        if (heldBytes !== handout.sizeBytes) {
-          return `the caller holds ${rangeText(handout)} but the sub-allocator ${heldBytes === undefined ? 'holds nothing there' : `holds ${heldBytes} bytes there`}`;
-        }
-        if (handout.offsetBytes < 0 || handout.offsetBytes + handout.sizeBytes > s.config.capacityBytes) {
-          return `${rangeText(handout)} leaves the capacity of ${s.config.capacityBytes} bytes`;
-        }
-        if (handout.offsetBytes % handout.alignBytes !== 0) return `${rangeText(handout)} is not aligned to ${handout.alignBytes}`;
-        if (i > 0 && sorted[i - 1]!.offsetBytes + sorted[i - 1]!.sizeBytes > handout.offsetBytes) {
-          return `${rangeText(sorted[i - 1]!)} overlaps ${rangeText(handout)}`;
-        }
-      }
-      return null;
-    }),
-  },
-  {
-    name: 'gpu-in-flight-untouched',
-    description:
-      'nothing is handed out while an unfinished GPU read uses its bytes, and every in-flight read is of bytes the sub-allocator still holds allocated',
-    check: bothSides((s) => {
-      if (s.violations.length > 0) return s.violations[0]!;
-      if (s.timeline.inFlightCount === 0) return null;
-      for (let i = 0; i < s.timeline.inFlightCount; i++) {
-        const read = s.timeline.inFlightAt(i);
-        // The judge's own consistency: a listed read is unfinished and of a value signalled or about to be.
-        if (!s.timeline.isInFlight(read.fenceValue) || read.fenceValue > s.timeline.lastSignalledValue + 1) {
-          return `the timeline lists a read at fence value ${read.fenceValue} as in flight (completed ${s.timeline.completedValue}, last signalled ${s.timeline.lastSignalledValue})`;
-        }
-        const sizeBytes = heldSizeAt(s, read.offsetBytes);
-        if (sizeBytes === undefined || sizeBytes < read.sizeBytes) {
-          return (
-            `the GPU may still read ${rangeText(read)} until fence value ${read.fenceValue} (completed ${s.timeline.completedValue}) ` +
-            `but the sub-allocator no longer holds it allocated`
-          );
-        }
-      }
-      return null;
-    }),
-  },
-  noFalseOutOfMemory,
-  {
-    name: 'accounting',
-    description:
-      'free + used + waste = capacity; allocated bytes = live + pending + pooled, split as in the model; heldCount() is the model\'s; all returned means the sub-allocator is pristine',
-    check: (model, impl, config) => {
-      const own = accountingOwnSides(model, impl, config);
-      if (own !== null) return own;
-      // Both sides passed their own checks, which read these this step (nothing changed since).
-      const a0 = model.readPendingBytes;
-      const a1 = model.readPooledBytes;
-      const a2 = model.readFreeBytes;
-      const b0 = impl.readPendingBytes;
-      const b1 = impl.readPooledBytes;
-      const b2 = impl.readFreeBytes;
-      if (!sameNumber(a0, b0) || !sameNumber(a1, b1) || !sameNumber(a2, b2)) return `implementation pending/pooled/free ${b0}/${b1}/${b2}, model ${a0}/${a1}/${a2}`;
-      const held = impl.allocator.heldCount();
-      const expectedHeld = model.allocator.heldCount();
-      if (held !== expectedHeld) return `heldCount() is ${held}, the model's ${expectedHeld}`;
-      return null;
-    },
-  },
-];
 
 function sizeArb(capacityBytes: number, grainBytes: number): fc.Arbitrary<number> {
   const quarter = Math.max(1, Math.floor(capacityBytes / 4));

@@ -1,9 +1,9 @@
 /**
  * System `engine-frame`: the engine layer that composes the residency manager, the pool heaps'
  * sub-allocators behind fence-delayed frees, and the simulated GPU into one frame loop
- * (seeds ue5-dx12-residency-set.zh.txt sections 3, 4, 7, 9; d3d12-memory-allocation.zh.txt
- * §2-§4, §6-§9; docs/engine-frame.md). The model side is models/engine-frame.ts over the
- * reference models, the implementation side src/engine/engine-frame.ts over the shipped pieces.
+ * (docs/spec/engine.md#rs-3, #rs-4, #rs-7, #rs-9; docs/spec/engine.md#mem-2 to #mem-4, #mem-6 to
+ * #mem-9; docs/engine-frame.md). The model side is models/engine-frame.ts over the reference
+ * models, the implementation side src/engine/engine-frame.ts over the shipped pieces.
  *
  * Judges owned by the side, not by the engine:
  * - the simulated GPU runs each list's true references (the resources its commands touch,
@@ -21,322 +21,30 @@
  */
 import fc from 'fast-check';
 import type { Json } from '../harness/json.js';
-import type { Invariant, RunEnv } from '../harness/system.js';
+import type { Invariant } from '../harness/system.js';
 import { defineSystem, opsFor } from '../harness/define-system.js';
-import { Bool, Int, Nat, Strict, Type, type Static } from '../harness/schema.js';
-import { ResidencyManagerModel } from '../../models/residency-manager.js';
-import { ResidencyManagerImpl } from '../residency/residency-manager.js';
-import type { ResidencyManager } from '../residency/residency-manager-types.js';
-import { EngineFrameModel } from '../../models/engine-frame.js';
-import { EngineFrameImpl } from '../engine/engine-frame.js';
-import {
-  CREATE_FLAG_MASK,
-  objectLayout,
-  RECORD_PATHS,
-  type CreatedResource,
-  type EngineEvents,
-  type EngineFrame,
-  type EngineFrameConfig,
-  type FlushResult,
-  type ResidencyPort,
-} from '../engine/engine-frame-types.js';
-import type { LiveAllocation } from '../alloc/allocator.js';
+import { Nat } from '../harness/schema.js';
+import { CREATE_FLAG_MASK, objectLayout, RECORD_PATHS } from '../engine/engine-frame-types.js';
 import { bothSides, pickLive, SKIPPED } from './common.js';
-
-export const EngineFrameConfigSchema = Strict({
-  poolHeapCount: Nat({ description: 'pool heaps for placed resources, at least 1' }),
-  poolHeapBytes: Nat({ description: 'bytes of each pool heap, a multiple of poolAlignBytes' }),
-  poolAlignBytes: Nat({ description: 'placement granularity in pool and transient heaps, a power of two' }),
-  poolMaxAllocBytes: Nat({ description: "the pool's single-allocation limit (larger requests are committed)" }),
-  committedSlotBytes: Type.Array(Nat(), { description: 'device objects for committed resources, one per entry, of that size' }),
-  transientHeapBytes: Nat({ description: 'bytes of the transient heap of the frame graph' }),
-  backingHeapCount: Nat({ description: 'one-tile backing heaps reserved resources commit into' }),
-  tileBytes: Nat({ description: 'bytes of a backing heap (a tile)' }),
-  backBufferCount: Nat({ description: 'swap-chain back buffers (never tracked)' }),
-  externalCount: Nat({ description: 'external/shared resources (never tracked)' }),
-  untrackedBytes: Nat({ description: 'bytes of each back buffer and external resource' }),
-  listCount: Nat({ description: 'command-list objects in the pool, at least 1' }),
-  maxCommandsPerBatch: Nat({ description: 'recorded commands per ExecuteCommandLists batch (at least one list each), at least 1' }),
-  startEvicted: Bool({ description: 'tracked objects are created EVICTED (Unreal: CREATE_NOT_RESIDENT)' }),
-  maxLatency: Nat({ description: "the manager's MaxLatency, at least 1" }),
-  ticksPerSecond: Nat({ description: 'simulated clock ticks per second, at least 1' }),
-  localBudgetBytes: Nat({ description: 'local budget the device reports' }),
-  debugBudgetBytes: Int({ description: 'D3D12.ResidencyDebugBudgetMB in bytes; -1 is off' }),
-});
-export type EngineSystemConfig = Static<typeof EngineFrameConfigSchema>;
-
-/** What the side knows of a resource, from the engine's answers and the commands. */
-interface ResourceInfo {
-  readonly kind: CreatedResource['kind'];
-  readonly object: number;
-  offsetBytes: number;
-  readonly sizeBytes: number;
-  locked: boolean;
-  /** Transients: the pass lifetime the command asked for. */
-  readonly firstPass: number;
-  readonly lastPass: number;
-}
-
-export interface EngineSide {
-  readonly engine: EngineFrame;
-  readonly manager: ResidencyManager;
-  readonly config: EngineSystemConfig;
-  readonly env: RunEnv;
-  /** Resources the commands may reference: untracked ones, then the application's, in creation order. */
-  readonly live: number[];
-  /** The application's releasable resources (committed, placed, reserved). */
-  readonly owned: number[];
-  /** This frame's transients. */
-  readonly transients: number[];
-  readonly info: (ResourceInfo | undefined)[];
-  readonly recording: number[];
-  readonly closed: number[];
-  /** Per list id: resources its commands touch since it was opened. */
-  readonly touchedBy: number[][];
-  /** Pool bytes executed lists read: heap object, offset, size, frame stamp (4 numbers each). */
-  readonly reads: number[];
-  /** Pool blocks released: heap object, offset, size, frame stamp (4 numbers each). */
-  readonly releases: number[];
-  /** Queue fence value of each ended frame. */
-  readonly frameValues: number[];
-  /** How many of them the GPU completed, as last read. */
-  framesDone: number;
-  /** Set-pool watch: closes of closed sets and sets submitted open. */
-  readonly closeLog: string[];
-  /** Set-pool watch: inserts into closed sets. */
-  readonly insertLog: string[];
-  readonly handoutLog: string[];
-  readonly defragLog: string[];
-  /** Objects evicted at least once (for the re-residency probe). */
-  readonly everEvicted: Uint8Array;
-}
-
-/** The engine's part of the system config (the rest configures the residency manager under it). */
-export function engineConfigOf(c: EngineSystemConfig): EngineFrameConfig {
-  return c;
-}
-
-export function managerConfig(c: EngineSystemConfig) {
-  return {
-    objectSizesBytes: objectLayout(c).objectSizesBytes,
-    queueCount: 1,
-    mode: 'inline' as const,
-    startEvicted: c.startEvicted,
-    maxLatency: c.maxLatency,
-    ticksPerSecond: c.ticksPerSecond,
-    localBudgetBytes: c.localBudgetBytes,
-    nonLocalBudgetBytes: 0,
-    unrealBudgetCap: true,
-    debugBudgetBytes: c.debugBudgetBytes,
-    slotCount: c.listCount + 3,
-    initialCapacity: 4,
-  };
-}
-
-/** The residency port over a manager, with the set-pool watch of the side. */
-function watchedPort(manager: ResidencyManager, side: { closeLog: string[]; insertLog: string[] }): ResidencyPort {
-  const sets = manager.sets;
-  return {
-    gpu: manager.gpu,
-    sets: {
-      createSet: () => sets.createSet(),
-      open: (set) => sets.open(set),
-      insert: (set, object) => {
-        if (!sets.isOpen(set)) {
-          // The original writes through slot 0xFFFFFFFF here; the watch records it instead.
-          side.insertLog.push(`object ${object} inserted into set ${set}, which is closed`);
-          return false;
-        }
-        return sets.insert(set, object);
-      },
-      close: (set) => {
-        if (!sets.isOpen(set)) side.closeLog.push(`set ${set} closed a second time`);
-        return sets.close(set);
-      },
-    },
-    beginTracking: (object) => manager.beginTracking(object),
-    endTracking: (object) => manager.endTracking(object),
-    executeCommandLists: (queue, lists, setIds) => {
-      for (const set of setIds) if (set !== null && sets.isOpen(set)) side.closeLog.push(`set ${set} reached ExecuteCommandLists still open (closed on neither path)`);
-      return manager.executeCommandLists(queue, lists, setIds);
-    },
-    makeResidentForQueue: (queue, set) => {
-      if (sets.isOpen(set)) side.closeLog.push(`set ${set} reached MakeResident still open`);
-      return manager.makeResidentForQueue(queue, set);
-    },
-    signalFence: (queue) => manager.signalFence(queue),
-  };
-}
-
-export function engineSide(
-  config: EngineSystemConfig,
-  env: RunEnv,
-  manager: ResidencyManager,
-  makeEngine: (config: EngineFrameConfig, port: ResidencyPort, events: EngineEvents) => EngineFrame,
-): EngineSide {
-  const logs = { closeLog: [] as string[], insertLog: [] as string[] };
-  const engine = makeEngine(engineConfigOf(config), watchedPort(manager, logs), (event) => env.probe(event));
-  const side: EngineSide = {
-    engine,
-    manager,
-    config,
-    env,
-    live: [],
-    owned: [],
-    transients: [],
-    info: [],
-    recording: [],
-    closed: [],
-    touchedBy: Array.from({ length: config.listCount }, () => []),
-    reads: [],
-    releases: [],
-    frameValues: [],
-    framesDone: 0,
-    closeLog: logs.closeLog,
-    insertLog: logs.insertLog,
-    handoutLog: [],
-    defragLog: [],
-    everEvicted: new Uint8Array(engine.layout.objectSizesBytes.length),
-  };
-  const L = engine.layout;
-  for (let i = 0; i < config.backBufferCount + config.externalCount; i++) {
-    const id = 2 + i;
-    side.live.push(id);
-    side.info[id] = { kind: i < config.backBufferCount ? 'backbuffer' : 'external', object: L.backBufferBase + i, offsetBytes: 0, sizeBytes: config.untrackedBytes, locked: false, firstPass: 0, lastPass: 0 };
-  }
-  manager.drainEvents();
-  manager.gpu.drainCalls();
-  return side;
-}
-
-export function createEngineModel(config: EngineSystemConfig, env: RunEnv): EngineSide {
-  return engineSide(config, env, new ResidencyManagerModel(managerConfig(config)), (c, port, events) => new EngineFrameModel(c, port, events));
-}
-
-export function createEngineImpl(config: EngineSystemConfig, env: RunEnv): EngineSide {
-  return engineSide(config, env, new ResidencyManagerImpl(managerConfig(config)), (c, port, events) => new EngineFrameImpl(c, port, events));
-}
-
-// ---- the side's judges ---------------------------------------------------------------------------
-
-/** Frames the GPU completed, from the fence values the frames signalled (both only grow). */
-function completedFrames(s: EngineSide): number {
-  const done = s.manager.gpu.fenceCompleted(0);
-  while (s.framesDone < s.frameValues.length && s.frameValues[s.framesDone]! <= done) s.framesDone++;
-  return s.framesDone;
-}
-
-/** The first entry of `ranges` (object, offset, size, stamp) over the bytes whose frame has not completed, or -1. */
-function incompleteOverlap(ranges: readonly number[], done: number, object: number, offsetBytes: number, sizeBytes: number): number {
-  for (let i = 0; i < ranges.length; i += 4) {
-    if (ranges[i] !== object || ranges[i + 3]! <= done) continue;
-    const start = ranges[i + 1]!;
-    if (start < offsetBytes + sizeBytes && offsetBytes < start + ranges[i + 2]!) return i;
-  }
-  return -1;
-}
-
-/**
- * A pool block handed out: no list of an incomplete frame may read those bytes, and every
- * release of them must have completed (the frame that released them reached its fence on the GPU).
- */
-function judgeHandOut(s: EngineSide, what: string, object: number, offsetBytes: number, sizeBytes: number): void {
-  if (s.reads.length === 0 && s.releases.length === 0) return;
-  const done = completedFrames(s);
-  const range = `[${offsetBytes}, ${offsetBytes + sizeBytes}) of pool heap ${object}`;
-  const read = incompleteOverlap(s.reads, done, object, offsetBytes, sizeBytes);
-  if (read >= 0) {
-    const r = s.reads;
-    s.handoutLog.push(`${what} hands out ${range}, which a list of frame ${r[read + 3]} still reads at [${r[read + 1]}, ${r[read + 1]! + r[read + 2]!}) (frames completed: ${done})`);
-    return;
-  }
-  const released = incompleteOverlap(s.releases, done, object, offsetBytes, sizeBytes);
-  if (released >= 0) {
-    const r = s.releases;
-    s.handoutLog.push(`${what} hands out ${range}, though [${r[released + 1]}, ${r[released + 1]! + r[released + 2]!}) was released in frame ${r[released + 3]}, whose fence has not completed (frames completed: ${done})`);
-  }
-}
-
-/** Every block released in a frame whose fence has not completed is still held by its pool heap's sub-allocator. */
-function releasesHeld(s: EngineSide): string | null {
-  const r = s.releases;
-  if (r.length === 0) return null;
-  const done = completedFrames(s);
-  let heldHeap = -1;
-  let held: readonly LiveAllocation[] = [];
-  for (let i = 0; i < r.length; i += 4) {
-    if (r[i + 3]! <= done) continue;
-    const heap = r[i]! - s.engine.layout.poolHeapBase;
-    if (heap !== heldHeap) {
-      held = s.engine.heldBlocks(heap);
-      heldHeap = heap;
-    }
-    let found = false;
-    for (let k = 0; k < held.length; k++) {
-      if (held[k]!.offsetBytes === r[i + 1]! && held[k]!.sizeBytes === r[i + 2]!) {
-        found = true;
-        break;
-      }
-    }
-    if (!found) {
-      return `[${r[i + 1]}, ${r[i + 1]! + r[i + 2]!}) of pool heap ${r[i]} was released in frame ${r[i + 3]}, whose fence has not completed (frames completed: ${done}), but its sub-allocator no longer holds it`;
-    }
-  }
-  return null;
-}
-
-/** Drops the entries whose frame completed. */
-function pruneCompleted(ranges: number[], done: number): void {
-  let kept = 0;
-  for (let i = 0; i < ranges.length; i += 4) {
-    if (ranges[i + 3]! <= done) continue;
-    for (let k = 0; k < 4; k++) ranges[kept + k] = ranges[i + k]!;
-    kept += 4;
-  }
-  ranges.length = kept;
-}
-
-/** What executed lists read of the pool heaps, stamped with the current frame. */
-function noteRead(s: EngineSide, id: number): void {
-  const info = s.info[id];
-  if (info === undefined || info.kind !== 'placed') return;
-  s.reads.push(info.object, info.offsetBytes, info.sizeBytes, s.frameValues.length + 1);
-}
-
-function noteExecuted(s: EngineSide, flush: FlushResult): void {
-  for (const batch of flush.batches) {
-    for (const list of batch) {
-      const touched = s.touchedBy[list]!;
-      for (let i = 0; i < touched.length; i++) noteRead(s, touched[i]!);
-      touched.length = 0;
-    }
-  }
-}
-
-function forgetList(s: EngineSide, list: number): void {
-  const at = s.recording.indexOf(list);
-  if (at >= 0) s.recording.splice(at, 1);
-  const closedAt = s.closed.indexOf(list);
-  if (closedAt >= 0) s.closed.splice(closedAt, 1);
-}
-
-function created(s: EngineSide, r: CreatedResource | null, owned: boolean, firstPass = 0, lastPass = 0): Json {
-  if (r === null) return null;
-  s.info[r.id] = { kind: r.kind, object: r.object, offsetBytes: r.offsetBytes, sizeBytes: r.sizeBytes, locked: false, firstPass, lastPass };
-  s.live.push(r.id);
-  if (owned) s.owned.push(r.id);
-  else s.transients.push(r.id);
-  if (r.kind === 'placed') judgeHandOut(s, `create of resource ${r.id}`, r.object, r.offsetBytes, r.sizeBytes);
-  return { id: r.id, kind: r.kind, object: r.object, offsetBytes: r.offsetBytes };
-}
-
-function flushJson(flush: FlushResult): Json {
-  return { batches: flush.batches, hrs: flush.hrs, commits: flush.commits, resolved: flush.resolved };
-}
-
-function removeLive(s: EngineSide, id: number): void {
-  s.live.splice(s.live.indexOf(id), 1);
-}
+export { engineSide, managerConfig } from './engine-frame-side.js';
+import {
+  completedFrames,
+  created,
+  flushJson,
+  forgetList,
+  judgeHandOut,
+  noteExecuted,
+  pruneCompleted,
+  releasesHeld,
+  removeLive,
+} from './engine-frame-judges.js';
+import {
+  EngineFrameConfigSchema,
+  type EngineSide,
+  type EngineSystemConfig,
+  createEngineImpl,
+  createEngineModel,
+} from './engine-frame-side.js';
 
 const op = opsFor<EngineSystemConfig, EngineSide>();
 const handle = fc.nat({ max: 31 });
@@ -694,7 +402,7 @@ export const engineFrameSystem = defineSystem({
   // pressure, eviction, re-residency), even when the command threw.
   around: (s, command, dispatch) => {
     let result: Json = null;
-    let failure: unknown = undefined;
+    let failure: unknown;
     try {
       result = dispatch(s, command);
     } catch (error) {

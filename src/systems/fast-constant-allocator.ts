@@ -1,8 +1,8 @@
 /**
  * System `fast-constant-allocator`: 64 KiB pages of 256-byte aligned constants and the uniform
- * buffers updated through them by "allocate a new location and replace" (seed
- * d3d12-memory-allocation.zh.txt §5.1, §5.4; model models/fast-constant-allocator.ts), against
- * the simulated GPU queue and the upload heap judge shared with the fast allocator's system
+ * buffers updated through them by "allocate a new location and replace"
+ * (docs/spec/engine.md#mem-5-1, #mem-5-4; model models/fast-constant-allocator.ts), against the
+ * simulated GPU queue and the upload heap judge shared with the fast allocator's system
  * (src/systems/fast-allocator.ts).
  *
  * `update` gives a uniform buffer (a small integer the caller picks) new contents; `draw`
@@ -40,7 +40,7 @@ import {
   UPLOAD_MAX_PAGE_BYTES,
   type Handout,
   type UploadSide,
-} from './fast-allocator.js';
+} from './upload-pages-side.js';
 
 export const FastConstantConfigSchema = Strict({
   pageSizeBytes: Nat({ description: `bytes per page, a multiple of 256 up to ${UPLOAD_MAX_PAGE_BYTES} (the allocator's default: 64 KiB)` }),

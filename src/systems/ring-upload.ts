@@ -1,7 +1,7 @@
 /**
- * System `ring-upload`: the ring upload allocator with three states (spec/allocators.md "Ring
- * upload allocator"; seed gpu-resource-lifetime.zh.txt, 环形上传区间) against a simulated GPU
- * queue (src/gpu/queue-timeline.ts).
+ * System `ring-upload`: the ring upload allocator with three states
+ * (docs/spec/allocators.md#al-ring; docs/spec/engine.md#life-ring) against a simulated GPU queue
+ * (src/gpu/queue-timeline.ts).
  *
  * Commands are plain data. `index` picks the k-th outstanding reservation (reservation order)
  * or the k-th submitted range (submission order) modulo how many there are, so every
@@ -15,94 +15,22 @@
  */
 import fc from 'fast-check';
 import type { Json } from '../harness/json.js';
-import type { Invariant, RunEnv } from '../harness/system.js';
 import { defineSystem, opsFor } from '../harness/define-system.js';
-import { Bool, Int, Nat, Strict, type Static } from '../harness/schema.js';
+import { Bool, Int, Nat } from '../harness/schema.js';
 import { RingUploadModel } from '../../models/ring-upload.js';
 import { INITIAL_SLOTS, RingUploadAllocatorImpl } from '../alloc/ring-upload.js';
-import type { RingRange, RingUploadAllocator } from '../alloc/ring-upload-types.js';
 import { alignUp } from '../alloc/allocator.js';
-import { QueueTimeline } from '../gpu/queue-timeline.js';
-import { bothSides, pickLive, SKIPPED } from './common.js';
-import { noFalseOutOfMemory } from './alloc-common.js';
-
-/** answers-match-model reads live() and rangeAt() on every step whose number is a multiple of this. */
-const ANSWER_SAMPLE_STEPS = 16;
-
-/** Capacity limit of generated and replayed configs. */
-export const RING_MAX_CAPACITY_BYTES = 1 << 30;
-
-export const RingUploadConfigSchema = Strict({
-  capacityBytes: Nat({ description: `bytes in the ring, 1..${RING_MAX_CAPACITY_BYTES}` }),
-});
-export type RingUploadConfig = Static<typeof RingUploadConfigSchema>;
-
-/** One side of a run: the ring, its GPU queue, and the caller's handles. */
-export interface RingSide {
-  readonly ring: RingUploadAllocator;
-  readonly timeline: QueueTimeline;
-  readonly capacityBytes: number;
-  readonly env: RunEnv;
-  /** Offsets of outstanding reservations, in reservation order. */
-  readonly reserved: number[];
-  /** Offsets of submitted, not yet collected ranges, in submission order. */
-  readonly submitted: number[];
-  /** Per live offset: what the caller was handed (id, size, alignment), from the API results alone. */
-  readonly handouts: Map<number, Handout>;
-  nextHandoutId: number;
-  /** Offset of the last range freed by cancel or collect (for double-free misuse), or -1. */
-  lastFreedOffset: number;
-  /** End of the last successful allocation (the caller's view of the write cursor while anything is live). */
-  lastEndBytes: number;
-  /** The highest fence value this caller submitted. */
-  lastSubmittedValue: number;
-  /** The result of this step's allocate, or undefined if the step was no allocate. */
-  lastAllocResult: number | null | undefined;
-  /** Ranges handed out while the GPU could still read their bytes (found at hand-out time). */
-  readonly violations: string[];
-  /** Steps applied so far: the invariants' per-step cache of the ring's live ranges is keyed on it. */
-  step: number;
-  /** The ring's live ranges as read at step `liveRangesStep` (nothing changes them between steps). */
-  liveRanges: readonly RingRange[];
-  liveRangesStep: number;
-}
-
-export interface Handout {
-  readonly id: number;
-  readonly sizeBytes: number;
-  readonly alignBytes: number;
-}
-
-/** Misuse kinds (`kind` modulo their count). */
-export const RING_MISUSE_KINDS = [
-  'cancel-submitted',
-  'submit-twice',
-  'interior-offset',
-  'double-free',
-  'unknown-offset',
-  'stale-fence',
-] as const;
-
-export function ringSide(ring: RingUploadAllocator, config: RingUploadConfig, env: RunEnv): RingSide {
-  return {
-    ring,
-    timeline: new QueueTimeline(),
-    capacityBytes: config.capacityBytes,
-    env,
-    reserved: [],
-    submitted: [],
-    handouts: new Map(),
-    nextHandoutId: 1,
-    lastFreedOffset: -1,
-    lastEndBytes: 0,
-    lastSubmittedValue: 0,
-    lastAllocResult: undefined,
-    violations: [],
-    step: 0,
-    liveRanges: [],
-    liveRangesStep: -1,
-  };
-}
+import { pickLive, SKIPPED } from './common.js';
+export { ringSide } from './ring-upload-side.js';
+import { invariants } from './ring-upload-invariants.js';
+import {
+  RING_MAX_CAPACITY_BYTES,
+  RING_MISUSE_KINDS,
+  type RingSide,
+  type RingUploadConfig,
+  RingUploadConfigSchema,
+  ringSide,
+} from './ring-upload-side.js';
 
 function removeFrom(list: number[], offsetBytes: number): void {
   const at = list.indexOf(offsetBytes);
@@ -217,156 +145,6 @@ function misuse(s: RingSide, kind: number, index: number): Json {
   }
 }
 
-/**
- * The free arc as the caller sees it: from its cursor (the end of its last allocation) forward to
- * the nearest range it still holds; all of the ring when it holds nothing. O(live).
- */
-export function expectedFreeBytes(s: RingSide): number {
-  if (s.handouts.size === 0) return s.capacityBytes;
-  const capacityBytes = s.capacityBytes;
-  const cursorBytes = s.lastEndBytes % capacityBytes;
-  let freeBytes = capacityBytes;
-  for (const offsetBytes of s.handouts.keys()) {
-    // (offset - cursor) modulo capacity, in [0, capacity); the remainder is taken only when needed.
-    let forwardBytes = offsetBytes - cursorBytes;
-    if (forwardBytes < 0 || forwardBytes >= capacityBytes) {
-      forwardBytes %= capacityBytes;
-      if (forwardBytes < 0) forwardBytes += capacityBytes;
-    }
-    // As Math.min: NaN wins.
-    if (forwardBytes < freeBytes || forwardBytes !== forwardBytes) freeBytes = forwardBytes;
-  }
-  return freeBytes;
-}
-
-/**
- * The ring's live ranges, ascending by offset (its copy-free view when it has one), read once per
- * step: invariants only inspect, so what the first one read still holds for the others.
- */
-function liveRangesOf(s: RingSide): readonly RingRange[] {
-  if (s.liveRangesStep !== s.step) {
-    s.liveRanges = s.ring.liveView !== undefined ? s.ring.liveView() : s.ring.live();
-    s.liveRangesStep = s.step;
-  }
-  return s.liveRanges;
-}
-
-const invariants: Invariant<RingSide, RingUploadConfig>[] = [
-  {
-    name: 'within-capacity-aligned',
-    description: 'every live range lies inside [0, capacity) and starts at a multiple of the alignment it was requested with',
-    check: bothSides((s) => {
-      const live = liveRangesOf(s);
-      for (let i = 0; i < live.length; i++) {
-        const { offsetBytes, sizeBytes } = live[i]!;
-        if (!Number.isSafeInteger(offsetBytes) || offsetBytes < 0 || offsetBytes + sizeBytes > s.capacityBytes) {
-          return `range [${offsetBytes}, ${offsetBytes + sizeBytes}) leaves the ring of ${s.capacityBytes} bytes`;
-        }
-        const handout = s.handouts.get(offsetBytes);
-        if (handout === undefined) return `live range at ${offsetBytes} was never handed to the caller`;
-        if (offsetBytes % handout.alignBytes !== 0) return `range at ${offsetBytes} is not aligned to ${handout.alignBytes}`;
-      }
-      return null;
-    }),
-  },
-  {
-    name: 'gpu-in-flight-untouched',
-    description:
-      'no range is handed out while an unfinished GPU read uses its bytes, and every in-flight read is of a range the ring still holds as submitted',
-    check: bothSides((s) => {
-      if (s.violations.length > 0) return s.violations[0]!;
-      for (let i = 0; i < s.timeline.inFlightCount; i++) {
-        const read = s.timeline.inFlightAt(i);
-        // The judge's own consistency: a listed read is unfinished and of a value signalled or about to be.
-        if (!s.timeline.isInFlight(read.fenceValue) || read.fenceValue > s.timeline.lastSignalledValue + 1) {
-          return `the timeline lists a read at fence value ${read.fenceValue} as in flight (completed ${s.timeline.completedValue}, last signalled ${s.timeline.lastSignalledValue})`;
-        }
-        const range = s.ring.rangeView !== undefined ? s.ring.rangeView(read.offsetBytes) : s.ring.rangeAt(read.offsetBytes);
-        if (range === null || range.state !== 'submitted' || range.sizeBytes !== read.sizeBytes || s.handouts.get(read.offsetBytes)?.id !== read.ownerId) {
-          return (
-            `the GPU may still read [${read.offsetBytes}, ${read.offsetBytes + read.sizeBytes}) until fence value ${read.fenceValue} ` +
-            `(completed ${s.timeline.completedValue}) but the ring no longer holds it as that submitted range`
-          );
-        }
-      }
-      return null;
-    }),
-  },
-  {
-    name: 'no-overlap',
-    description: 'no two live ranges (reserved or submitted) share a byte',
-    check: bothSides((s) => {
-      const live = liveRangesOf(s);
-      for (let i = 1; i < live.length; i++) {
-        const before = live[i - 1]!;
-        const after = live[i]!;
-        if (before.offsetBytes + before.sizeBytes > after.offsetBytes) {
-          return (
-            `${before.state} [${before.offsetBytes}, ${before.offsetBytes + before.sizeBytes}) overlaps ` +
-            `${after.state} [${after.offsetBytes}, ${after.offsetBytes + after.sizeBytes})`
-          );
-        }
-      }
-      return null;
-    }),
-  },
-  noFalseOutOfMemory,
-  {
-    name: 'accounting',
-    description:
-      "used = the bytes the caller holds; free = the arc from the caller's cursor forward to the nearest range it holds; " +
-      'free + used + waste = capacity with waste counted by the ring; pristine exactly when the caller holds nothing',
-    check: bothSides((s) => {
-      let heldBytes = 0;
-      for (const handout of s.handouts.values()) heldBytes += handout.sizeBytes;
-      const expectedFree = expectedFreeBytes(s);
-      const free = s.ring.freeBytes();
-      const used = s.ring.usedBytes();
-      const waste = s.ring.wasteBytes();
-      if (used !== heldBytes) return `usedBytes ${used} but the caller holds ${heldBytes} bytes`;
-      if (free !== expectedFree) {
-        return `freeBytes ${free} but the arc from the cursor at ${s.lastEndBytes % s.capacityBytes} to the nearest held range is ${expectedFree} bytes`;
-      }
-      if (waste < 0 || free + used + waste !== s.capacityBytes) return `free ${free} + used ${used} + waste ${waste} != capacity ${s.capacityBytes}`;
-      if (s.ring.isPristine() !== (s.handouts.size === 0)) return `isPristine() is ${s.ring.isPristine()} while the caller holds ${s.handouts.size} ranges`;
-      return null;
-    }),
-  },
-  {
-    name: 'answers-match-model',
-    description:
-      "the ring's live() and rangeAt() answer as the model's (every live range, each range's lookup by its offset, and the lookup of " +
-      'the offset freed last), read every 16th step',
-    check: (model, impl) => {
-      // Sampled: live() and rangeAt() build fresh objects (the other invariants read the copy-free views).
-      if (impl.step % ANSWER_SAMPLE_STEPS !== 0) return null;
-      const expected = model.ring.live();
-      const actual = impl.ring.live();
-      if (expected.length !== actual.length) return `live() lists ${actual.length} ranges, the model's ${expected.length}`;
-      for (let i = 0; i < expected.length; i++) {
-        const e = expected[i]!;
-        if (!sameRange(actual[i]!, e)) return `live()[${i}] is ${rangeText(actual[i]!)}, the model's ${rangeText(e)}`;
-        const found = impl.ring.rangeAt(e.offsetBytes);
-        if (found === null || !sameRange(found, e)) return `rangeAt(${e.offsetBytes}) is ${found === null ? 'null' : rangeText(found)}, the model's ${rangeText(e)}`;
-      }
-      // The offset freed last (if no range starts there again) is found by neither.
-      if (impl.lastFreedOffset >= 0 && model.ring.rangeAt(impl.lastFreedOffset) === null) {
-        const stale = impl.ring.rangeAt(impl.lastFreedOffset);
-        if (stale !== null) return `rangeAt(${impl.lastFreedOffset}) still finds ${rangeText(stale)} after it was freed`;
-      }
-      return null;
-    },
-  },
-];
-
-function sameRange(a: RingRange, b: RingRange): boolean {
-  return a.offsetBytes === b.offsetBytes && a.sizeBytes === b.sizeBytes && a.state === b.state && a.fenceValue === b.fenceValue;
-}
-
-function rangeText(range: RingRange): string {
-  return `${range.state} [${range.offsetBytes}, ${range.offsetBytes + range.sizeBytes})${range.fenceValue === null ? '' : ` @${range.fenceValue}`}`;
-}
-
 /** Capacity of the largest ordinary config; a scale config is larger (and asks for small ranges). */
 const ORDINARY_MAX_CAPACITY_BYTES = 4096;
 
@@ -429,7 +207,7 @@ const ops = {
     // Scale configs only: reserves up to BURST_RANGES ranges of this size (until the ring refuses
     // one) and submits each with the queue's next value, then signals: many small requests in flight.
     weight: (config) => (isScaleConfig(config) ? 3 : 0),
-    arbitrary: (config, op) => fc.tuple(fc.integer({ min: 1, max: 64 }), alignArb).map(([sizeBytes, alignBytes]) => ({ op, sizeBytes, alignBytes })),
+    arbitrary: (_config, op) => fc.tuple(fc.integer({ min: 1, max: 64 }), alignArb).map(([sizeBytes, alignBytes]) => ({ op, sizeBytes, alignBytes })),
     apply: (s, command) => {
       const offsets: (number | null)[] = [];
       for (let i = 0; i < BURST_RANGES; i++) {

@@ -30,24 +30,19 @@ import type { Allocator, AllocatorPolicy } from '../alloc/allocator.js';
 import { subAllocatorConfigProblem, type SubAllocatorKind } from '../alloc/config.js';
 import { ALLOCATOR_POLICIES, loadUserAllocator, UserAllocatorError, type UserAllocatorModule } from '../user-allocator-module.js';
 import { createSubAllocatorModel } from '../../models/alloc-index.js';
+import { allocOps, type AllocOps, allocOpWeights } from './alloc-generation.js';
+import { honestAnswers, inBoundsAligned, noFalseOutOfMemory, noOverlap } from './alloc-invariants.js';
 import {
-  allocOps,
-  allocOpWeights,
-  allocSide,
-  allocStep,
-  allocTrace,
-  bestFitPromise,
-  BUDDY_PROMISE,
+  bestFitDeclaration,
+  BUDDY_DECLARATION,
+  DEFAULT_PROMISE,
   emptyPoolLiveness,
-  FITS_CAPACITY,
-  honestAnswers,
-  inBoundsAligned,
-  noFalseOutOfMemory,
-  noOverlap,
-  type AllocOps,
-  type AllocSide,
-  type EmptyPoolPromise,
-} from './alloc-common.js';
+  emptyPoolPromiseOf,
+  promiseText,
+  type AllocatorPromise,
+  type PromiseFunction,
+} from './alloc-promise.js';
+import { allocSide, type AllocSide, allocStep, allocTrace } from './alloc-side.js';
 
 /** The system name of every user allocator (regression files of it name their module in the config). */
 export const USER_ALLOCATOR_SYSTEM = 'user-allocator';
@@ -68,6 +63,20 @@ export interface UserAllocatorOptions {
   readonly minBlockBytes?: number;
   /** Policy 'best-fit': pool alignment of our model (default 256). */
   readonly poolAlignBytes?: number;
+  /**
+   * What the allocator promises on an empty pool (default: its policy's promise; for 'any' and
+   * 'first-fit' every size up to the capacity at any alignment). Policy 'any' and 'first-fit':
+   * pools below its minPoolBytes are not generated.
+   */
+  readonly promise?: AllocatorPromise | PromiseFunction;
+  /** Policy 'any' and 'first-fit': the largest heap the allocator supports (a 32-bit allocator: 2 ** 32 - 1). Default: 64 GiB. */
+  readonly maxCapacityBytes?: number;
+}
+
+interface ResolvedOptions {
+  readonly minBlockBytes: number;
+  readonly poolAlignBytes: number;
+  readonly heap: HeapRange;
 }
 
 /** The stand-in model of policy 'any': it has no opinion, so it never allocates. */
@@ -120,8 +129,62 @@ class UserAllocatorAdapter implements Allocator {
 const SCALE_CONFIG_ODDS = 400;
 /** Scale configs: at least this many grains (ordinary ones have at most 4096 for policy any). */
 const SCALE_MIN_GRAINS = 8192;
+/** Policy 'any' and 'first-fit': the scale branch's capacities (4 - 16 MiB). */
+const SCALE_MIN_BYTES = 1 << 22;
+const SCALE_MAX_BYTES = 1 << 24;
+/**
+ * GPU-sized heaps (policy 'any' and 'first-fit'): 256 MiB to 64 GiB, offsets and sizes past 2^31
+ * and 2^32 (32-bit offset arithmetic is the classic bug of allocator code ported from C).
+ * GPU_HEAP_WEIGHT of every 2000 + GPU_HEAP_WEIGHT configs (about 9 %): a run on one costs what
+ * an ordinary run costs (no bursts: the allocator's answers, not its tables, are what these
+ * sizes test).
+ */
+export const GPU_HEAP_MIN_BYTES = 2 ** 28;
+export const GPU_HEAP_MAX_BYTES = 2 ** 36;
+const GPU_HEAP_WEIGHT = 200;
+/** Heaps every GPU driver hands out in these sizes; drawn beside the log-uniform ones. */
+const GPU_HEAP_ROUND_SIZES = [2 ** 28, 2 ** 30, 2 ** 31, 2 ** 32, 2 ** 33, 2 ** 34, 2 ** 36];
 
-function capacityArb(policy: AllocatorPolicy, options: Required<UserAllocatorOptions>): fc.Arbitrary<number> {
+/** The capacities a module accepts: [minPoolBytes of its promise, its maxCapacityBytes]. */
+interface HeapRange {
+  readonly minBytes: number;
+  readonly maxBytes: number;
+}
+
+/** Log-uniform capacities in [minBytes, maxBytes], plus the round GPU sizes inside it. */
+function gpuHeapArb(minBytes: number, maxBytes: number): fc.Arbitrary<number> {
+  const logMin = Math.log2(minBytes);
+  const logMax = Math.log2(maxBytes);
+  const logUniform = fc.double({ min: logMin, max: logMax, noNaN: true }).map((exponent) => Math.min(maxBytes, Math.max(minBytes, Math.floor(2 ** exponent))));
+  const round = GPU_HEAP_ROUND_SIZES.filter((size) => size >= minBytes && size <= maxBytes);
+  return round.length === 0 ? logUniform : fc.oneof({ weight: 3, arbitrary: logUniform }, { weight: 1, arbitrary: fc.constantFrom(...round) });
+}
+
+/**
+ * Policy 'any' and 'first-fit': small pools, the three round ones, the scale branch and GPU-sized
+ * heaps, each branch cut to the module's heap range (a branch outside it is not drawn; the
+ * branches of an undeclared range are drawn as before the range existed, plus the GPU heaps).
+ */
+function anyPolicyCapacityArb(range: HeapRange): fc.Arbitrary<number> {
+  const { minBytes, maxBytes } = range;
+  const branches: fc.WeightedArbitrary<number>[] = [];
+  const integers = (weight: number, min: number, max: number) => {
+    const low = Math.max(min, minBytes);
+    const high = Math.min(max, maxBytes);
+    if (low <= high) branches.push({ weight, arbitrary: fc.integer({ min: low, max: high }) });
+  };
+  integers(4 * SCALE_CONFIG_ODDS - 4, 1, 4096);
+  const round = [65536, 65537, 1 << 20].filter((size) => size >= minBytes && size <= maxBytes);
+  if (round.length > 0) branches.push({ weight: SCALE_CONFIG_ODDS - 1, arbitrary: fc.constantFrom(...round) });
+  integers(5, SCALE_MIN_BYTES, SCALE_MAX_BYTES);
+  const gpuMin = Math.max(GPU_HEAP_MIN_BYTES, minBytes);
+  const gpuMax = Math.min(GPU_HEAP_MAX_BYTES, maxBytes);
+  if (gpuMin <= gpuMax) branches.push({ weight: GPU_HEAP_WEIGHT, arbitrary: gpuHeapArb(gpuMin, gpuMax) });
+  // A range between the branches (say 5 - 200 MiB): its own log-uniform draw.
+  return branches.length === 0 ? gpuHeapArb(minBytes, maxBytes) : fc.oneof(...branches);
+}
+
+function capacityArb(policy: AllocatorPolicy, options: ResolvedOptions): fc.Arbitrary<number> {
   switch (policy) {
     case 'buddy':
       return fc
@@ -136,37 +199,37 @@ function capacityArb(policy: AllocatorPolicy, options: Required<UserAllocatorOpt
         )
         .map((units) => options.poolAlignBytes * units);
     default:
-      return fc.oneof(
-        { weight: 4 * SCALE_CONFIG_ODDS - 4, arbitrary: fc.integer({ min: 1, max: 4096 }) },
-        { weight: SCALE_CONFIG_ODDS - 1, arbitrary: fc.constantFrom(65536, 65537, 1 << 20) },
-        { weight: 5, arbitrary: fc.integer({ min: 1 << 22, max: 1 << 24 }) },
-      );
+      return anyPolicyCapacityArb(options.heap);
   }
 }
 
 /** Whether a capacity is one of the scale branch's (the bursts are generated only there). */
-function isScaleCapacity(policy: AllocatorPolicy, capacityBytes: number, options: Required<UserAllocatorOptions>): boolean {
+function isScaleCapacity(policy: AllocatorPolicy, capacityBytes: number, options: ResolvedOptions): boolean {
   switch (policy) {
     case 'buddy':
       return capacityBytes / options.minBlockBytes >= SCALE_MIN_GRAINS;
     case 'best-fit':
       return capacityBytes / options.poolAlignBytes >= SCALE_MIN_GRAINS;
     default:
-      return capacityBytes >= 1 << 22;
+      return capacityBytes >= SCALE_MIN_BYTES && capacityBytes <= SCALE_MAX_BYTES;
   }
 }
 
-/** Which requests the policy promises to place on an empty pool (see alloc-common.ts). */
-function promiseOf(policy: AllocatorPolicy, options: Required<UserAllocatorOptions>): EmptyPoolPromise<unknown> {
+/** The declaration a policy promises by its spec (see alloc-promise.ts), when the module declares none. */
+function policyPromise(policy: AllocatorPolicy, options: Pick<ResolvedOptions, 'poolAlignBytes'>): AllocatorPromise {
   switch (policy) {
     case 'buddy':
-      return BUDDY_PROMISE;
+      return BUDDY_DECLARATION;
     case 'best-fit':
-      return bestFitPromise(options.poolAlignBytes, undefined);
+      return bestFitDeclaration(options.poolAlignBytes, undefined);
     default:
-      return FITS_CAPACITY;
+      return DEFAULT_PROMISE;
   }
 }
+
+/** One line for an empty-pool-liveness finding: how to state the promise when the refusal is by design. */
+export const NARROWER_PROMISE_HINT =
+  'if the allocator refuses this by design, declare what it promises in its module, e.g. export const promise = { overheadBytes, headerBytes, minBlockBytes, roundsTo, minPoolBytes } (docs/user-allocators.md)';
 
 /** The ops of a user's allocator: valid requests and frees of live allocations only, what its contract promises (bursts of them in scale configs). */
 type UserAllocatorOps = Pick<AllocOps<UserAllocatorConfig>, 'alloc' | 'free' | 'allocBurst' | 'freeBurst'>;
@@ -179,7 +242,14 @@ export function userAllocatorSystem(
   policy: AllocatorPolicy,
   options: UserAllocatorOptions = {},
 ): UserAllocatorSystem {
-  const resolved = { minBlockBytes: options.minBlockBytes ?? 256, poolAlignBytes: options.poolAlignBytes ?? 256 };
+  const declared = options.promise;
+  const minPoolBytes = declared === undefined || typeof declared === 'function' ? 1 : (declared.minPoolBytes ?? 1);
+  const resolved: ResolvedOptions = {
+    minBlockBytes: options.minBlockBytes ?? 256,
+    poolAlignBytes: options.poolAlignBytes ?? 256,
+    heap: { minBytes: minPoolBytes, maxBytes: options.maxCapacityBytes ?? GPU_HEAP_MAX_BYTES },
+  };
+  const promise = declared ?? policyPromise(policy, resolved);
   const kind: SubAllocatorKind | null = policy === 'any' ? null : policy;
   const modelConfig = (capacityBytes: number) => ({
     capacityBytes,
@@ -191,7 +261,7 @@ export function userAllocatorSystem(
   // the model chose), so empty-pool-liveness comes after it.
   const invariants: Invariant<AllocSide, unknown>[] = [noOverlap, inBoundsAligned, honestAnswers];
   if (compareOffsets) invariants.push(noFalseOutOfMemory);
-  invariants.push(emptyPoolLiveness(promiseOf(policy, resolved), true));
+  invariants.push(emptyPoolLiveness(emptyPoolPromiseOf(promise), { countsImplNulls: true, report: { promise: declared === undefined ? `the default promise of policy '${policy}', ${promiseText(promise)}` : `its declared promise ${promiseText(promise)}`, hint: NARROWER_PROMISE_HINT } }));
   const grains = kind === 'buddy' ? [resolved.minBlockBytes] : kind === 'best-fit' ? [resolved.poolAlignBytes] : [8, 16, 256, 4096];
   const label = modulePath;
   const { alloc, free, allocBurst, freeBurst } = allocOps<UserAllocatorConfig>(() => grains);
@@ -230,6 +300,8 @@ export function userAllocatorSystem(
     probes: compareOffsets ? ['out-of-memory', 'freed-everything'] : [],
     // Reports show the offsets the module returned (policy 'any' compares none of them).
     trace: (s: AllocSide) => (s.allocator instanceof NoOpinionModel ? null : allocTrace(s)),
+    // Policy 'any': the stand-in model has no answers, so reports print the implementation's only.
+    ...(compareOffsets ? {} : { modelless: true }),
   });
 }
 
@@ -245,6 +317,8 @@ export function userAllocatorSystemFromModule(
   return userAllocatorSystem(modulePath, loaded.createAllocator, policy, {
     minBlockBytes: loaded.minBlockBytes,
     poolAlignBytes: loaded.poolAlignBytes,
+    ...(loaded.promise === undefined ? {} : { promise: loaded.promise }),
+    ...(loaded.maxCapacityBytes === undefined ? {} : { maxCapacityBytes: loaded.maxCapacityBytes }),
   });
 }
 

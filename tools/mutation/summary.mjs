@@ -62,28 +62,26 @@ if (retest) {
 }
 const rows = [];
 const survivors = [];
-{
-  for (const [name, result] of latest) {
-    const source = result.source.split('\n');
-    result.mutants = [...result.mutants.values()];
-    let detected = 0;
-    let undetected = 0;
-    const counts = {};
-    for (const mutant of result.mutants) {
-      counts[mutant.status] = (counts[mutant.status] ?? 0) + 1;
-      if (DETECTED.has(mutant.status)) detected++;
-      else if (UNDETECTED.has(mutant.status)) {
-        undetected++;
-        const { start, end } = mutant.location;
-        const line = source[start.line - 1] ?? '';
-        const original = start.line === end.line ? line.slice(start.column - 1, end.column - 1) : `${line.slice(start.column - 1)}…`;
-        survivors.push(`${name}:${start.line}:${start.column} ${mutant.status} ${mutant.mutatorName}: ${original.trim().slice(0, 90)} -> ${(mutant.replacement ?? '').replace(/\s+/g, ' ').slice(0, 90)}`);
-      }
+for (const [name, result] of latest) {
+  const source = result.source.split('\n');
+  result.mutants = [...result.mutants.values()];
+  let detected = 0;
+  let undetected = 0;
+  const counts = {};
+  for (const mutant of result.mutants) {
+    counts[mutant.status] = (counts[mutant.status] ?? 0) + 1;
+    if (DETECTED.has(mutant.status)) detected++;
+    else if (UNDETECTED.has(mutant.status)) {
+      undetected++;
+      const { start, end } = mutant.location;
+      const line = source[start.line - 1] ?? '';
+      const original = start.line === end.line ? line.slice(start.column - 1, end.column - 1) : `${line.slice(start.column - 1)}…`;
+      survivors.push(`${name}:${start.line}:${start.column} ${mutant.status} ${mutant.mutatorName}: ${original.trim().slice(0, 90)} -> ${(mutant.replacement ?? '').replace(/\s+/g, ' ').slice(0, 90)}`);
     }
-    const total = detected + undetected;
-    const current = existsSync(name) && readFileSync(name, 'utf8') === result.source ? 'yes' : 'no (changed since)';
-    rows.push({ name, total, detected, undetected, counts, current, score: total === 0 ? 100 : (100 * detected) / total });
   }
+  const total = detected + undetected;
+  const current = existsSync(name) && readFileSync(name, 'utf8') === result.source ? 'yes' : 'no (changed since)';
+  rows.push({ name, total, detected, undetected, counts, current, score: total === 0 ? 100 : (100 * detected) / total });
 }
 rows.sort((a, b) => a.name.localeCompare(b.name));
 let allTotal = 0;
