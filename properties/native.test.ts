@@ -8,6 +8,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkSystem } from '../src/harness/property.js';
 import { loadRegression } from '../src/harness/regression.js';
@@ -247,6 +248,28 @@ ${ANSWER_LOOP}`;
     const second = runSequence(system, config('changed'), commands);
     expect(second.ok ? 'passed' : `${second.failure.check}: ${second.failure.message}`).toMatch(
       /^driver-protocol: .*hello differs from the first.*protocol version 2/,
+    );
+  });
+
+  it("a driver's hello declares its empty-pool promise and heap range as a module's exports do", () => {
+    scriptedDriver(
+      dir,
+      'promised',
+      "hello(1, 'system=allocator\\npolicy=any\\npromise.minPoolBytes=64\\nmaxCapacityBytes=4096\\n'); readFrame();",
+    );
+    const system = nativeAllocatorForProject(dir, 'promised');
+    const capacities = fc
+      .sample(system.configArb(), { seed: TEST_SEED, numRuns: 300 })
+      .map((config) => config.capacityBytes);
+    expect(Math.min(...capacities)).toBeGreaterThanOrEqual(64);
+    expect(Math.max(...capacities)).toBeLessThanOrEqual(4096);
+    scriptedDriver(
+      dir,
+      'misdeclared',
+      "hello(1, 'system=allocator\\npolicy=any\\npromise.headerBites=16\\n'); readFrame();",
+    );
+    expect(() => nativeAllocatorForProject(dir, 'misdeclared')).toThrow(
+      /misdeclared: its hello declares promise\.headerBites is no field of a promise/,
     );
   });
 

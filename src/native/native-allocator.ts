@@ -17,6 +17,7 @@ import type { CommandOf, Invariant, SystemDef } from '../harness/system.js';
 import { Nat, OneOf, parseWith, Str, Strict, type Static } from '../harness/schema.js';
 import { isPowerOfTwo, type Allocator, type AllocatorPolicy } from '../alloc/allocator.js';
 import { ALLOCATOR_POLICIES } from '../user-allocator-module.js';
+import { promiseProblem, type AllocatorPromise } from '../systems/alloc-promise.js';
 import {
   userAllocatorSchemas,
   userAllocatorSystem,
@@ -188,9 +189,15 @@ export type NativeAllocatorSystem = SystemDef<
 };
 
 /** What a driver's hello declares, checked; a string names the problem. */
-export function declaredPolicy(
-  driver: NativeDriver,
-): { policy: AllocatorPolicy; minBlockBytes: number; poolAlignBytes: number } | string {
+export function declaredPolicy(driver: NativeDriver):
+  | {
+      policy: AllocatorPolicy;
+      minBlockBytes: number;
+      poolAlignBytes: number;
+      promise?: AllocatorPromise;
+      maxCapacityBytes?: number;
+    }
+  | string {
   const fields = driver.hello.fields;
   const system = fields.get('system');
   if (system !== 'allocator')
@@ -210,7 +217,37 @@ export function declaredPolicy(
   const poolAlignBytes = number('poolAlignBytes');
   if (typeof minBlockBytes === 'string') return minBlockBytes;
   if (typeof poolAlignBytes === 'string') return poolAlignBytes;
-  return { policy, minBlockBytes, poolAlignBytes };
+  // `promise.<field>=<value>` lines: what a module's `export const promise` declares.
+  const promise: Record<string, number | string | boolean> = {};
+  for (const [key, text] of fields) {
+    if (!key.startsWith('promise.')) continue;
+    promise[key.slice('promise.'.length)] =
+      text === 'true'
+        ? true
+        : text === 'false'
+          ? false
+          : /^[0-9]+$/.test(text)
+            ? Number(text)
+            : text;
+  }
+  const hasPromise = Object.keys(promise).length > 0;
+  const promiseText = hasPromise ? promiseProblem(promise) : null;
+  if (promiseText !== null) return `its hello declares ${promiseText}`;
+  const maxText = fields.get('maxCapacityBytes');
+  const maxCapacityBytes = maxText === undefined ? undefined : Number(maxText);
+  if (
+    maxText !== undefined &&
+    !(/^[0-9]+$/.test(maxText) && maxCapacityBytes! >= 1 && Number.isSafeInteger(maxCapacityBytes))
+  ) {
+    return `its hello declares maxCapacityBytes=${maxText}, not a positive integer`;
+  }
+  return {
+    policy,
+    minBlockBytes,
+    poolAlignBytes,
+    ...(hasPromise ? { promise: promise as AllocatorPromise } : {}),
+    ...(maxCapacityBytes === undefined ? {} : { maxCapacityBytes }),
+  };
 }
 
 /**
