@@ -56,7 +56,7 @@ describe('the installed package', () => {
     expect(fuzzHelp.stdout).toMatch(/gpumv fuzz/);
     expect(fuzzHelp.stdout).not.toMatch(/npm run fuzz/);
     const benches = gpumv(['bench', '--help']);
-    expect(benches.stdout).toMatch(/benchmarks: alloc, campaign, residency-manager, residency-set, upload-pages/);
+    expect(benches.stdout).toMatch(/benchmarks: alloc, campaign, native, residency-manager, residency-set, upload-pages/);
     // A benchmark whose peers are the repository's dev dependencies says so.
     const peers = gpumv(['bench', 'alloc', '--seconds', '0.1']);
     expect(peers.status).toBe(2);
@@ -116,6 +116,18 @@ describe('the installed package', () => {
     writeFileSync(path.join(project, 'fix.mjs'), 'globalThis.SLAB_ALLOCATOR_FIXED = true;\n');
     const replayFixed = run(path.join(project, 'node_modules', '.bin', 'gpumv'), ['regress', 'replay'], sub, fixed);
     expect(replayFixed.status, output(replayFixed)).toBe(0);
+  });
+
+  it('ships the native driver header: a C driver built against gpumv include-dir runs under fuzz --exec', () => {
+    const include = gpumv(['include-dir']);
+    expect(include.status, output(include)).toBe(0);
+    expect(existsSync(path.join(include.stdout.trim(), 'gpumv_driver.h'))).toBe(true);
+    const source = path.join(project, 'node_modules', 'gpu-memory-verifier', 'examples', 'native', 'bump.c');
+    const built = run('cc', ['-std=c99', '-O1', `-I${include.stdout.trim()}`, '-o', path.join(project, 'bump'), source], project);
+    expect(built.status, output(built)).toBe(0);
+    const campaign = gpumv(['fuzz', '--exec', './bump', '--runs', '50', '--workers', '1', '--out', path.join(project, '.fuzz', 'native')]);
+    expect(campaign.status, output(campaign)).toBe(0);
+    expect(campaign.stdout).toMatch(/systems native-allocator/);
   });
 
   it('runs the vitest helpers: the team system with its mutants, its allocator module, and its regressions', () => {

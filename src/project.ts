@@ -28,6 +28,7 @@ import { InputError } from './harness/json.js';
 import { BUILTIN_SYSTEMS, loadBuiltinMutants } from './systems/index.js';
 import { USER_ALLOCATOR_SYSTEM, userAllocatorSystemFromModule } from './systems/user-allocator.js';
 import { ALLOCATOR_POLICIES, loadUserAllocator, UserAllocatorError } from './user-allocator-module.js';
+import { NATIVE_ALLOCATOR_SYSTEM, nativeAllocatorResolver } from './native/native-allocator.js';
 import type { AllocatorPolicy } from './alloc/allocator.js';
 import { exportNames, importUserModule, isTypeScriptFile, registerTypeScript } from './load-module.js';
 import { DEFAULT_SEED } from './harness/seed.js';
@@ -153,7 +154,7 @@ export function projectFromConfig(config: GpumvConfig, root: string, configFile:
   const registry = new Registry({
     systems,
     loadMutants: async () => [...(builtins ? await loadBuiltinMutants() : []), ...own],
-    resolvers: { [USER_ALLOCATOR_SYSTEM]: userAllocatorResolver(root) },
+    resolvers: { [USER_ALLOCATOR_SYSTEM]: userAllocatorResolver(root), [NATIVE_ALLOCATOR_SYSTEM]: nativeAllocatorResolver(root) },
   });
   return {
     root,

@@ -4,7 +4,7 @@ import { DEFAULT_RUNS } from './fuzz-options.js';
 import { DEFAULT_TIMEOUT_MS } from './watchdog.js';
 
 export const HELP = `usage:
-  npm run fuzz -- [--system all|NAME[,NAME...] | --mutant NAME | --allocator MODULE] [--seed S]
+  npm run fuzz -- [--system all|NAME[,NAME...] | --mutant NAME | --allocator MODULE | --exec DRIVER] [--seed S]
                   [--runs N | --budget 30s|45m|8h] [--timeout 10s] [--stop-on-first]
                   [--workers N] [--shard k/K] [--json FILE] [--html OUT] [--out DIR] [--resume FILE] [--config FILE]
   npm run fuzz -- merge SUMMARY.json SUMMARY.json ... [--json FILE]   (see merge --help)
@@ -22,6 +22,11 @@ generated sequence side by side (model vs implementation) with every invariant c
               and optionally policy = 'first-fit' | 'best-fit' | 'buddy' | 'any' (default 'any':
               bounds, alignment, no overlap, frees accepted; a named policy adds offset-for-offset
               conformance with our model). Findings replay against the module (examples/README.md)
+  --exec      fuzz a native allocator: an executable built with include/gpumv_driver.h (its folder:
+              gpumv include-dir), one process per worker, a run per batch; it declares its policy
+              in its hello. Sanitizer reports, signals, exits, garbage and hangs are findings
+              (driver-sanitizer, driver-crash, driver-exit, driver-garbage, driver-hang); findings
+              replay against the executable (docs/native.md)
   --seed      campaign seed, a string or number (default: the config's seed, else ${DEFAULT_SEED})
   --runs N    runs 0..N-1 of each system (default ${DEFAULT_RUNS} unless --budget is given)
   --budget    run until this much time has passed: no run starts after it, and what still runs

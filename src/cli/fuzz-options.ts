@@ -95,10 +95,13 @@ export async function parseCampaign(args: CampaignArgs): Promise<CampaignOptions
   const mutant = args.values.mutant;
   const allocator = args.values.allocator;
   if (resumed !== null && allocator !== undefined) throw new UsageError('--resume takes the allocator module from the summary; drop --allocator');
+  const exec = args.values.exec;
+  if (resumed !== null && exec !== undefined) throw new UsageError('--resume takes the driver from the summary; drop --exec');
   const targetSpec: TargetSpec = resumedSpec ?? {
     systems: args.values.system ?? 'all',
     ...(mutant === undefined ? {} : { mutant }),
     ...(allocator === undefined ? {} : { allocator: allocatorSpecPath(project, allocator) }),
+    ...(exec === undefined ? {} : { exec: allocatorSpecPath(project, exec) }),
   };
   const targets = await resolveTargets(targetSpec, project);
   const systems = targets.map((target) => target.system);

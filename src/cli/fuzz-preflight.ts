@@ -36,7 +36,8 @@ function preflightInWorker(options: CampaignOptions, systems: ReadonlySet<string
  */
 export async function runCampaignPreflight(options: CampaignOptions): Promise<{ holds: boolean; failing: number }> {
   const systems = new Set(options.targets.map((target) => fileSystemName(target.system.name)));
-  const allocators = new Set(options.targetSpec.allocator !== undefined ? [options.targetSpec.allocator] : options.project.allocators);
+  const { allocator, exec } = options.targetSpec;
+  const allocators = new Set(allocator !== undefined ? [allocator] : exec !== undefined ? [exec] : options.project.allocators);
   const result = await preflightInWorker(options, systems, allocators);
   const shown = (file: string) => rootRelative(options.project.root, file);
   for (const { file, reason } of result.ignored) console.error(`warning: ${shown(file)}: ${reason}; skipped`);

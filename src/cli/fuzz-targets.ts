@@ -12,6 +12,8 @@ import { UserAllocatorError } from '../user-allocator-module.js';
 import { USER_ALLOCATOR_SYSTEM } from '../systems/user-allocator.js';
 import { projectRelative, userAllocatorForProject, type Project } from '../project.js';
 import { ModuleLoadError } from '../load-module.js';
+import { nativeAllocatorForProject } from '../native/native-allocator.js';
+import { DriverStartError } from '../native/driver.js';
 
 export type { TargetSpec };
 
@@ -43,6 +45,16 @@ async function allocatorTarget(project: Project, modulePath: string, name: strin
   }
 }
 
+/** The native allocator system of a driver executable (relative to the project root); one that cannot start is a usage error. */
+function nativeTarget(project: Project, executable: string): Target {
+  try {
+    return { system: nativeAllocatorForProject(project.root, executable), catches: [] };
+  } catch (error) {
+    if (error instanceof DriverStartError) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
 /** Allocator targets for modules (relative to the root): `user-allocator` alone, else one name per module. */
 async function allocatorTargets(project: Project, modules: readonly string[]): Promise<Target[]> {
   return Promise.all(modules.map((modulePath) => allocatorTarget(project, modulePath, modules.length === 1 ? USER_ALLOCATOR_SYSTEM : `${USER_ALLOCATOR_SYSTEM}:${modulePath}`)));
@@ -55,6 +67,10 @@ export function allocatorSpecPath(project: Project, typed: string, cwd = process
 
 export async function resolveTargets(spec: TargetSpec, project: Project): Promise<Target[]> {
   const registry = project.registry;
+  if (spec.exec !== undefined) {
+    if (spec.mutant !== undefined || spec.systems !== 'all' || spec.allocator !== undefined) throw new UsageError('--exec runs only the native allocator; drop --system/--mutant/--allocator');
+    return [nativeTarget(project, spec.exec)];
+  }
   if (spec.allocator !== undefined) {
     if (spec.mutant !== undefined || spec.systems !== 'all') throw new UsageError('--allocator runs only the user-allocator system; drop --system/--mutant');
     return allocatorTargets(project, [spec.allocator]);

@@ -7,6 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { commandContext, respellCommands } from '../harness/command-line.js';
+import path from 'node:path';
 
 const SUBCOMMANDS: Readonly<Record<string, { readonly module: string; readonly summary: string }>> = {
   fuzz: { module: 'fuzz', summary: 'fixed-seed fuzz campaigns of your systems and allocators (findings, summary, resume, shards)' },
@@ -41,6 +42,8 @@ Every command reads the project's config, gpumv.config.{ts,mts,js,mjs}, found wa
 the working directory (or --config FILE): your systems, mutants, allocator modules, regressions
 folder and default seed. Paths written into files are relative to the config's folder.
 
+  include-dir    print the folder of gpumv_driver.h, the C header of native drivers
+                 (c++ -I"$(gpumv include-dir)" ...; docs/native.md)
   -h, --help     this help
   -v, --version  the package version`;
 
@@ -58,6 +61,12 @@ const [name, ...rest] = process.argv.slice(2);
 if (name === undefined || name === '-h' || name === '--help' || name === 'help') {
   console.log(HELP);
   process.exit(name === undefined ? 2 : 0);
+}
+if (name === 'include-dir') {
+  // The folder of include/gpumv_driver.h, for a native driver's build (-I"$(gpumv include-dir)").
+  const here = new URL('.', import.meta.url).pathname;
+  console.log(path.resolve(here, extension === '.ts' ? '../..' : '../../..', 'include'));
+  process.exit(0);
 }
 if (name === '-v' || name === '--version') {
   console.log(version());

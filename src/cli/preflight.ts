@@ -39,6 +39,7 @@ import { PACKAGE_ROOT } from '../package-root.js';
 import type { Project } from '../project.js';
 import { USER_ALLOCATOR_SYSTEM } from '../systems/user-allocator.js';
 import { fileSystemName } from './fuzz-targets.js';
+import { NATIVE_ALLOCATOR_SYSTEM } from '../native/native-allocator.js';
 import { WATCHDOG_CHECKS } from './watchdog.js';
 
 /** Whether a regression file records a hang or a worker death (read without validating it). */
@@ -89,10 +90,12 @@ export function preflightDirs(project: Project): string[] {
 /** The system a file names and its allocator module, read without validating it (that happens when it is loaded). */
 function peek(file: string): { system?: string; allocatorModule?: string } {
   try {
-    const raw = JSON.parse(readFileSync(file, 'utf8')) as { system?: unknown; config?: { allocatorModule?: unknown } };
+    const raw = JSON.parse(readFileSync(file, 'utf8')) as { system?: unknown; config?: { allocatorModule?: unknown; executable?: unknown } };
+    // A native allocator's file names its driver executable where a module's names the module.
+    const allocatorModule = raw.config?.allocatorModule ?? raw.config?.executable;
     return {
       ...(typeof raw.system === 'string' ? { system: raw.system } : {}),
-      ...(typeof raw.config?.allocatorModule === 'string' ? { allocatorModule: raw.config.allocatorModule } : {}),
+      ...(typeof allocatorModule === 'string' ? { allocatorModule } : {}),
     };
   } catch {
     return {};
@@ -191,7 +194,7 @@ export async function runPreflight(
       }
       const { system, allocatorModule } = peek(file);
       if (system !== undefined && !systems.has(system)) continue;
-      if (allocatorModule !== undefined && system === USER_ALLOCATOR_SYSTEM && !modules.has(path.normalize(allocatorModule))) continue;
+      if (allocatorModule !== undefined && (system === USER_ALLOCATOR_SYSTEM || system === NATIVE_ALLOCATOR_SYSTEM) && !modules.has(path.normalize(allocatorModule))) continue;
       if (isWatchdogFile(file)) {
         skipped++;
         continue;

@@ -25,6 +25,7 @@ import {
 } from '../harness/regression.js';
 import { loadProject, type Project } from '../project.js';
 import { USER_ALLOCATOR_SYSTEM } from '../systems/user-allocator.js';
+import { NATIVE_ALLOCATOR_SYSTEM } from '../native/native-allocator.js';
 import { COMMANDS, HelpRequested, parseCommand, runMain, UsageError } from './args.js';
 import { allocatorSpecPath, resolveTargets } from './fuzz-targets.js';
 import { CaseEvaluator, shrinkDeath } from './hang-shrink.js';
@@ -286,7 +287,9 @@ async function replayWatched(known: Project, file: string, regression: Regressio
   const url = campaignWorkerUrl();
   const allocator = regression.system === USER_ALLOCATOR_SYSTEM ? String(regression.config.allocatorModule) : undefined;
   const outcome = async (mutant?: string): Promise<RunOutcome> => {
-    const targets = allocator !== undefined ? { systems: 'all', allocator } : { systems: regression.system, ...(mutant === undefined ? {} : { mutant }) };
+    const exec = regression.system === NATIVE_ALLOCATOR_SYSTEM ? String(regression.config.executable) : undefined;
+    const targets =
+      allocator !== undefined ? { systems: 'all', allocator } : exec !== undefined ? { systems: 'all', exec } : { systems: regression.system, ...(mutant === undefined ? {} : { mutant }) };
     const evaluator = new CaseEvaluator(url, { campaignSeed: '0', targets, configFile: known.configFile, cwd: known.root }, timeoutMs);
     try {
       const result = await evaluator.evaluate(regression.system, regression.config, regression.commands);

@@ -250,6 +250,7 @@ export const TargetSpecSchema = Strict(
     systems: Str({ description: "comma-separated system names or 'all'" }),
     mutant: Type.Optional(Str({ description: 'runs against this mutant of the catalog (its system only)' })),
     allocator: Type.Optional(Str({ description: "a user's allocator module" })),
+    exec: Type.Optional(Str({ description: "a native allocator driver executable, relative to the project root (docs/native.md)" })),
   },
   { description: 'what the campaign runs against (plain data: a resume rebuilds the same targets)' },
 );

@@ -79,9 +79,13 @@ function crashText(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
-/** Builds an implementation side in place of the system's own (a mutant or a user's module). */
+/**
+ * Builds an implementation side in place of the system's own (a mutant or a user's module).
+ * `commands` is the whole sequence the side will be given (a native driver receives a run as
+ * one batch, see src/native/); other factories ignore it.
+ */
 // biome-ignore lint/suspicious/noExplicitAny: a factory for any system's config (the harness never reads it)
-export type ImplFactory<C = any, S = unknown> = (config: C, env: RunEnv) => S;
+export type ImplFactory<C = any, S = unknown> = (config: C, env: RunEnv, commands?: readonly OpNamed[]) => S;
 
 export interface RunOptions<C = JsonObject, S = unknown> {
   /** Replaces the system's implementation (a mutant or a user's module). */
@@ -129,7 +133,7 @@ export function runSequence<C extends JsonObject, Cmd extends OpNamed, S>(
   }
   try {
     model = system.createModel(config, context);
-    impl = (options.implFactory ?? system.createImpl)(config, SILENT_ENV);
+    impl = (options.implFactory ?? system.createImpl)(config, SILENT_ENV, commands);
   } catch (error) {
     const command = (commands[0] ?? { op: '(none)' }) as unknown as Command;
     const text = crashText(error);
@@ -265,7 +269,7 @@ export function traceSequence<C extends JsonObject, Cmd extends OpNamed, S>(
   let impl: S;
   try {
     model = system.createModel(config, new RunContext());
-    impl = (options.implFactory ?? system.createImpl)(config, SILENT_ENV);
+    impl = (options.implFactory ?? system.createImpl)(config, SILENT_ENV, commands);
   } catch {
     return [];
   }

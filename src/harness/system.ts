@@ -82,7 +82,8 @@ export interface SystemDef<C extends JsonObject = JsonObject, Cmd extends OpName
   /** Sequence lengths the property suites and campaigns generate. */
   readonly sequence: { readonly minLength: number; readonly maxLength: number };
   createModel(config: C, env: RunEnv): S;
-  createImpl(config: C, env: RunEnv): S;
+  /** `commands`: the whole sequence this side will be given (the runner passes it; a native driver takes a run as one batch). */
+  createImpl(config: C, env: RunEnv, commands?: readonly Cmd[]): S;
   /**
    * Applies one command to one side and returns its observation: the return value, the typed
    * error, and the visible state the command changed. Contract errors are caught by the runner.

@@ -19,6 +19,7 @@ import { fastAllocatorSystem } from './fast-allocator.js';
 import { fastConstantAllocatorSystem } from './fast-constant-allocator.js';
 import { engineFrameSystem } from './engine-frame.js';
 import { USER_ALLOCATOR_SYSTEM, userAllocatorSystemForConfig } from './user-allocator.js';
+import { NATIVE_ALLOCATOR_SYSTEM, nativeAllocatorResolver } from '../native/native-allocator.js';
 
 export const BUILTIN_SYSTEMS: readonly AnySystem[] = [
   residencySetSystem,
@@ -47,5 +48,5 @@ export async function loadBuiltinMutants(): Promise<readonly AnyMutant[]> {
 export const BUILTIN_REGISTRY = new Registry({
   systems: BUILTIN_SYSTEMS,
   loadMutants: loadBuiltinMutants,
-  resolvers: { [USER_ALLOCATOR_SYSTEM]: (rawConfig) => userAllocatorSystemForConfig(rawConfig) },
+  resolvers: { [USER_ALLOCATOR_SYSTEM]: (rawConfig) => userAllocatorSystemForConfig(rawConfig), [NATIVE_ALLOCATOR_SYSTEM]: nativeAllocatorResolver(process.cwd()) },
 });

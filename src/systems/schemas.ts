@@ -7,6 +7,7 @@ import { regressionJsonSchema } from '../harness/regression.js';
 import type { AnySystem } from '../harness/system.js';
 import { BUILTIN_SYSTEMS } from './index.js';
 import { userAllocatorSchemas } from './user-allocator.js';
+import { nativeAllocatorSchemas } from '../native/native-allocator.js';
 
 function text(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
@@ -15,7 +16,7 @@ function text(value: unknown): string {
 /** File name -> contents, for the given systems (default: the built-in ones). */
 export function schemaFiles(systems: readonly AnySystem[] = BUILTIN_SYSTEMS): Record<string, string> {
   return {
-    'regression.schema.json': text(regressionJsonSchema([...systems, userAllocatorSchemas])),
+    'regression.schema.json': text(regressionJsonSchema([...systems, userAllocatorSchemas, nativeAllocatorSchemas])),
     'campaign-summary.schema.json': text({
       $schema: 'http://json-schema.org/draft-07/schema#',
       $id: 'https://gpu-memory-verifier.invalid/schema/campaign-summary.schema.json',
