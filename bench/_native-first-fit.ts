@@ -95,14 +95,14 @@ export function createAllocator(capacityBytes: number): Allocator {
         freeHead = b;
       }
       const next = b.next;
-      if (next !== null && next.free) {
+      if (next?.free) {
         b.size += next.size;
         b.next = next.next;
         if (next.next !== null) next.next.prev = b;
         b.nextFree = next.nextFree;
       }
       const prev = b.prev;
-      if (prev !== null && prev.free) {
+      if (prev?.free) {
         prev.size += b.size;
         prev.next = b.next;
         if (b.next !== null) b.next.prev = prev;

@@ -269,7 +269,7 @@ export function parseCommand<T extends OptionTable>(spec: CommandSpec<T>, argv: 
     }
   }
 
-  let parsed;
+  let parsed: ReturnType<typeof parseArgv>;
   try {
     parsed = parseArgv({ args, options, strict: true, allowPositionals: spec.positionals });
   } catch (error) {

@@ -128,7 +128,7 @@ export function regressionFiles(known: Project, targets: readonly string[]): str
   const roots = targets.length > 0 ? targets.map((entry) => resolveArgument(known, entry)) : [known.regressionsDir];
   const files: string[] = [];
   const walk = (entry: string, named: boolean): void => {
-    let stats;
+    let stats: ReturnType<typeof statSync>;
     try {
       stats = statSync(entry);
     } catch {
@@ -144,7 +144,7 @@ export function regressionFiles(known: Project, targets: readonly string[]): str
       else console.error(`warning: ${shown(entry)}: ${reason}; skipped`);
     }
   };
-  roots.forEach((root) => walk(root, true));
+  for (const root of roots) walk(root, true);
   return files;
 }
 
