@@ -8,7 +8,13 @@ export default {
   vitest: { configFile: 'vitest.mutation.config.ts' },
   coverageAnalysis: 'perTest',
   // The loader of user allocator modules moved out of src/alloc (it allocates nothing); it is still measured.
-  mutate: ['src/alloc/**/*.ts', 'src/residency/**/*.ts', 'src/gpu/**/*.ts', 'src/harness/**/*.ts', 'src/user-allocator-module.ts'],
+  mutate: [
+    'src/alloc/**/*.ts',
+    'src/residency/**/*.ts',
+    'src/gpu/**/*.ts',
+    'src/harness/**/*.ts',
+    'src/user-allocator-module.ts',
+  ],
   // The machine running this locally is shared; the nightly job raises it (--concurrency 2).
   concurrency: 1,
   // Property tests run for seconds; a mutant that loops is cut off at 3x its tests' dry-run time plus this.

@@ -14,11 +14,22 @@ import { readdirSync } from 'node:fs';
 import { defineConfig } from 'vitest/config';
 
 const LEFT_OUT = ['cli-args.test.ts', 'package.test.ts'];
-const suites = readdirSync('properties').filter((name) => name.endsWith('.test.ts') && !LEFT_OUT.includes(name));
-const only = (process.env.MUTATION_SUITES ?? '').split(',').map((prefix) => prefix.trim()).filter((prefix) => prefix !== '');
+const suites = readdirSync('properties').filter(
+  (name) => name.endsWith('.test.ts') && !LEFT_OUT.includes(name),
+);
+const only = (process.env.MUTATION_SUITES ?? '')
+  .split(',')
+  .map((prefix) => prefix.trim())
+  .filter((prefix) => prefix !== '');
 const unknown = only.filter((prefix) => !suites.some((suite) => suite.startsWith(prefix)));
-if (unknown.length > 0) throw new Error(`MUTATION_SUITES: no suite starts with ${unknown.join(', ')} (suites: ${suites.join(', ')})`);
-const chosen = only.length === 0 ? suites : suites.filter((suite) => only.some((prefix) => suite.startsWith(prefix)));
+if (unknown.length > 0)
+  throw new Error(
+    `MUTATION_SUITES: no suite starts with ${unknown.join(', ')} (suites: ${suites.join(', ')})`,
+  );
+const chosen =
+  only.length === 0
+    ? suites
+    : suites.filter((suite) => only.some((prefix) => suite.startsWith(prefix)));
 
 export default defineConfig({
   test: {

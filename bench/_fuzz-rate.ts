@@ -32,7 +32,8 @@ function fail(message: string): never {
 
 function natural(field: string, text: string | undefined): number {
   const value = Number(text);
-  if (text === undefined || !Number.isSafeInteger(value) || value < 0) fail(`${field} must be a natural number, got ${text ?? 'nothing'}`);
+  if (text === undefined || !Number.isSafeInteger(value) || value < 0)
+    fail(`${field} must be a natural number, got ${text ?? 'nothing'}`);
   return value;
 }
 
@@ -49,10 +50,13 @@ for (let i = 0; i < argv.length; i++) {
   else fail(`unknown option ${arg} (see --help)`);
 }
 if (options.system === '') fail('--system is required (see --help)');
-const system = BUILTIN_SYSTEMS.find((candidate) => candidate.name === options.system) ?? fail(`--system: no system named '${options.system}'`);
+const system =
+  BUILTIN_SYSTEMS.find((candidate) => candidate.name === options.system) ??
+  fail(`--system: no system named '${options.system}'`);
 
 const end = options.first + options.runs;
-for (let i = end; i < end + WARM_UP_RUNS; i++) executeRun(system, planRun(CAMPAIGN_SEED, system, i));
+for (let i = end; i < end + WARM_UP_RUNS; i++)
+  executeRun(system, planRun(CAMPAIGN_SEED, system, i));
 const start = process.cpuUsage();
 let commands = 0;
 let findings = 0;
@@ -63,4 +67,6 @@ for (let i = options.first; i < end; i++) {
 }
 const used = process.cpuUsage(start);
 const cpuSeconds = (used.user + used.system) / 1e6;
-console.log(`${system.name}: runs ${options.first}..${end - 1}, ${commands} commands, ${findings} findings, ${cpuSeconds.toFixed(2)} s CPU -> ${Math.round(commands / cpuSeconds)} commands per CPU second`);
+console.log(
+  `${system.name}: runs ${options.first}..${end - 1}, ${commands} commands, ${findings} findings, ${cpuSeconds.toFixed(2)} s CPU -> ${Math.round(commands / cpuSeconds)} commands per CPU second`,
+);

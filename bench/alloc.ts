@@ -169,7 +169,8 @@ let tlsfMemory: { buffer: { byteLength: number } } | undefined;
 function asTlsf(capacityBytes: number, sizeDivisor = 1): Subject {
   if (tlsfModule === undefined) {
     const wasmPath = path.join(here, '_tlsf', 'tlsf.wasm');
-    if (!existsSync(wasmPath)) execFileSync(process.execPath, [path.join(here, '_tlsf', 'build.mjs')], { stdio: 'inherit' });
+    if (!existsSync(wasmPath))
+      execFileSync(process.execPath, [path.join(here, '_tlsf', 'build.mjs')], { stdio: 'inherit' });
     tlsfModule = new wasm.Module(readFileSync(wasmPath));
   }
   const instance = new wasm.Instance(tlsfModule, {
@@ -179,11 +180,16 @@ function asTlsf(capacityBytes: number, sizeDivisor = 1): Subject {
       },
     },
   });
-  const exports = instance.exports as { alloc(sizeBytes: number): number; free(pointer: number): void; memory: { buffer: { byteLength: number } } };
+  const exports = instance.exports as {
+    alloc(sizeBytes: number): number;
+    free(pointer: number): void;
+    memory: { buffer: { byteLength: number } };
+  };
   tlsfMemory = exports.memory;
   return {
     alloc: (sizeBytes, alignBytes) => {
-      const requestBytes = Math.max(1, Math.round(sizeBytes / sizeDivisor)) + (alignBytes > 16 ? alignBytes - 16 : 0);
+      const requestBytes =
+        Math.max(1, Math.round(sizeBytes / sizeDivisor)) + (alignBytes > 16 ? alignBytes - 16 : 0);
       let raw: number;
       try {
         raw = exports.alloc(requestBytes) >>> 0;
@@ -218,15 +224,40 @@ function roundCapacity(workload: Workload, live: number): number {
 const pow2Above = (bytes: number) => 2 ** Math.ceil(Math.log2(bytes));
 
 const contestants: Contestant[] = [
-  { name: 'best-fit', make: (capacityBytes) => ours(new BestFitAllocator({ capacityBytes, poolAlignBytes: 256 })) },
-  { name: 'best-fit model', modelOf: 'best-fit', make: (capacityBytes) => ours(new BestFitModel({ capacityBytes, poolAlignBytes: 256 }), false) },
-  { name: 'buddy', make: (capacityBytes) => ours(new BuddyAllocator({ capacityBytes: pow2Above(capacityBytes), minBlockBytes: 256 })) },
-  { name: 'buddy model', modelOf: 'buddy', make: (capacityBytes) => ours(new BuddyModel({ capacityBytes: pow2Above(capacityBytes), minBlockBytes: 256 }), false) },
+  {
+    name: 'best-fit',
+    make: (capacityBytes) => ours(new BestFitAllocator({ capacityBytes, poolAlignBytes: 256 })),
+  },
+  {
+    name: 'best-fit model',
+    modelOf: 'best-fit',
+    make: (capacityBytes) => ours(new BestFitModel({ capacityBytes, poolAlignBytes: 256 }), false),
+  },
+  {
+    name: 'buddy',
+    make: (capacityBytes) =>
+      ours(new BuddyAllocator({ capacityBytes: pow2Above(capacityBytes), minBlockBytes: 256 })),
+  },
+  {
+    name: 'buddy model',
+    modelOf: 'buddy',
+    make: (capacityBytes) =>
+      ours(new BuddyModel({ capacityBytes: pow2Above(capacityBytes), minBlockBytes: 256 }), false),
+  },
   { name: 'first-fit', make: (capacityBytes) => ours(new FirstFitAllocator({ capacityBytes })) },
-  { name: 'first-fit model', modelOf: 'first-fit', make: (capacityBytes) => ours(new FirstFitModel({ capacityBytes }), false) },
+  {
+    name: 'first-fit model',
+    modelOf: 'first-fit',
+    make: (capacityBytes) => ours(new FirstFitModel({ capacityBytes }), false),
+  },
   { name: '@thi.ng/malloc', make: (capacityBytes) => thingMalloc(capacityBytes) },
   { name: 'AS TLSF (wasm)', make: (capacityBytes) => asTlsf(capacityBytes) },
-  { name: 'AS TLSF (wasm) sizes/64', footprintOnly: true, workloads: ['default'], make: (capacityBytes) => asTlsf(capacityBytes, 64) },
+  {
+    name: 'AS TLSF (wasm) sizes/64',
+    footprintOnly: true,
+    workloads: ['default'],
+    make: (capacityBytes) => asTlsf(capacityBytes, 64),
+  },
 ];
 
 // --- arguments ---------------------------------------------------------------------------------
@@ -246,19 +277,27 @@ of live allocations: our sub-allocators, their models, @thi.ng/malloc and Assemb
   -h, --help      this help`;
 const contestantNames = contestants.map((contestant) => contestant.name);
 /** The shared 'bench alloc' options plus --workload (this bench's own). */
-const args = parseOrExit(COMMANDS['bench alloc'], () => HELP.replace('CONTESTANTS', contestantNames.join(', ')));
+const args = parseOrExit(COMMANDS['bench alloc'], () =>
+  HELP.replace('CONTESTANTS', contestantNames.join(', ')),
+);
 const liveCounts = args.values.live ?? [1000, 10000];
 const secondsPerCase = args.values.seconds ?? 2;
 const only = args.values.only?.split(',').map((name) => name.trim());
 const workloads = orExit(() => {
   const check = (option: string, name: string): void => {
-    if (!contestantNames.includes(name)) throw new UsageError(`--${option}: unknown contestant '${name}'; known: ${contestantNames.join(', ')} (see npm run bench -- alloc --help)`);
+    if (!contestantNames.includes(name))
+      throw new UsageError(
+        `--${option}: unknown contestant '${name}'; known: ${contestantNames.join(', ')} (see npm run bench -- alloc --help)`,
+      );
   };
   for (const name of only ?? []) check('only', name);
   if (args.values.case !== undefined) check('case', args.values.case);
   const names = args.values.workload?.split(',').map((name) => name.trim()) ?? [...WORKLOADS];
   for (const name of names) {
-    if (!(WORKLOADS as readonly string[]).includes(name)) throw new UsageError(`--workload: unknown workload '${name}'; known: ${WORKLOADS.join(', ')} (see npm run bench -- alloc --help)`);
+    if (!(WORKLOADS as readonly string[]).includes(name))
+      throw new UsageError(
+        `--workload: unknown workload '${name}'; known: ${WORKLOADS.join(', ')} (see npm run bench -- alloc --help)`,
+      );
   }
   return names as Workload[];
 });
@@ -378,16 +417,30 @@ if (caseName !== undefined) {
   const contestant = contestants.find((c) => c.name === caseName)!; // checked with the arguments
   console.log(JSON.stringify(measure(contestant, workloads[0]!, liveCounts[0]!)));
 } else {
-  console.log(`alloc bench: node ${process.version}, ${secondsPerCase}s per case, workloads ${workloads.join(', ')}, live ${liveCounts.join(', ')}, one child process per case`);
+  console.log(
+    `alloc bench: node ${process.version}, ${secondsPerCase}s per case, workloads ${workloads.join(', ')}, live ${liveCounts.join(', ')}, one child process per case`,
+  );
   for (const workload of workloads) {
     for (const targetLive of liveCounts) {
       const results = new Map<string, Result>();
       for (const contestant of contestants) {
         if (only !== undefined && !only.includes(contestant.name)) continue;
-        if (contestant.workloads !== undefined && !contestant.workloads.includes(workload)) continue;
+        if (contestant.workloads !== undefined && !contestant.workloads.includes(workload))
+          continue;
         const output = execFileSync(
           process.execPath,
-          [...process.execArgv, fileURLToPath(import.meta.url), '--case', contestant.name, '--workload', workload, '--live', String(targetLive), '--seconds', String(secondsPerCase)],
+          [
+            ...process.execArgv,
+            fileURLToPath(import.meta.url),
+            '--case',
+            contestant.name,
+            '--workload',
+            workload,
+            '--live',
+            String(targetLive),
+            '--seconds',
+            String(secondsPerCase),
+          ],
           { encoding: 'utf8', maxBuffer: 1 << 20 },
         );
         results.set(contestant.name, JSON.parse(output.trim().split('\n').pop()!) as Result);
@@ -398,7 +451,9 @@ if (caseName !== undefined) {
       console.log(
         `\nworkload ${workload} (${WORKLOAD_TEXT[workload]}), ${targetLive} live (best/first fit, @thi.ng/malloc, AS TLSF: ${(capacityBytes / GiB).toFixed(3)} GiB; buddy: ${(pow2Above(capacityBytes) / GiB).toFixed(3)} GiB)`,
       );
-      console.log('| allocator | alloc+free pairs/s | null % | live at end | metadata B/live | vs its model | vs @thi.ng/malloc | vs AS TLSF |');
+      console.log(
+        '| allocator | alloc+free pairs/s | null % | live at end | metadata B/live | vs its model | vs @thi.ng/malloc | vs AS TLSF |',
+      );
       console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
       for (const contestant of contestants) {
         const result = results.get(contestant.name);
@@ -406,15 +461,23 @@ if (caseName !== undefined) {
         const model = contestants.find((c) => c.modelOf === contestant.name);
         const modelResult = model === undefined ? undefined : results.get(model.name);
         const ratio = (other: Result | undefined) =>
-          other === undefined || other === result || contestant.footprintOnly ? '' : `${(result.pairsPerSecond / other.pairsPerSecond).toFixed(2)}x`;
-        const metadata = result.metadataBytes === undefined || result.live === 0 ? '' : (result.metadataBytes / result.live).toFixed(0);
+          other === undefined || other === result || contestant.footprintOnly
+            ? ''
+            : `${(result.pairsPerSecond / other.pairsPerSecond).toFixed(2)}x`;
+        const metadata =
+          result.metadataBytes === undefined || result.live === 0
+            ? ''
+            : (result.metadataBytes / result.live).toFixed(0);
         console.log(
           `| ${result.name} | ${format(result.pairsPerSecond)} | ${result.nullPercent.toFixed(1)} | ${result.live} | ${metadata} | ${ratio(modelResult)} | ${ratio(thing)} | ${ratio(tlsf)} |`,
         );
       }
       for (const contestant of contestants) {
         const memoryBytes = results.get(contestant.name)?.memoryBytes;
-        if (memoryBytes !== undefined) console.log(`${contestant.name}: wasm memory ${(memoryBytes / GiB).toFixed(2)} GiB at the end`);
+        if (memoryBytes !== undefined)
+          console.log(
+            `${contestant.name}: wasm memory ${(memoryBytes / GiB).toFixed(2)} GiB at the end`,
+          );
       }
       if (tlsf !== undefined && workload === 'default') {
         console.log(

@@ -42,15 +42,24 @@ const runs = args.values.runs ?? 2000;
 const seconds = args.values.seconds ?? 60;
 const repeat = args.values.repeat ?? 1;
 const selected = args.values.systems ?? 'all';
-const systems = selected === 'all' ? SYSTEMS : SYSTEMS.filter((system) => selected.split(',').includes(system.name));
+const systems =
+  selected === 'all'
+    ? SYSTEMS
+    : SYSTEMS.filter((system) => selected.split(',').includes(system.name));
 orExit(() => {
-  const unknown = selected === 'all' ? [] : selected.split(',').filter((name) => !known.includes(name));
+  const unknown =
+    selected === 'all' ? [] : selected.split(',').filter((name) => !known.includes(name));
   if (unknown.length > 0 || systems.length === 0) {
-    throw new UsageError(`--systems: unknown system '${unknown[0] ?? selected}'; known: ${known.join(', ')}, all (see npm run bench -- campaign --help)`);
+    throw new UsageError(
+      `--systems: unknown system '${unknown[0] ?? selected}'; known: ${known.join(', ')}, all (see npm run bench -- campaign --help)`,
+    );
   }
 });
 
-function timeCheck(system: SystemDef, predicate: (testCase: { config: never; commands: never[] }) => boolean): { ms: number; commands: number } {
+function timeCheck(
+  system: SystemDef,
+  predicate: (testCase: { config: never; commands: never[] }) => boolean,
+): { ms: number; commands: number } {
   let commands = 0;
   const arbitrary = fc.noBias(caseArb(system));
   const started = performance.now();
@@ -65,7 +74,9 @@ function timeCheck(system: SystemDef, predicate: (testCase: { config: never; com
 }
 
 console.log(`harness overhead: ${runs} generated sequences per system, seed 7, one thread`);
-console.log(`${'system'.padEnd(20)} ${'bare impl cmd/s'.padStart(16)} ${'harness cmd/s'.padStart(14)} ${'harness / bare time'.padStart(20)}`);
+console.log(
+  `${'system'.padEnd(20)} ${'bare impl cmd/s'.padStart(16)} ${'harness cmd/s'.padStart(14)} ${'harness / bare time'.padStart(20)}`,
+);
 for (const system of systems) {
   const bare = timeCheck(system, (testCase) => {
     const impl = system.createImpl(testCase.config, new RunContext());
@@ -78,10 +89,17 @@ for (const system of systems) {
     }
     return true;
   });
-  const full = timeCheck(system, (testCase) => runSequence(system, testCase.config, testCase.commands).ok);
+  const full = timeCheck(
+    system,
+    (testCase) => runSequence(system, testCase.config, testCase.commands).ok,
+  );
   console.log(
-    `${system.name.padEnd(20)} ${Math.round(bare.commands / (bare.ms / 1000)).toLocaleString('en-US').padStart(16)} ` +
-      `${Math.round(full.commands / (full.ms / 1000)).toLocaleString('en-US').padStart(14)} ${(full.ms / bare.ms).toFixed(2).padStart(19)}x`,
+    `${system.name.padEnd(20)} ${Math.round(bare.commands / (bare.ms / 1000))
+      .toLocaleString('en-US')
+      .padStart(16)} ` +
+      `${Math.round(full.commands / (full.ms / 1000))
+        .toLocaleString('en-US')
+        .padStart(14)} ${(full.ms / bare.ms).toFixed(2).padStart(19)}x`,
   );
 }
 
@@ -91,27 +109,54 @@ let launched = 0;
 /** Starts `npm run fuzz` (the command users run) for the budget; resolves to its summary. */
 function campaign(workers: number, extra: string[] = []): Promise<CampaignSummary> {
   const json = path.join(dir, `c${launched++}.json`);
-  const args = ['run', '--silent', 'fuzz', '--', '--system', selected, '--seed', 'bench', '--budget', `${seconds}s`, '--workers', String(workers), '--json', json, '--out', dir, ...extra];
+  const args = [
+    'run',
+    '--silent',
+    'fuzz',
+    '--',
+    '--system',
+    selected,
+    '--seed',
+    'bench',
+    '--budget',
+    `${seconds}s`,
+    '--workers',
+    String(workers),
+    '--json',
+    json,
+    '--out',
+    dir,
+    ...extra,
+  ];
   return new Promise((resolve, reject) => {
     const child = spawn('npm', args, { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.on('exit', (code) => {
-      if (code !== 0 && code !== 1) reject(new Error(`npm ${args.join(' ')} exited ${code}: ${stderr}`));
+      if (code !== 0 && code !== 1)
+        reject(new Error(`npm ${args.join(' ')} exited ${code}: ${stderr}`));
       else resolve(JSON.parse(readFileSync(json, 'utf8')) as CampaignSummary);
     });
   });
 }
-const commandsOf = (summary: CampaignSummary): number => Object.values(summary.systems).reduce((sum, system) => sum + system.commands, 0);
-const total = (summary: CampaignSummary): number => commandsOf(summary) / (summary.timing.elapsedMs / 1000);
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const commandsOf = (summary: CampaignSummary): number =>
+  Object.values(summary.systems).reduce((sum, system) => sum + system.commands, 0);
+const total = (summary: CampaignSummary): number =>
+  commandsOf(summary) / (summary.timing.elapsedMs / 1000);
+const median = (values: number[]): number =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-console.log(`\nworker scaling: npm run fuzz for ${seconds} s each (start-up included), ${repeat} round(s), interleaved`);
+console.log(
+  `\nworker scaling: npm run fuzz for ${seconds} s each (start-up included), ${repeat} round(s), interleaved`,
+);
 const rounds: { one: CampaignSummary; two: CampaignSummary; apart: number }[] = [];
 for (let round = 0; round < repeat; round++) {
   const one = await campaign(1);
   const two = await campaign(2);
-  const [left, right] = await Promise.all([campaign(1, ['--shard', '0/2']), campaign(1, ['--shard', '1/2'])]);
+  const [left, right] = await Promise.all([
+    campaign(1, ['--shard', '0/2']),
+    campaign(1, ['--shard', '1/2']),
+  ]);
   rounds.push({ one, two, apart: total(left) + total(right) });
   console.log(
     `round ${round + 1}: 1 worker ${Math.round(total(one)).toLocaleString('en-US')}, 2 workers ${Math.round(total(two)).toLocaleString('en-US')} ` +
@@ -120,12 +165,18 @@ for (let round = 0; round < repeat; round++) {
 }
 const ratios = rounds.map((round) => total(round.two) / total(round.one));
 const middle = rounds[ratios.indexOf(median(ratios))]!;
-console.log('\nmedian round, per system: commands/s per core (busy time) with one worker and with two, and the per-core efficiency of two');
-console.log(`${'system'.padEnd(20)} ${'1 worker'.padStart(15)} ${'2 workers'.padStart(16)} ${'ratio'.padStart(7)}`);
+console.log(
+  '\nmedian round, per system: commands/s per core (busy time) with one worker and with two, and the per-core efficiency of two',
+);
+console.log(
+  `${'system'.padEnd(20)} ${'1 worker'.padStart(15)} ${'2 workers'.padStart(16)} ${'ratio'.padStart(7)}`,
+);
 for (const name of Object.keys(middle.one.systems)) {
   const a = middle.one.timing.commandsPerSecond[name] ?? 0;
   const b = middle.two.timing.commandsPerSecond[name] ?? 0;
-  console.log(`${name.padEnd(20)} ${a.toLocaleString('en-US').padStart(15)} ${b.toLocaleString('en-US').padStart(16)} ${(b / Math.max(a, 1)).toFixed(2).padStart(6)}x`);
+  console.log(
+    `${name.padEnd(20)} ${a.toLocaleString('en-US').padStart(15)} ${b.toLocaleString('en-US').padStart(16)} ${(b / Math.max(a, 1)).toFixed(2).padStart(6)}x`,
+  );
 }
 console.log(
   `${'all (total cmd/s)'.padEnd(20)} ${Math.round(total(middle.one)).toLocaleString('en-US').padStart(15)} ${Math.round(total(middle.two)).toLocaleString('en-US').padStart(16)} ${(total(middle.two) / total(middle.one)).toFixed(2).padStart(6)}x` +

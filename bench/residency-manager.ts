@@ -15,7 +15,10 @@
 import { performance } from 'node:perf_hooks';
 import { ResidencyManagerModel } from '../models/residency-manager.js';
 import { ResidencyManagerImpl } from '../src/residency/residency-manager.js';
-import type { ResidencyManager, ResidencyManagerConfig } from '../src/residency/residency-manager-types.js';
+import type {
+  ResidencyManager,
+  ResidencyManagerConfig,
+} from '../src/residency/residency-manager-types.js';
 import { COMMANDS, parseOrExit } from '../src/cli/args.js';
 
 const HELP = `usage: npm run bench -- residency-manager [--seconds S] [--objects N]
@@ -38,7 +41,7 @@ function sizes(count: number): number[] {
   let state = 12345;
   for (let i = 0; i < count; i++) {
     state = (Math.imul(state, 1103515245) + 12345) >>> 0;
-    out.push((1 + (state >>> 16) % 64) * 65536);
+    out.push((1 + ((state >>> 16) % 64)) * 65536);
   }
   return out;
 }
@@ -54,7 +57,11 @@ interface Prepared {
   readonly lists: number[][][];
 }
 
-function prepare(make: (config: ResidencyManagerConfig) => ResidencyManager, objectSizes: number[], scenario: Scenario): Prepared {
+function prepare(
+  make: (config: ResidencyManagerConfig) => ResidencyManager,
+  objectSizes: number[],
+  scenario: Scenario,
+): Prepared {
   const workingSetBytes = objectSizes.reduce((a, b) => a + b, 0);
   const config: ResidencyManagerConfig = {
     objectSizesBytes: objectSizes,
@@ -77,7 +84,12 @@ function prepare(make: (config: ResidencyManagerConfig) => ResidencyManager, obj
   for (let start = 0; start < objectSizes.length; start += scenario.batch) {
     const set = manager.sets.createSet();
     manager.sets.open(set);
-    for (let object = start; object < Math.min(start + scenario.batch, objectSizes.length); object++) manager.sets.insert(set, object);
+    for (
+      let object = start;
+      object < Math.min(start + scenario.batch, objectSizes.length);
+      object++
+    )
+      manager.sets.insert(set, object);
     manager.sets.close(set);
     sets.push(set);
     lists.push([manager.sets.contents(set)]);
@@ -118,11 +130,27 @@ for (const batch of [1000, 5000, 10000]) {
   for (const budgetPercent of [50, 110]) scenarios.push({ batch, budgetPercent });
 }
 
-console.log(`residency-manager: ExecuteCommandLists submissions/s, ${objectCount} tracked objects, inline mode, objects start EVICTED, >= ${seconds} s per cell`);
-console.log(`${'batch'.padStart(6)} ${'budget'.padStart(7)} ${'impl sub/s'.padStart(12)} ${'model sub/s'.padStart(12)} ${'impl/model'.padStart(11)}`);
+console.log(
+  `residency-manager: ExecuteCommandLists submissions/s, ${objectCount} tracked objects, inline mode, objects start EVICTED, >= ${seconds} s per cell`,
+);
+console.log(
+  `${'batch'.padStart(6)} ${'budget'.padStart(7)} ${'impl sub/s'.padStart(12)} ${'model sub/s'.padStart(12)} ${'impl/model'.padStart(11)}`,
+);
 for (const scenario of scenarios) {
-  const impl = measure(prepare((config) => new ResidencyManagerImpl(config, { checked: false }), objectSizes, scenario));
-  const model = measure(prepare((config) => new ResidencyManagerModel(config, { checked: false }), objectSizes, scenario));
+  const impl = measure(
+    prepare(
+      (config) => new ResidencyManagerImpl(config, { checked: false }),
+      objectSizes,
+      scenario,
+    ),
+  );
+  const model = measure(
+    prepare(
+      (config) => new ResidencyManagerModel(config, { checked: false }),
+      objectSizes,
+      scenario,
+    ),
+  );
   console.log(
     `${String(scenario.batch).padStart(6)} ${`${scenario.budgetPercent} %`.padStart(7)} ${impl.toFixed(1).padStart(12)} ${model.toFixed(1).padStart(12)} ${(impl / model).toFixed(1).padStart(10)}x`,
   );

@@ -11,7 +11,13 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 // Sources (.ts, the repo's scripts) or compiled (.js, the installed package's `gpumv bench`).
 const extension = path.extname(fileURLToPath(import.meta.url));
 const available = readdirSync(here)
-  .filter((file) => file.endsWith(extension) && !file.endsWith('.d.ts') && file !== `run${extension}` && !file.startsWith('_'))
+  .filter(
+    (file) =>
+      file.endsWith(extension) &&
+      !file.endsWith('.d.ts') &&
+      file !== `run${extension}` &&
+      !file.startsWith('_'),
+  )
   .map((file) => file.slice(0, -extension.length))
   .sort();
 const HELP = `usage: npm run bench -- <name> [args]   (npm run bench -- <name> --help lists a benchmark's args)
@@ -29,7 +35,9 @@ if (name === undefined) {
 if (name.startsWith('-')) parseOrExit(COMMANDS.bench, HELP, [name]);
 const file = path.join(here, `${name}${extension}`);
 if (!available.includes(name) || !existsSync(file)) {
-  console.error(`error: unknown benchmark '${name}'; available: ${available.join(', ')} (see npm run bench -- --help)`);
+  console.error(
+    `error: unknown benchmark '${name}'; available: ${available.join(', ')} (see npm run bench -- --help)`,
+  );
   process.exit(2);
 }
 process.argv = [process.argv[0]!, file, ...rest];
@@ -38,8 +46,13 @@ try {
 } catch (error) {
   // The peers some benchmarks compare with (@thi.ng/malloc, AssemblyScript's TLSF) are the
   // repository's dev dependencies, not the installed package's.
-  const missing = /Cannot find (?:package|module) '([^']+)'/.exec(error instanceof Error ? error.message : '');
-  if ((error as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND' || missing === null) throw error;
-  console.error(`error: benchmark '${name}' compares with ${missing[1]}, a dev dependency of the gpu-memory-verifier repository: run it from a clone (npm ci && npm run bench -- ${name})`);
+  const missing = /Cannot find (?:package|module) '([^']+)'/.exec(
+    error instanceof Error ? error.message : '',
+  );
+  if ((error as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND' || missing === null)
+    throw error;
+  console.error(
+    `error: benchmark '${name}' compares with ${missing[1]}, a dev dependency of the gpu-memory-verifier repository: run it from a clone (npm ci && npm run bench -- ${name})`,
+  );
   process.exit(2);
 }

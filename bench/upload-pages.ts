@@ -17,7 +17,11 @@ import { COMMANDS, parseOrExit } from '../src/cli/args.js';
 import { FastAllocatorImpl, FastConstantAllocatorImpl } from '../src/alloc/upload-pages.js';
 import { FastAllocatorModel } from '../models/fast-allocator.js';
 import { FastConstantAllocatorModel } from '../models/fast-constant-allocator.js';
-import type { FastAllocator, FastConstantAllocator, UploadHeap } from '../src/alloc/upload-pages-types.js';
+import type {
+  FastAllocator,
+  FastConstantAllocator,
+  UploadHeap,
+} from '../src/alloc/upload-pages-types.js';
 
 parseOrExit(
   COMMANDS['bench upload-pages'],
@@ -58,7 +62,10 @@ class Fence {
 }
 
 function logUniform(random: () => number, min: number, max: number): number {
-  return Math.max(min, Math.floor(Math.exp(Math.log(min) + random() * (Math.log(max) - Math.log(min)))));
+  return Math.max(
+    min,
+    Math.floor(Math.exp(Math.log(min) + random() * (Math.log(max) - Math.log(min)))),
+  );
 }
 
 function fastStream(): { sizes: Float64Array; aligns: Float64Array } {
@@ -67,7 +74,10 @@ function fastStream(): { sizes: Float64Array; aligns: Float64Array } {
   const sizes = new Float64Array(count);
   const aligns = new Float64Array(count);
   for (let i = 0; i < count; i++) {
-    sizes[i] = random() < 0.001 ? 4 * 1024 * 1024 + logUniform(random, 1, 4 * 1024 * 1024) : logUniform(random, 256, 256 * 1024);
+    sizes[i] =
+      random() < 0.001
+        ? 4 * 1024 * 1024 + logUniform(random, 1, 4 * 1024 * 1024)
+        : logUniform(random, 256, 256 * 1024);
     aligns[i] = random() < 0.25 ? 512 : 16;
   }
   return { sizes, aligns };
@@ -92,7 +102,14 @@ interface Row {
   readonly pagesCreated: number;
 }
 
-function measure(name: string, perFrame: number, runFrame: (frame: number) => number, heap: CountingHeap, fence: Fence, minMs: number): Row {
+function measure(
+  name: string,
+  perFrame: number,
+  runFrame: (frame: number) => number,
+  heap: CountingHeap,
+  fence: Fence,
+  minMs: number,
+): Row {
   let checksum = 0;
   for (let frame = 0; frame < FRAMES_IN_STREAM; frame++) {
     checksum += runFrame(frame); // warm-up: one pass of the stream
@@ -107,7 +124,12 @@ function measure(name: string, perFrame: number, runFrame: (frame: number) => nu
     frames++;
     if (frames % FRAMES_IN_STREAM === 0) elapsed = performance.now() - started;
   }
-  return { name, perSecond: (frames * perFrame) / (elapsed / 1000), checksum, pagesCreated: heap.created };
+  return {
+    name,
+    perSecond: (frames * perFrame) / (elapsed / 1000),
+    checksum,
+    pagesCreated: heap.created,
+  };
 }
 
 function fastRow(name: string, make: (heap: UploadHeap, fence: Fence) => FastAllocator): Row {
@@ -134,7 +156,10 @@ function fastRow(name: string, make: (heap: UploadHeap, fence: Fence) => FastAll
   );
 }
 
-function constantRow(name: string, make: (heap: UploadHeap, fence: Fence) => FastConstantAllocator): Row {
+function constantRow(
+  name: string,
+  make: (heap: UploadHeap, fence: Fence) => FastConstantAllocator,
+): Row {
   const { sizes, buffers } = constantStream();
   const heap = new CountingHeap();
   const fence = new Fence();
@@ -147,7 +172,10 @@ function constantRow(name: string, make: (heap: UploadHeap, fence: Fence) => Fas
       const base = frame * CONSTANTS_PER_FRAME;
       for (let i = base; i < base + CONSTANTS_PER_FRAME; i++) {
         const uniformBuffer = buffers[i]!;
-        const location = uniformBuffer >= 0 ? constants.updateUniformBuffer(uniformBuffer, sizes[i]!) : constants.allocate(sizes[i]!);
+        const location =
+          uniformBuffer >= 0
+            ? constants.updateUniformBuffer(uniformBuffer, sizes[i]!)
+            : constants.allocate(sizes[i]!);
         sum += location.bufferId * 31 + location.offsetBytes;
       }
       constants.cleanup();
@@ -161,27 +189,49 @@ function constantRow(name: string, make: (heap: UploadHeap, fence: Fence) => Fas
 
 function report(title: string, unit: string, impl: Row, model: Row): void {
   if (impl.checksum !== model.checksum || impl.pagesCreated === 0) {
-    throw new Error(`${title}: model and implementation disagree on the locations handed out (${model.checksum} vs ${impl.checksum})`);
+    throw new Error(
+      `${title}: model and implementation disagree on the locations handed out (${model.checksum} vs ${impl.checksum})`,
+    );
   }
   console.log(title);
   console.log(`${'side'.padEnd(34)} ${unit.padStart(14)}`);
-  for (const row of [impl, model]) console.log(`${row.name.padEnd(34)} ${Math.round(row.perSecond).toLocaleString('en-US').padStart(14)}`);
+  for (const row of [impl, model])
+    console.log(
+      `${row.name.padEnd(34)} ${Math.round(row.perSecond).toLocaleString('en-US').padStart(14)}`,
+    );
   console.log(`implementation / model: ${(impl.perSecond / model.perSecond).toFixed(2)}x\n`);
 }
 
 // Interleaved: implementation, model, implementation, model; the better of the two rounds each.
 const best = (a: Row, b: Row): Row => (a.perSecond >= b.perSecond ? a : b);
-const fastImpl = () => fastRow('implementation (number queues)', (heap, fence) => new FastAllocatorImpl(heap, fence));
-const fastModel = () => fastRow('model (arrays)', (heap, fence) => new FastAllocatorModel(heap, fence));
-const constImpl = () => constantRow('implementation (number queues)', (heap, fence) => new FastConstantAllocatorImpl(heap, fence));
-const constModel = () => constantRow('model (arrays)', (heap, fence) => new FastConstantAllocatorModel(heap, fence));
+const fastImpl = () =>
+  fastRow('implementation (number queues)', (heap, fence) => new FastAllocatorImpl(heap, fence));
+const fastModel = () =>
+  fastRow('model (arrays)', (heap, fence) => new FastAllocatorModel(heap, fence));
+const constImpl = () =>
+  constantRow(
+    'implementation (number queues)',
+    (heap, fence) => new FastConstantAllocatorImpl(heap, fence),
+  );
+const constModel = () =>
+  constantRow('model (arrays)', (heap, fence) => new FastConstantAllocatorModel(heap, fence));
 const fi1 = fastImpl();
 const fm1 = fastModel();
 const fi2 = fastImpl();
 const fm2 = fastModel();
-report('fast allocator: 4 MiB pages, 2,000 requests a frame (256 B - 256 KiB, 0.1 % above 4 MiB), GPU 2 frames behind', 'requests/s', best(fi1, fi2), best(fm1, fm2));
+report(
+  'fast allocator: 4 MiB pages, 2,000 requests a frame (256 B - 256 KiB, 0.1 % above 4 MiB), GPU 2 frames behind',
+  'requests/s',
+  best(fi1, fi2),
+  best(fm1, fm2),
+);
 const ci1 = constImpl();
 const cm1 = constModel();
 const ci2 = constImpl();
 const cm2 = constModel();
-report('fast constant allocator: 64 KiB pages, 10,000 constants a frame (16 B - 4 KiB, 2/3 uniform buffer updates), GPU 2 frames behind', 'constants/s', best(ci1, ci2), best(cm1, cm2));
+report(
+  'fast constant allocator: 64 KiB pages, 10,000 constants a frame (16 B - 4 KiB, 2/3 uniform buffer updates), GPU 2 frames behind',
+  'constants/s',
+  best(ci1, ci2),
+  best(cm1, cm2),
+);

@@ -13,7 +13,9 @@ export function createAllocator(capacityBytes) {
   const live = new Map(); // offset -> size
   return {
     alloc(sizeBytes, alignBytes) {
-      const hole = holes.find((candidate) => candidate.size >= sizeBytes && candidate.offset % alignBytes === 0);
+      const hole = holes.find(
+        (candidate) => candidate.size >= sizeBytes && candidate.offset % alignBytes === 0,
+      );
       if (hole !== undefined) {
         // Bug: the hole should be removed (or shrunk); it stays listed whole.
         live.set(hole.offset, sizeBytes);

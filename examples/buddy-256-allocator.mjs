@@ -23,7 +23,10 @@ export function createAllocator(capacityBytes) {
   const live = new Map();
   const blockBytes = (order) => MIN_BLOCK_BYTES * 2 ** order;
   // Offsets reach 2^36 on GPU-sized heaps: the buddy is found by division, not by XOR (32 bits).
-  const buddyOf = (offset, order) => (Math.floor(offset / blockBytes(order)) % 2 === 0 ? offset + blockBytes(order) : offset - blockBytes(order));
+  const buddyOf = (offset, order) =>
+    Math.floor(offset / blockBytes(order)) % 2 === 0
+      ? offset + blockBytes(order)
+      : offset - blockBytes(order);
   return {
     alloc(sizeBytes, alignBytes) {
       let want = 0;

@@ -18,7 +18,10 @@ export function createAllocator(capacityBytes) {
         const start = Math.ceil(node.start / alignBytes) * alignBytes;
         if (start + sizeBytes > node.end) continue;
         // Padding in front of an aligned start stays free in this node; the rest is split off.
-        const tail = start + sizeBytes < node.end ? { start: start + sizeBytes, end: node.end, next: node.next } : node.next;
+        const tail =
+          start + sizeBytes < node.end
+            ? { start: start + sizeBytes, end: node.end, next: node.next }
+            : node.next;
         if (start > node.start) {
           node.end = start;
           node.next = tail;

@@ -26,7 +26,8 @@ export function createFirstFit(capacityBytes, alignUp) {
         if (start + sizeBytes > range.end) continue;
         const pieces = [];
         if (start > range.start) pieces.push({ start: range.start, end: start });
-        if (start + sizeBytes < range.end) pieces.push({ start: start + sizeBytes, end: range.end });
+        if (start + sizeBytes < range.end)
+          pieces.push({ start: start + sizeBytes, end: range.end });
         free.splice(i, 1, ...pieces);
         live.set(start, sizeBytes);
         return start;

@@ -48,7 +48,8 @@ export function createAllocator(capacityBytes) {
         const size = removeFree(start);
         const offset = Math.ceil(start / alignBytes) * alignBytes;
         if (offset > start) addFree(start, offset - start);
-        if (offset + sizeBytes < start + size) addFree(offset + sizeBytes, start + size - offset - sizeBytes);
+        if (offset + sizeBytes < start + size)
+          addFree(offset + sizeBytes, start + size - offset - sizeBytes);
         live.set(offset, sizeBytes);
         return offset;
       }

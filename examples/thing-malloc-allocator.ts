@@ -38,9 +38,14 @@ const POOL_ALIGN_BYTES = 8;
 
 export function createAllocator(capacityBytes: number): Allocator {
   // initialTop = align(STATE + HEADER, 8) - HEADER; the first data address is initialTop + HEADER.
-  const firstDataBytes = Math.ceil((STATE_BYTES + HEADER_BYTES) / POOL_ALIGN_BYTES) * POOL_ALIGN_BYTES;
+  const firstDataBytes =
+    Math.ceil((STATE_BYTES + HEADER_BYTES) / POOL_ALIGN_BYTES) * POOL_ALIGN_BYTES;
   const bufferBytes = Math.ceil((firstDataBytes + capacityBytes) / 4) * 4;
-  const pool = new MemPool({ size: bufferBytes, align: POOL_ALIGN_BYTES, end: firstDataBytes + capacityBytes });
+  const pool = new MemPool({
+    size: bufferBytes,
+    align: POOL_ALIGN_BYTES,
+    end: firstDataBytes + capacityBytes,
+  });
   /** Our offset -> the address MemPool returned. */
   const rawByOffset = new Map<number, number>();
   return {
@@ -55,9 +60,13 @@ export function createAllocator(capacityBytes: number): Allocator {
     },
     free(offsetBytes: number): void {
       const raw = rawByOffset.get(offsetBytes);
-      if (raw === undefined) throw new Error(`thing-malloc adapter: free(${offsetBytes}) of an offset it never handed out`);
+      if (raw === undefined)
+        throw new Error(
+          `thing-malloc adapter: free(${offsetBytes}) of an offset it never handed out`,
+        );
       rawByOffset.delete(offsetBytes);
-      if (!pool.free(raw)) throw new Error(`@thi.ng/malloc: free(${raw}) returned false for a live block`);
+      if (!pool.free(raw))
+        throw new Error(`@thi.ng/malloc: free(${raw}) returned false for a live block`);
     },
   };
 }

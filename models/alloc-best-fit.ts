@@ -19,14 +19,24 @@
 import { IntervalModel, freeBlock } from './alloc-blocks.js';
 import { mergeWithFreeNeighbours } from './alloc-first-fit.js';
 import { alignUp } from '../src/alloc/allocator.js';
-import { checkSubAllocatorConfig, DEFAULT_POOL_ALIGN_BYTES, type SubAllocatorConfig } from '../src/alloc/config.js';
+import {
+  checkSubAllocatorConfig,
+  DEFAULT_POOL_ALIGN_BYTES,
+  type SubAllocatorConfig,
+} from '../src/alloc/config.js';
 
 /**
  * The reservation of the spec's aligned-size rule. The implementation computes it on its own
  * (BestFitAllocator.reservationBytes), so a slip in either is a difference the harness sees.
  */
-export function bestFitReservationBytes(sizeBytes: number, alignBytes: number, poolAlignBytes: number): number {
-  return poolAlignBytes % alignBytes === 0 ? alignUp(sizeBytes, poolAlignBytes) : alignUp(sizeBytes + alignBytes, poolAlignBytes);
+export function bestFitReservationBytes(
+  sizeBytes: number,
+  alignBytes: number,
+  poolAlignBytes: number,
+): number {
+  return poolAlignBytes % alignBytes === 0
+    ? alignUp(sizeBytes, poolAlignBytes)
+    : alignUp(sizeBytes + alignBytes, poolAlignBytes);
 }
 
 export class BestFitModel extends IntervalModel {
@@ -52,14 +62,25 @@ export class BestFitModel extends IntervalModel {
     const chosen = candidates[0];
     if (chosen === undefined) return null;
     const index = this.list.indexOf(chosen);
-    if (candidates.some((block) => block.offsetBytes < chosen.offsetBytes)) this.events.push('best-fit-not-lowest-offset');
-    if (reservationBytes > alignUp(sizeBytes, this.poolAlignBytes)) this.events.push('alignment-reserved');
+    if (candidates.some((block) => block.offsetBytes < chosen.offsetBytes))
+      this.events.push('best-fit-not-lowest-offset');
+    if (reservationBytes > alignUp(sizeBytes, this.poolAlignBytes))
+      this.events.push('alignment-reserved');
     const userOffsetBytes = alignUp(chosen.offsetBytes, alignBytes);
     const parts = [
-      { offsetBytes: chosen.offsetBytes, sizeBytes: reservationBytes, free: false, userOffsetBytes, userSizeBytes: sizeBytes, order: 0 },
+      {
+        offsetBytes: chosen.offsetBytes,
+        sizeBytes: reservationBytes,
+        free: false,
+        userOffsetBytes,
+        userSizeBytes: sizeBytes,
+        order: 0,
+      },
     ];
     if (chosen.sizeBytes > reservationBytes) {
-      parts.push(freeBlock(chosen.offsetBytes + reservationBytes, chosen.sizeBytes - reservationBytes));
+      parts.push(
+        freeBlock(chosen.offsetBytes + reservationBytes, chosen.sizeBytes - reservationBytes),
+      );
     }
     this.splice(index, ...parts);
     return userOffsetBytes;

@@ -82,7 +82,9 @@ export abstract class IntervalModel implements BlockAllocator {
 
   live(): LiveAllocation[] {
     const live: LiveAllocation[] = [];
-    for (const block of this.list) if (!block.free) live.push({ offsetBytes: block.userOffsetBytes, sizeBytes: block.userSizeBytes });
+    for (const block of this.list)
+      if (!block.free)
+        live.push({ offsetBytes: block.userOffsetBytes, sizeBytes: block.userSizeBytes });
     return live;
   }
 
@@ -105,11 +107,17 @@ export abstract class IntervalModel implements BlockAllocator {
   }
 
   isPristine(): boolean {
-    return this.list.length === 1 && this.list[0]!.free && this.list[0]!.sizeBytes === this.capacityBytes;
+    return (
+      this.list.length === 1 && this.list[0]!.free && this.list[0]!.sizeBytes === this.capacityBytes
+    );
   }
 
   blocks(): BlockInfo[] {
-    return this.list.map((block) => ({ offsetBytes: block.offsetBytes, sizeBytes: block.sizeBytes, free: block.free }));
+    return this.list.map((block) => ({
+      offsetBytes: block.offsetBytes,
+      sizeBytes: block.sizeBytes,
+      free: block.free,
+    }));
   }
 
   /** The block list itself (its entries carry offsetBytes, sizeBytes and free): no copy. */

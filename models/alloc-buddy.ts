@@ -14,13 +14,22 @@
  *   (offset / size even: offset + size, else offset - size) because JS XOR truncates to 32 bits.
  */
 import { IntervalModel, freeBlock } from './alloc-blocks.js';
-import { buddyMaxOrder, checkSubAllocatorConfig, DEFAULT_MIN_BLOCK_BYTES, type SubAllocatorConfig } from '../src/alloc/config.js';
+import {
+  buddyMaxOrder,
+  checkSubAllocatorConfig,
+  DEFAULT_MIN_BLOCK_BYTES,
+  type SubAllocatorConfig,
+} from '../src/alloc/config.js';
 
 /**
  * The order a request takes (may exceed maxOrder), by counting up. The implementation computes it
  * on its own with count-leading-zeros (BuddyAllocator.orderFor), so the two can disagree visibly.
  */
-export function buddyOrderFor(sizeBytes: number, alignBytes: number, minBlockBytes: number): number {
+export function buddyOrderFor(
+  sizeBytes: number,
+  alignBytes: number,
+  minBlockBytes: number,
+): number {
   const needBytes = Math.max(sizeBytes, alignBytes, minBlockBytes);
   let order = 0;
   while (minBlockBytes * 2 ** order < needBytes) order++;
@@ -52,7 +61,11 @@ export class BuddyModel extends IntervalModel {
     while (this.list[from]!.order > order) {
       const block = this.list[from]!;
       const half = block.sizeBytes / 2;
-      this.splice(from, freeBlock(block.offsetBytes, half, block.order - 1), freeBlock(block.offsetBytes + half, half, block.order - 1));
+      this.splice(
+        from,
+        freeBlock(block.offsetBytes, half, block.order - 1),
+        freeBlock(block.offsetBytes + half, half, block.order - 1),
+      );
     }
     const block = this.list[from]!;
     block.free = false;
@@ -66,12 +79,22 @@ export class BuddyModel extends IntervalModel {
     for (;;) {
       const block = this.list[at]!;
       if (block.order === this.maxOrder) return;
-      const buddyOffsetBytes = (block.offsetBytes / block.sizeBytes) % 2 === 0 ? block.offsetBytes + block.sizeBytes : block.offsetBytes - block.sizeBytes;
+      const buddyOffsetBytes =
+        (block.offsetBytes / block.sizeBytes) % 2 === 0
+          ? block.offsetBytes + block.sizeBytes
+          : block.offsetBytes - block.sizeBytes;
       const buddyIndex = this.list.findIndex((other) => other.offsetBytes === buddyOffsetBytes);
       const buddy = this.list[buddyIndex]!;
       if (!buddy.free || buddy.order !== block.order) return;
       const left = Math.min(at, buddyIndex);
-      this.splice(left, freeBlock(Math.min(block.offsetBytes, buddyOffsetBytes), block.sizeBytes * 2, block.order + 1));
+      this.splice(
+        left,
+        freeBlock(
+          Math.min(block.offsetBytes, buddyOffsetBytes),
+          block.sizeBytes * 2,
+          block.order + 1,
+        ),
+      );
       this.list.splice(left + 1, 1);
       at = left;
     }

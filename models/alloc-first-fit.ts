@@ -31,9 +31,18 @@ export class FirstFitModel extends IntervalModel {
       if (alignedBytes + sizeBytes > endBytes) continue;
       const parts: ModelBlock[] = [];
       if (alignedBytes > block.offsetBytes) this.events.push('padding-kept-free');
-      if (alignedBytes > block.offsetBytes) parts.push(freeBlock(block.offsetBytes, alignedBytes - block.offsetBytes));
-      parts.push({ offsetBytes: alignedBytes, sizeBytes, free: false, userOffsetBytes: alignedBytes, userSizeBytes: sizeBytes, order: 0 });
-      if (alignedBytes + sizeBytes < endBytes) parts.push(freeBlock(alignedBytes + sizeBytes, endBytes - alignedBytes - sizeBytes));
+      if (alignedBytes > block.offsetBytes)
+        parts.push(freeBlock(block.offsetBytes, alignedBytes - block.offsetBytes));
+      parts.push({
+        offsetBytes: alignedBytes,
+        sizeBytes,
+        free: false,
+        userOffsetBytes: alignedBytes,
+        userSizeBytes: sizeBytes,
+        order: 0,
+      });
+      if (alignedBytes + sizeBytes < endBytes)
+        parts.push(freeBlock(alignedBytes + sizeBytes, endBytes - alignedBytes - sizeBytes));
       this.splice(index, ...parts);
       return alignedBytes;
     }

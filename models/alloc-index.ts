@@ -8,7 +8,10 @@ import { FirstFitModel } from './alloc-first-fit.js';
 export type { SubAllocatorConfig, SubAllocatorKind } from '../src/alloc/config.js';
 export { BestFitModel, BuddyModel, FirstFitModel };
 
-export function createSubAllocatorModel(kind: SubAllocatorKind, config: SubAllocatorConfig): BlockAllocator {
+export function createSubAllocatorModel(
+  kind: SubAllocatorKind,
+  config: SubAllocatorConfig,
+): BlockAllocator {
   switch (kind) {
     case 'buddy':
       return new BuddyModel(config);

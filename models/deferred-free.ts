@@ -25,7 +25,13 @@
 import type { BlockAllocator } from '../src/alloc/allocator.js';
 import { badFree } from '../src/alloc/allocator.js';
 import { ContractError } from '../src/contract.js';
-import { DeferredErrors, type DeferredFreeAllocator, type FrameFence, type PoolAcquireResult, type PoolConfig } from '../src/alloc/deferred-free-types.js';
+import {
+  DeferredErrors,
+  type DeferredFreeAllocator,
+  type FrameFence,
+  type PoolAcquireResult,
+  type PoolConfig,
+} from '../src/alloc/deferred-free-types.js';
 
 interface LiveEntry {
   offsetBytes: number;
@@ -61,7 +67,9 @@ export class DeferredFreeModel implements DeferredFreeAllocator {
   private allocInner(sizeBytes: number, alignBytes: number): number | null {
     const first = this.inner.alloc(sizeBytes, alignBytes);
     if (first !== null) return first;
-    const reclaimable = this.pending.some((entry) => this.completed(entry)) || this.pooled.some((entry) => this.completed(entry));
+    const reclaimable =
+      this.pending.some((entry) => this.completed(entry)) ||
+      this.pooled.some((entry) => this.completed(entry));
     if (!reclaimable) return null;
     this.returnCompletedReleases();
     this.trimCompletedPooled();
@@ -89,7 +97,12 @@ export class DeferredFreeModel implements DeferredFreeAllocator {
 
   release(offsetBytes: number): void {
     const entry = this.takeLive(offsetBytes);
-    this.pending.push({ offsetBytes: entry.offsetBytes, sizeBytes: entry.sizeBytes, sizeClass: entry.sizeClass, fenceValue: this.fence.nextValueToSignal });
+    this.pending.push({
+      offsetBytes: entry.offsetBytes,
+      sizeBytes: entry.sizeBytes,
+      sizeClass: entry.sizeClass,
+      fenceValue: this.fence.nextValueToSignal,
+    });
   }
 
   private returnCompletedReleases(): number[] {
@@ -115,7 +128,9 @@ export class DeferredFreeModel implements DeferredFreeAllocator {
     if (!Number.isSafeInteger(sizeClass) || sizeBytes === undefined) {
       throw new ContractError(DeferredErrors.BAD_SIZE_CLASS, `no size class ${sizeClass}`);
     }
-    const index = this.pooled.findIndex((entry) => entry.sizeClass === sizeClass && this.completed(entry));
+    const index = this.pooled.findIndex(
+      (entry) => entry.sizeClass === sizeClass && this.completed(entry),
+    );
     if (index !== -1) {
       const entry = this.pooled.splice(index, 1)[0]!;
       this.live.push({ offsetBytes: entry.offsetBytes, sizeBytes: entry.sizeBytes, sizeClass });
@@ -130,9 +145,18 @@ export class DeferredFreeModel implements DeferredFreeAllocator {
   poolRelease(offsetBytes: number): void {
     const entry = this.findLive(offsetBytes);
     if (entry === undefined) throw badFree(offsetBytes);
-    if (entry.sizeClass === null) throw new ContractError(DeferredErrors.NOT_POOLED, `allocation at ${offsetBytes} did not come from the pool`);
+    if (entry.sizeClass === null)
+      throw new ContractError(
+        DeferredErrors.NOT_POOLED,
+        `allocation at ${offsetBytes} did not come from the pool`,
+      );
     this.takeLive(offsetBytes);
-    this.pooled.push({ offsetBytes: entry.offsetBytes, sizeBytes: entry.sizeBytes, sizeClass: entry.sizeClass, fenceValue: this.fence.nextValueToSignal });
+    this.pooled.push({
+      offsetBytes: entry.offsetBytes,
+      sizeBytes: entry.sizeBytes,
+      sizeClass: entry.sizeClass,
+      fenceValue: this.fence.nextValueToSignal,
+    });
   }
 
   poolTrim(): number[] {

@@ -101,8 +101,17 @@ export class EngineFrameModel implements EngineFrame {
     };
     const model = this;
     for (let h = 0; h < config.poolHeapCount; h++) {
-      const inner = createSubAllocatorModel('best-fit', { capacityBytes: config.poolHeapBytes, poolAlignBytes: config.poolAlignBytes, maxAllocationBytes: config.poolMaxAllocBytes });
-      this.pools.push(new DeferredFreeModel(inner, fence, { objectSizesBytes: [config.poolAlignBytes], objectAlignBytes: config.poolAlignBytes }));
+      const inner = createSubAllocatorModel('best-fit', {
+        capacityBytes: config.poolHeapBytes,
+        poolAlignBytes: config.poolAlignBytes,
+        maxAllocationBytes: config.poolMaxAllocBytes,
+      });
+      this.pools.push(
+        new DeferredFreeModel(inner, fence, {
+          objectSizesBytes: [config.poolAlignBytes],
+          objectAlignBytes: config.poolAlignBytes,
+        }),
+      );
       port.beginTracking(L.poolHeapBase + h);
     }
     this.slots = config.committedSlotBytes.map(() => 'free');
@@ -120,11 +129,40 @@ export class EngineFrameModel implements EngineFrame {
       port.gpu.createObject(L.externalBase + i, true);
       this.add('external', L.externalBase + i, -1, 0, config.untrackedBytes);
     }
-    for (let i = 0; i < config.listCount; i++) this.lists.push({ id: i, set: null, state: 'free', touched: [], deferred: [], commands: 0, queries: false });
+    for (let i = 0; i < config.listCount; i++)
+      this.lists.push({
+        id: i,
+        set: null,
+        state: 'free',
+        touched: [],
+        deferred: [],
+        commands: 0,
+        queries: false,
+      });
   }
 
-  private add(kind: ResourceKind, object: number, heap: number, offset: number, size: number, first = 0, last = 0): Res {
-    const r: Res = { id: this.res.length, kind, object, heap, offset, size, locked: false, released: false, backing: [], first, last };
+  private add(
+    kind: ResourceKind,
+    object: number,
+    heap: number,
+    offset: number,
+    size: number,
+    first = 0,
+    last = 0,
+  ): Res {
+    const r: Res = {
+      id: this.res.length,
+      kind,
+      object,
+      heap,
+      offset,
+      size,
+      locked: false,
+      released: false,
+      backing: [],
+      first,
+      last,
+    };
     this.res.push(r);
     return r;
   }
@@ -135,20 +173,23 @@ export class EngineFrameModel implements EngineFrame {
 
   private live(id: number): Res {
     const r = this.res[id];
-    if (r === undefined || r.released) throw new ContractError(EngineErrors.BAD_RESOURCE, `resource ${id} is not live`);
+    if (r === undefined || r.released)
+      throw new ContractError(EngineErrors.BAD_RESOURCE, `resource ${id} is not live`);
     return r;
   }
 
   private listIn(id: number, state: State): List {
     const l = this.lists[id];
-    if (l === undefined || l.state !== state) throw new ContractError(EngineErrors.BAD_LIST, `list ${id} is not ${state}`);
+    if (l === undefined || l.state !== state)
+      throw new ContractError(EngineErrors.BAD_LIST, `list ${id} is not ${state}`);
     return l;
   }
 
   /** Frames whose fence value the GPU completed (fence values and the completed value only grow). */
   completedFrames(): number {
     const done = this.port.gpu.fenceCompleted(0);
-    while (this.framesDone < this.frameValues.length && this.frameValues[this.framesDone]! <= done) this.framesDone++;
+    while (this.framesDone < this.frameValues.length && this.frameValues[this.framesDone]! <= done)
+      this.framesDone++;
     return this.framesDone;
   }
 
@@ -162,7 +203,8 @@ export class EngineFrameModel implements EngineFrame {
         continue;
       }
       this.port.endTracking(d.object);
-      if (d.object >= L.backingBase && d.object < L.backingBase + this.config.backingHeapCount) this.backingUsed[d.object - L.backingBase] = false;
+      if (d.object >= L.backingBase && d.object < L.backingBase + this.config.backingHeapCount)
+        this.backingUsed[d.object - L.backingBase] = false;
       else this.slots[d.object - L.committedBase] = 'free';
       this.events('deferred-delete');
     }
@@ -170,12 +212,15 @@ export class EngineFrameModel implements EngineFrame {
   }
 
   create(sizeBytes: number, flags: number): CreatedResource | null {
-    if (!(sizeBytes >= 1)) throw new ContractError(EngineErrors.BAD_RESOURCE, `size ${sizeBytes} must be positive`);
+    if (!(sizeBytes >= 1))
+      throw new ContractError(EngineErrors.BAD_RESOURCE, `size ${sizeBytes} must be positive`);
     if (flags & CreateFlags.RESERVED) {
       this.events('route-reserved');
       return this.out(this.add('reserved', -1, -1, 0, sizeBytes));
     }
-    const committed = (flags & (CreateFlags.RENDER_TARGET | CreateFlags.SHARED | CreateFlags.HIGH_ALIGN)) !== 0 || sizeBytes > this.config.poolMaxAllocBytes;
+    const committed =
+      (flags & (CreateFlags.RENDER_TARGET | CreateFlags.SHARED | CreateFlags.HIGH_ALIGN)) !== 0 ||
+      sizeBytes > this.config.poolMaxAllocBytes;
     if (!committed) {
       for (let h = 0; h < this.pools.length; h++) {
         const offset = this.pools[h]!.alloc(sizeBytes, this.config.poolAlignBytes);
@@ -188,7 +233,9 @@ export class EngineFrameModel implements EngineFrame {
       this.events('pool-full');
     }
     this.processDeletes();
-    const s = this.slots.findIndex((owner, i) => owner === 'free' && this.config.committedSlotBytes[i]! >= sizeBytes);
+    const s = this.slots.findIndex(
+      (owner, i) => owner === 'free' && this.config.committedSlotBytes[i]! >= sizeBytes,
+    );
     if (s < 0) {
       this.events('committed-exhausted');
       return null;
@@ -207,7 +254,10 @@ export class EngineFrameModel implements EngineFrame {
   release(id: number): void {
     const r = this.live(id);
     if (id < 2 || r.kind === 'backbuffer' || r.kind === 'external' || r.kind === 'transient') {
-      throw new ContractError(EngineErrors.BAD_RESOURCE, `resource ${id} (${r.kind}) is not released by the application`);
+      throw new ContractError(
+        EngineErrors.BAD_RESOURCE,
+        `resource ${id} (${r.kind}) is not released by the application`,
+      );
     }
     r.released = true;
     const stamp = this.frameValues.length + 1;
@@ -222,16 +272,31 @@ export class EngineFrameModel implements EngineFrame {
   }
 
   createTransient(sizeBytes: number, firstPass: number, lastPass: number): CreatedResource | null {
-    if (!(sizeBytes >= 1) || lastPass < firstPass) throw new ContractError(EngineErrors.BAD_RESOURCE, `bad transient ${sizeBytes} [${firstPass}, ${lastPass}]`);
+    if (!(sizeBytes >= 1) || lastPass < firstPass)
+      throw new ContractError(
+        EngineErrors.BAD_RESOURCE,
+        `bad transient ${sizeBytes} [${firstPass}, ${lastPass}]`,
+      );
     const live = this.transients;
     const sameTime = live.filter((t) => firstPass <= t.last && t.first <= lastPass);
     const align = this.config.poolAlignBytes;
     // First fit: the lowest aligned offset whose bytes no lifetime-overlapping transient uses.
     for (let offset = 0; offset + sizeBytes <= this.config.transientHeapBytes; offset += align) {
-      const clash = sameTime.some((t) => t.offset < offset + sizeBytes && offset < t.offset + t.size);
+      const clash = sameTime.some(
+        (t) => t.offset < offset + sizeBytes && offset < t.offset + t.size,
+      );
       if (clash) continue;
-      if (live.some((t) => t.offset < offset + sizeBytes && offset < t.offset + t.size)) this.events('transient-aliased');
-      const t = this.add('transient', this.layout.transientHeap, -1, offset, sizeBytes, firstPass, lastPass);
+      if (live.some((t) => t.offset < offset + sizeBytes && offset < t.offset + t.size))
+        this.events('transient-aliased');
+      const t = this.add(
+        'transient',
+        this.layout.transientHeap,
+        -1,
+        offset,
+        sizeBytes,
+        firstPass,
+        lastPass,
+      );
       this.transients.push(t);
       return this.out(t);
     }
@@ -248,7 +313,13 @@ export class EngineFrameModel implements EngineFrame {
     if (l.set === null) l.set = this.port.sets.createSet();
     else this.events('list-reset');
     this.port.sets.open(l.set);
-    Object.assign(l, { state: 'recording', touched: [], deferred: [], commands: 0, queries: false });
+    Object.assign(l, {
+      state: 'recording',
+      touched: [],
+      deferred: [],
+      commands: 0,
+      queries: false,
+    });
     return l;
   }
 
@@ -287,7 +358,12 @@ export class EngineFrameModel implements EngineFrame {
     const r = this.live(resId);
     const r2 = this.live(res2Id);
     this.touch(l, r);
-    if (path === 'barrier' || path === 'descriptorTable' || path === 'renderTarget' || path === 'clear') {
+    if (
+      path === 'barrier' ||
+      path === 'descriptorTable' ||
+      path === 'renderTarget' ||
+      path === 'clear'
+    ) {
       this.register(l, r);
       return;
     }
@@ -317,12 +393,21 @@ export class EngineFrameModel implements EngineFrame {
 
   commitReserved(id: number, tiles: number): void {
     const r = this.live(id);
-    if (r.kind !== 'reserved') throw new ContractError(EngineErrors.BAD_RESOURCE, `resource ${id} (${r.kind}) is not reserved`);
+    if (r.kind !== 'reserved')
+      throw new ContractError(
+        EngineErrors.BAD_RESOURCE,
+        `resource ${id} (${r.kind}) is not reserved`,
+      );
     this.payload.push({ commit: id, tiles });
   }
 
   flush(): FlushResult {
-    const result = { batches: [] as number[][], hrs: [] as FlushResult['hrs'], commits: [] as number[], resolved: false };
+    const result = {
+      batches: [] as number[][],
+      hrs: [] as FlushResult['hrs'],
+      commits: [] as number[],
+      resolved: false,
+    };
     const entries = this.payload;
     this.payload = [];
     let pending: List[] = [];
@@ -345,11 +430,15 @@ export class EngineFrameModel implements EngineFrame {
     return result;
   }
 
-  private execute(lists: List[], result: { batches: number[][]; hrs: FlushResult['hrs']; resolved: boolean }): void {
+  private execute(
+    lists: List[],
+    result: { batches: number[][]; hrs: FlushResult['hrs']; resolved: boolean },
+  ): void {
     // CloseResidencySet: path B for the lists that deferred reserved resources.
     for (const l of lists) {
       if (l.deferred.length === 0) continue;
-      for (const id of l.deferred) for (const object of this.res[id]!.backing) this.port.sets.insert(l.set!, object);
+      for (const id of l.deferred)
+        for (const object of this.res[id]!.backing) this.port.sets.insert(l.set!, object);
       this.port.sets.close(l.set!);
       this.events('close-path-b');
     }
@@ -357,7 +446,11 @@ export class EngineFrameModel implements EngineFrame {
     while (i < lists.length) {
       const batch = [lists[i]!];
       let commands = lists[i]!.commands;
-      for (i++; i < lists.length && commands + lists[i]!.commands <= this.config.maxCommandsPerBatch; i++) {
+      for (
+        i++;
+        i < lists.length && commands + lists[i]!.commands <= this.config.maxCommandsPerBatch;
+        i++
+      ) {
         commands += lists[i]!.commands;
         batch.push(lists[i]!);
       }
@@ -389,11 +482,16 @@ export class EngineFrameModel implements EngineFrame {
       const objects: number[] = [];
       for (const id of l.touched) {
         const r = this.res[id]!;
-        for (const object of r.kind === 'reserved' ? r.backing : [r.object]) if (!objects.includes(object)) objects.push(object);
+        for (const object of r.kind === 'reserved' ? r.backing : [r.object])
+          if (!objects.includes(object)) objects.push(object);
       }
       return objects;
     });
-    return this.port.executeCommandLists(0, refs, batch.map((l) => l.set!));
+    return this.port.executeCommandLists(
+      0,
+      refs,
+      batch.map((l) => l.set!),
+    );
   }
 
   private updateReserved(r: Res, tiles: number): void {
@@ -431,7 +529,9 @@ export class EngineFrameModel implements EngineFrame {
 
   defrag(heap: number): DefragMove | null {
     const h = heap % this.pools.length;
-    const blocks = this.res.filter((r) => r.kind === 'placed' && !r.released && r.heap === h).sort((a, b) => b.offset - a.offset);
+    const blocks = this.res
+      .filter((r) => r.kind === 'placed' && !r.released && r.heap === h)
+      .sort((a, b) => b.offset - a.offset);
     for (const r of blocks) {
       if (r.locked) {
         this.events('defrag-skip-locked');

@@ -72,7 +72,8 @@ export class BumpPagesModel {
     let offsetBytes = alignUp(this.cursorBytes, alignBytes);
     if (this.current === -1 || offsetBytes + sizeBytes > this.pageSizeBytes) {
       const next = this.takePage();
-      if (this.current !== -1) this.pool.push({ bufferId: this.current, fenceValue: this.currentFrame });
+      if (this.current !== -1)
+        this.pool.push({ bufferId: this.current, fenceValue: this.currentFrame });
       this.current = next;
       offsetBytes = 0;
     }
@@ -92,7 +93,10 @@ export class BumpPagesModel {
 
   /** Destroys completed pool pages, oldest first, down to the minimum. */
   protected cleanupPages(): void {
-    while (this.pool.length > this.minPagesToRetain && this.pool[0]!.fenceValue <= this.fence.completedValue) {
+    while (
+      this.pool.length > this.minPagesToRetain &&
+      this.pool[0]!.fenceValue <= this.fence.completedValue
+    ) {
       this.heap.destroyBuffer(this.pool.shift()!.bufferId);
     }
   }
@@ -118,7 +122,12 @@ export class FastAllocatorModel extends BumpPagesModel implements FastAllocator 
   /** Dedicated buffers of forwarded requests, in hand-out order. */
   private forwarded: FencedBuffer[] = [];
 
-  constructor(heap: UploadHeap, fence: FenceView, pageSizeBytes = FAST_ALLOCATOR_PAGE_BYTES, minPagesToRetain = DEFAULT_MIN_PAGES_TO_RETAIN) {
+  constructor(
+    heap: UploadHeap,
+    fence: FenceView,
+    pageSizeBytes = FAST_ALLOCATOR_PAGE_BYTES,
+    minPagesToRetain = DEFAULT_MIN_PAGES_TO_RETAIN,
+  ) {
     super(heap, fence, pageSizeBytes, minPagesToRetain);
   }
 

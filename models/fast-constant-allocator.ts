@@ -37,21 +37,36 @@ import { BumpPagesModel } from './fast-allocator.js';
 export class FastConstantAllocatorModel extends BumpPagesModel implements FastConstantAllocator {
   private locations = new Map<number, UploadLocation>();
 
-  constructor(heap: UploadHeap, fence: FenceView, pageSizeBytes = FAST_CONSTANT_PAGE_BYTES, minPagesToRetain = DEFAULT_MIN_PAGES_TO_RETAIN) {
+  constructor(
+    heap: UploadHeap,
+    fence: FenceView,
+    pageSizeBytes = FAST_CONSTANT_PAGE_BYTES,
+    minPagesToRetain = DEFAULT_MIN_PAGES_TO_RETAIN,
+  ) {
     super(heap, fence, pageSizeBytes, minPagesToRetain);
   }
 
   allocate(sizeBytes: number): UploadLocation {
-    if (!Number.isSafeInteger(sizeBytes) || sizeBytes <= 0) throw new ContractError(AllocErrors.BAD_SIZE, `sizeBytes must be a positive integer, got ${sizeBytes}`);
+    if (!Number.isSafeInteger(sizeBytes) || sizeBytes <= 0)
+      throw new ContractError(
+        AllocErrors.BAD_SIZE,
+        `sizeBytes must be a positive integer, got ${sizeBytes}`,
+      );
     if (sizeBytes > this.pageSizeBytes) {
-      throw new ContractError(UploadPageErrors.CONSTANT_TOO_LARGE, `a constant of ${sizeBytes} bytes is larger than a page of ${this.pageSizeBytes}`);
+      throw new ContractError(
+        UploadPageErrors.CONSTANT_TOO_LARGE,
+        `a constant of ${sizeBytes} bytes is larger than a page of ${this.pageSizeBytes}`,
+      );
     }
     return this.place(alignUp(sizeBytes, CONSTANT_ALIGN_BYTES), CONSTANT_ALIGN_BYTES);
   }
 
   updateUniformBuffer(uniformBuffer: number, sizeBytes: number): UploadLocation {
     if (!Number.isSafeInteger(uniformBuffer) || uniformBuffer < 0) {
-      throw new ContractError(UploadPageErrors.BAD_UNIFORM_BUFFER, `uniform buffer handle ${uniformBuffer} is not a non-negative integer`);
+      throw new ContractError(
+        UploadPageErrors.BAD_UNIFORM_BUFFER,
+        `uniform buffer handle ${uniformBuffer} is not a non-negative integer`,
+      );
     }
     const location = this.allocate(sizeBytes);
     this.locations.set(uniformBuffer, location);

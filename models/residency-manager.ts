@@ -106,8 +106,12 @@ export class ResidencyManagerModel implements ResidencyManager {
   private events: string[] = [];
 
   /** `checked: false` gives the GPU's unchecked mode (the benchmark's, same as the implementation's). */
-  constructor(readonly config: ResidencyManagerConfig, options: { readonly checked?: boolean } = {}) {
-    if (!(config.maxLatency >= 1)) throw new RangeError('maxLatency must be >= 1 (0 hangs the first submission)');
+  constructor(
+    readonly config: ResidencyManagerConfig,
+    options: { readonly checked?: boolean } = {},
+  ) {
+    if (!(config.maxLatency >= 1))
+      throw new RangeError('maxLatency must be >= 1 (0 hangs the first submission)');
     this.gpu = new Gpu({
       checked: options.checked ?? true,
       objectSizesBytes: config.objectSizesBytes,
@@ -153,7 +157,8 @@ export class ResidencyManagerModel implements ResidencyManager {
   private unlink(object: number): void {
     const list = this.listOf(this.statusOf[object]!);
     const at = list.indexOf(object);
-    if (at < 0) throw new Error(`model: object ${object} is not in its ${this.statusOf[object]} list`);
+    if (at < 0)
+      throw new Error(`model: object ${object} is not in its ${this.statusOf[object]} list`);
     list.splice(at, 1);
   }
 
@@ -179,7 +184,8 @@ export class ResidencyManagerModel implements ResidencyManager {
   }
 
   private lruMakeResident(object: number): void {
-    if (this.statusOf[object] !== 'evicted') throw new Error(`model: MakeResident bookkeeping of a ${this.statusOf[object]} object`);
+    if (this.statusOf[object] !== 'evicted')
+      throw new Error(`model: MakeResident bookkeeping of a ${this.statusOf[object]} object`);
     this.unlink(object);
     this.statusOf[object] = 'resident';
     this.resident.push(object);
@@ -189,7 +195,8 @@ export class ResidencyManagerModel implements ResidencyManager {
   }
 
   private lruEvict(object: number): void {
-    if (this.statusOf[object] !== 'resident') throw new Error(`model: Evict bookkeeping of a ${this.statusOf[object]} object`);
+    if (this.statusOf[object] !== 'resident')
+      throw new Error(`model: Evict bookkeeping of a ${this.statusOf[object]} object`);
     this.unlink(object);
     this.statusOf[object] = 'evicted';
     this.evicted.push(object);
@@ -203,7 +210,11 @@ export class ResidencyManagerModel implements ResidencyManager {
     this.resident.push(object);
   }
 
-  private trimAged(firstUncompleted: SyncPoint | null, nowTicks: bigint, graceTicks: bigint): number[] {
+  private trimAged(
+    firstUncompleted: SyncPoint | null,
+    nowTicks: bigint,
+    graceTicks: bigint,
+  ): number[] {
     const chosen: number[] = [];
     while (this.resident.length > 0) {
       const head = this.resident[0]!;
@@ -216,7 +227,11 @@ export class ResidencyManagerModel implements ResidencyManager {
     return chosen;
   }
 
-  private trimToSyncPointInclusive(usageBytes: number, budgetBytes: number, syncPoint: number): number[] {
+  private trimToSyncPointInclusive(
+    usageBytes: number,
+    budgetBytes: number,
+    syncPoint: number,
+  ): number[] {
     const chosen: number[] = [];
     let usage = usageBytes;
     while (this.resident.length > 0) {
@@ -232,7 +247,8 @@ export class ResidencyManagerModel implements ResidencyManager {
   // ---- tracking (docs/spec/residency-library.md#rl-5) -------------------------------------------
 
   beginTracking(object: number): void {
-    if (this.statusOf[object] !== 'untracked') throw new ContractError(ManagerErrors.ALREADY_TRACKED, `object ${object} is already tracked`);
+    if (this.statusOf[object] !== 'untracked')
+      throw new ContractError(ManagerErrors.ALREADY_TRACKED, `object ${object} is already tracked`);
     this.gpu.createObject(object, !this.config.startEvicted);
     this.statusOf[object] = this.config.startEvicted ? 'evicted' : 'resident';
     this.lastSync[object] = 0;
@@ -241,10 +257,18 @@ export class ResidencyManagerModel implements ResidencyManager {
   }
 
   endTracking(object: number): void {
-    if (this.statusOf[object] === 'untracked') throw new ContractError(ManagerErrors.NOT_TRACKED, `object ${object} is not tracked`);
+    if (this.statusOf[object] === 'untracked')
+      throw new ContractError(ManagerErrors.NOT_TRACKED, `object ${object} is not tracked`);
     const inQueuedWork = this.works.some((work) => work.objects.includes(object));
-    if (this.sets.flaggedSlots(object).length > 0 || inQueuedWork || this.gpu.isReferencedByPendingWork(object)) {
-      throw new ContractError(ManagerErrors.END_TRACKING_IN_USE, `object ${object} is in an open set or in flight`);
+    if (
+      this.sets.flaggedSlots(object).length > 0 ||
+      inQueuedWork ||
+      this.gpu.isReferencedByPendingWork(object)
+    ) {
+      throw new ContractError(
+        ManagerErrors.END_TRACKING_IN_USE,
+        `object ${object} is in an open set or in flight`,
+      );
     }
     this.lruRemove(object);
     this.statusOf[object] = 'untracked';
@@ -255,9 +279,22 @@ export class ResidencyManagerModel implements ResidencyManager {
 
   private localMemory(): LocalBudget {
     const reported = this.gpu.localMemory();
-    if (!this.config.unrealBudgetCap) return { budgetBytes: reported.budgetBytes, usageBytes: reported.usageBytes, limitBytes: null };
-    const limitBytes = this.background ? 0 : this.config.debugBudgetBytes >= 0 ? this.config.debugBudgetBytes : reported.budgetBytes;
-    return { budgetBytes: Math.min(reported.budgetBytes, limitBytes), usageBytes: reported.usageBytes, limitBytes };
+    if (!this.config.unrealBudgetCap)
+      return {
+        budgetBytes: reported.budgetBytes,
+        usageBytes: reported.usageBytes,
+        limitBytes: null,
+      };
+    const limitBytes = this.background
+      ? 0
+      : this.config.debugBudgetBytes >= 0
+        ? this.config.debugBudgetBytes
+        : reported.budgetBytes;
+    return {
+      budgetBytes: Math.min(reported.budgetBytes, limitBytes),
+      usageBytes: reported.usageBytes,
+      limitBytes,
+    };
   }
 
   private graceTicks(local: LocalBudget): bigint {
@@ -274,7 +311,11 @@ export class ResidencyManagerModel implements ResidencyManager {
 
   /** Exposed for the spec-example tests. */
   gracePeriodTicks(localUsageBytes: number, localBudgetBytes: number): bigint {
-    return this.graceTicks({ usageBytes: localUsageBytes, budgetBytes: localBudgetBytes, limitBytes: null });
+    return this.graceTicks({
+      usageBytes: localUsageBytes,
+      budgetBytes: localBudgetBytes,
+      limitBytes: null,
+    });
   }
 
   // ---- sync points (docs/spec/residency-library.md#rl-6) ----------------------------------------
@@ -304,7 +345,8 @@ export class ResidencyManagerModel implements ResidencyManager {
   }
 
   private dequeueCompletedSyncPoints(): SyncPoint | null {
-    while (this.syncPoints.length > 0 && this.isComplete(this.syncPoints[0]!)) this.syncPoints.shift();
+    while (this.syncPoints.length > 0 && this.isComplete(this.syncPoints[0]!))
+      this.syncPoints.shift();
     return this.syncPoints[0] ?? null;
   }
 
@@ -325,7 +367,11 @@ export class ResidencyManagerModel implements ResidencyManager {
 
   // ---- submission (docs/spec/residency-library.md#rl-7) -----------------------------------------
 
-  executeCommandLists(queue: number, lists: readonly (readonly number[])[], sets: readonly (number | null)[]): HResult {
+  executeCommandLists(
+    queue: number,
+    lists: readonly (readonly number[])[],
+    sets: readonly (number | null)[],
+  ): HResult {
     if (!this.validateSets(sets)) return 'E_INVALIDARG';
     return this.executeSubset(queue, lists, sets, 0, sets.length);
   }
@@ -336,13 +382,23 @@ export class ResidencyManagerModel implements ResidencyManager {
     for (const set of sets) {
       if (set === null) continue;
       for (const object of this.sets.contents(set)) {
-        if (this.statusOf[object] === 'untracked') throw new ContractError(ManagerErrors.SET_HOLDS_UNTRACKED, `set ${set} holds untracked object ${object}`);
+        if (this.statusOf[object] === 'untracked')
+          throw new ContractError(
+            ManagerErrors.SET_HOLDS_UNTRACKED,
+            `set ${set} holds untracked object ${object}`,
+          );
       }
     }
     return true;
   }
 
-  private executeSubset(queue: number, lists: readonly (readonly number[])[], sets: readonly (number | null)[], from: number, to: number): HResult {
+  private executeSubset(
+    queue: number,
+    lists: readonly (readonly number[])[],
+    sets: readonly (number | null)[],
+    from: number,
+    to: number,
+  ): HResult {
     const count = to - from;
     const merged = this.sets.execute(sets.slice(from, to));
     if (merged.hr !== 'S_OK') return merged.hr;
@@ -404,7 +460,13 @@ export class ResidencyManagerModel implements ResidencyManager {
 
   private deviceMakeResident(objects: number[], reason: 'batch' | 'fallback'): boolean {
     if (this.config.mode === 'inline') {
-      const ok = this.gpu.enqueueMakeResident(objects, 0, objects.length, this.pagingCounter + 1, reason);
+      const ok = this.gpu.enqueueMakeResident(
+        objects,
+        0,
+        objects.length,
+        this.pagingCounter + 1,
+        reason,
+      );
       if (ok) this.pagingCounter++;
       return ok;
     }
@@ -472,23 +534,33 @@ export class ResidencyManagerModel implements ResidencyManager {
       if (ok && made === toMake.length) break;
       const head = this.resident[0];
       firstUncompleted = this.dequeueCompletedSyncPoints();
-      if (head === undefined || this.lastSync[head]! >= work.generation || firstUncompleted === null) {
+      if (
+        head === undefined ||
+        this.lastSync[head]! >= work.generation ||
+        firstUncompleted === null
+      ) {
         this.emit('forced-fallback');
         const rest = toMake.slice(index);
         if (!this.deviceMakeResident(rest, 'fallback')) {
           this.emit('make-resident-failed');
-          if (!this.deviceMakeResident(rest, 'fallback')) throw new Error('model: fallback MakeResident failed twice');
+          if (!this.deviceMakeResident(rest, 'fallback'))
+            throw new Error('model: fallback MakeResident failed twice');
         }
         break;
       }
       let waitGeneration = firstUncompleted.generation;
       if (waitGeneration === work.generation) {
-        if (work.generation === 0) throw new Error('model: G-1 at generation 0 (the guard above makes this unreachable)');
+        if (work.generation === 0)
+          throw new Error('model: G-1 at generation 0 (the guard above makes this unreachable)');
         this.emit('g-minus-one');
         waitGeneration = work.generation - 1;
       }
       this.waitForSyncPoint(waitGeneration);
-      const trimmed = this.trimToSyncPointInclusive(usageBytes + sizeToMakeResident, budgetBytes, waitGeneration);
+      const trimmed = this.trimToSyncPointInclusive(
+        usageBytes + sizeToMakeResident,
+        budgetBytes,
+        waitGeneration,
+      );
       if (trimmed.length > 0) this.emit('pressure-trim');
       this.deviceEvict(trimmed);
     }
@@ -506,7 +578,11 @@ export class ResidencyManagerModel implements ResidencyManager {
     return this.evicted;
   }
   counters(): { resident: number; evicted: number; residentSizeBytes: number } {
-    return { resident: this.numResident, evicted: this.numEvicted, residentSizeBytes: this.residentSizeBytes };
+    return {
+      resident: this.numResident,
+      evicted: this.numEvicted,
+      residentSizeBytes: this.residentSizeBytes,
+    };
   }
   lastSyncPoint(object: number): number {
     return this.lastSync[object]!;

@@ -66,7 +66,14 @@ export class ResidencySetModel implements ResidencySetPool {
 
   createSet(): number {
     const id = this.nextSetId++;
-    this.sets.set(id, { open: false, slot: INVALID_SLOT, contents: [], capacity: 0, outOfMemory: false, stuckObject: null });
+    this.sets.set(id, {
+      open: false,
+      slot: INVALID_SLOT,
+      contents: [],
+      capacity: 0,
+      outOfMemory: false,
+      stuckObject: null,
+    });
     return id;
   }
 
@@ -92,7 +99,8 @@ export class ResidencySetModel implements ResidencySetPool {
     const s = this.get(set);
     if (!s.open) throw new ContractError(SetErrors.INSERT_CLOSED, `set ${set} is not open`);
     if (s.contents.includes(object) || s.stuckObject === object) return false;
-    if (s.outOfMemory) throw new ContractError(SetErrors.INSERT_OUT_OF_MEMORY, `set ${set} is stuck out of memory`);
+    if (s.outOfMemory)
+      throw new ContractError(SetErrors.INSERT_OUT_OF_MEMORY, `set ${set} is stuck out of memory`);
     if (s.contents.length >= s.capacity) {
       if (this.growthFailureArmed) {
         this.growthFailureArmed = false;

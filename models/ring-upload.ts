@@ -32,7 +32,12 @@
  */
 import { ContractError } from '../src/contract.js';
 import { alignUp, validateRequest } from '../src/alloc/allocator.js';
-import { RingErrors, type RingRange, type RingRangeState, type RingUploadAllocator } from '../src/alloc/ring-upload-types.js';
+import {
+  RingErrors,
+  type RingRange,
+  type RingRangeState,
+  type RingUploadAllocator,
+} from '../src/alloc/ring-upload-types.js';
 
 interface ModelRange {
   offsetBytes: number;
@@ -77,7 +82,8 @@ export class RingUploadModel implements RingUploadAllocator {
       return null;
     }
     for (const range of this.ranges) {
-      if (swept.some((interval) => overlaps(interval, range.offsetBytes, range.sizeBytes))) return null;
+      if (swept.some((interval) => overlaps(interval, range.offsetBytes, range.sizeBytes)))
+        return null;
     }
     this.ranges.push({ offsetBytes, sizeBytes, state: 'reserved', fenceValue: null });
     this.cursorBytes = offsetBytes + sizeBytes;
@@ -92,15 +98,26 @@ export class RingUploadModel implements RingUploadAllocator {
         break;
       }
     }
-    if (range === undefined) throw new ContractError(RingErrors.UNKNOWN_RANGE, `offset ${offsetBytes} starts no live range`);
+    if (range === undefined)
+      throw new ContractError(
+        RingErrors.UNKNOWN_RANGE,
+        `offset ${offsetBytes} starts no live range`,
+      );
     return range;
   }
 
   submit(offsetBytes: number, fenceValue: number): void {
     const range = this.find(offsetBytes);
-    if (range.state === 'submitted') throw new ContractError(RingErrors.ALREADY_SUBMITTED, `range at ${offsetBytes} is already submitted`);
+    if (range.state === 'submitted')
+      throw new ContractError(
+        RingErrors.ALREADY_SUBMITTED,
+        `range at ${offsetBytes} is already submitted`,
+      );
     if (!Number.isSafeInteger(fenceValue) || fenceValue < this.lastSubmittedValue) {
-      throw new ContractError(RingErrors.FENCE_ORDER, `fence value ${fenceValue} is below the last submitted ${this.lastSubmittedValue}`);
+      throw new ContractError(
+        RingErrors.FENCE_ORDER,
+        `fence value ${fenceValue} is below the last submitted ${this.lastSubmittedValue}`,
+      );
     }
     range.state = 'submitted';
     range.fenceValue = fenceValue;
@@ -110,7 +127,11 @@ export class RingUploadModel implements RingUploadAllocator {
 
   cancel(offsetBytes: number): void {
     const range = this.find(offsetBytes);
-    if (range.state === 'submitted') throw new ContractError(RingErrors.ALREADY_SUBMITTED, `range at ${offsetBytes} is submitted; only completion frees it`);
+    if (range.state === 'submitted')
+      throw new ContractError(
+        RingErrors.ALREADY_SUBMITTED,
+        `range at ${offsetBytes} is submitted; only completion frees it`,
+      );
     this.ranges.splice(this.ranges.indexOf(range), 1);
   }
 
@@ -138,7 +159,10 @@ export class RingUploadModel implements RingUploadAllocator {
     const cursor = this.cursorBytes % this.capacityBytes;
     let nearest = this.capacityBytes;
     for (const range of this.ranges) {
-      nearest = Math.min(nearest, (range.offsetBytes - cursor + this.capacityBytes) % this.capacityBytes);
+      nearest = Math.min(
+        nearest,
+        (range.offsetBytes - cursor + this.capacityBytes) % this.capacityBytes,
+      );
     }
     return nearest;
   }

@@ -7,7 +7,13 @@
  */
 import { mutantsOf } from './define.js';
 import type { AnyMutant } from '../src/harness/system.js';
-import { alignUp, isPowerOfTwo, validateRequest, type BlockInfo, type LiveAllocation } from '../src/alloc/allocator.js';
+import {
+  alignUp,
+  isPowerOfTwo,
+  validateRequest,
+  type BlockInfo,
+  type LiveAllocation,
+} from '../src/alloc/allocator.js';
 import type { SubAllocatorConfig } from '../src/alloc/config.js';
 import { NIL } from '../src/alloc/first-fit-blocks.js';
 import { usableAt, type ChunkDirectory } from '../src/alloc/first-fit-chunks.js';
@@ -15,28 +21,44 @@ import { FirstFitAllocator } from '../src/alloc/first-fit.js';
 import { subAllocatorSide } from '../src/systems/alloc-sub.js';
 import { allocFirstFitSystem } from '../src/systems/alloc-first-fit.js';
 
-const firstFit = mutantsOf(allocFirstFitSystem, (Allocator: new (config: SubAllocatorConfig) => FirstFitAllocator, config, env) => subAllocatorSide(new Allocator(config), config, env));
+const firstFit = mutantsOf(
+  allocFirstFitSystem,
+  (Allocator: new (config: SubAllocatorConfig) => FirstFitAllocator, config, env) =>
+    subAllocatorSide(new Allocator(config), config, env),
+);
 
 /**
  * After a step, puts back the max-tree values that changed in `direction` (leaves, inner nodes or
  * both): what the step leaves when it skips those updates. Nothing when the step added a slot or
  * grew the tree (the layout moved).
  */
-function putBack(chunks: ChunkDirectory, before: Float64Array, slots: number, direction: 'fell' | 'rose', nodes: 'leaves' | 'inner' | 'all'): void {
+function putBack(
+  chunks: ChunkDirectory,
+  before: Float64Array,
+  slots: number,
+  direction: 'fell' | 'rose',
+  nodes: 'leaves' | 'inner' | 'all',
+): void {
   if (chunks.fit.length !== before.length || chunks.slotCount !== slots) return;
   const first = nodes === 'leaves' ? chunks.leafStart : 0;
   const last = nodes === 'inner' ? chunks.leafStart : chunks.treeSize;
   for (let j = 0; j < slots; j++) {
     for (let at = first; at < last; at++) {
       const i = j * chunks.treeSize + at;
-      if (direction === 'fell' ? chunks.fit[i]! < before[i]! : chunks.fit[i]! > before[i]!) chunks.fit[i] = before[i]!;
+      if (direction === 'fell' ? chunks.fit[i]! < before[i]! : chunks.fit[i]! > before[i]!)
+        chunks.fit[i] = before[i]!;
     }
   }
 }
 
 /** A first fit whose alloc or free skips some max-tree updates (see putBack). */
 class SkipsTreeUpdates extends FirstFitAllocator {
-  protected skip(direction: 'fell' | 'rose', nodes: 'leaves' | 'inner' | 'all', step: () => void, when: () => boolean = () => true): void {
+  protected skip(
+    direction: 'fell' | 'rose',
+    nodes: 'leaves' | 'inner' | 'all',
+    step: () => void,
+    when: () => boolean = () => true,
+  ): void {
     const before = this.chunks.fit.slice();
     const slots = this.chunks.slotCount;
     step();
@@ -44,7 +66,13 @@ class SkipsTreeUpdates extends FirstFitAllocator {
   }
 
   /** alloc, skipping the updates `skip` names (the request's slot is added first, so its values are in the snapshot). */
-  protected allocSkipping(sizeBytes: number, alignBytes: number, direction: 'fell' | 'rose', nodes: 'leaves' | 'inner' | 'all', when?: () => boolean): number | null {
+  protected allocSkipping(
+    sizeBytes: number,
+    alignBytes: number,
+    direction: 'fell' | 'rose',
+    nodes: 'leaves' | 'inner' | 'all',
+    when?: () => boolean,
+  ): number | null {
     validateRequest(sizeBytes, alignBytes);
     this.chunks.slotFor(alignBytes);
     let offsetBytes: number | null = null;
@@ -61,7 +89,13 @@ export const FIRST_FIT_MUTANTS: AnyMutant[] = [
     class extends FirstFitAllocator {
       override alloc(sizeBytes: number, alignBytes: number): number | null {
         const log2 = Math.log2(alignBytes);
-        if (Number.isSafeInteger(alignBytes) && alignBytes > 0 && Number.isInteger(log2) && !isPowerOfTwo(alignBytes)) return super.alloc(sizeBytes, 2 ** log2);
+        if (
+          Number.isSafeInteger(alignBytes) &&
+          alignBytes > 0 &&
+          Number.isInteger(log2) &&
+          !isPowerOfTwo(alignBytes)
+        )
+          return super.alloc(sizeBytes, 2 ** log2);
         return super.alloc(sizeBytes, alignBytes);
       }
     },
@@ -75,9 +109,15 @@ export const FIRST_FIT_MUTANTS: AnyMutant[] = [
       override alloc(sizeBytes: number, alignBytes: number): number | null {
         validateRequest(sizeBytes, alignBytes);
         const blocks = this.blocks().filter((block) => block.free);
-        const ordered = [...blocks.filter((block) => block.offsetBytes >= this.roverBytes), ...blocks.filter((block) => block.offsetBytes < this.roverBytes)];
+        const ordered = [
+          ...blocks.filter((block) => block.offsetBytes >= this.roverBytes),
+          ...blocks.filter((block) => block.offsetBytes < this.roverBytes),
+        ];
         for (const block of ordered) {
-          if (alignUp(block.offsetBytes, alignBytes) + sizeBytes <= block.offsetBytes + block.sizeBytes) {
+          if (
+            alignUp(block.offsetBytes, alignBytes) + sizeBytes <=
+            block.offsetBytes + block.sizeBytes
+          ) {
             this.roverBytes = block.offsetBytes;
             return this.carve(this.nodeAt(block.offsetBytes), sizeBytes, alignBytes);
           }
@@ -97,7 +137,8 @@ export const FIRST_FIT_MUTANTS: AnyMutant[] = [
           const aligned = alignUp(block.offsetBytes, alignBytes);
           const end = block.offsetBytes + block.sizeBytes;
           if (!block.free || block.sizeBytes < sizeBytes || aligned + sizeBytes > end + 1) continue;
-          if (aligned + sizeBytes <= end) return this.carve(this.nodeAt(block.offsetBytes), sizeBytes, alignBytes);
+          if (aligned + sizeBytes <= end)
+            return this.carve(this.nodeAt(block.offsetBytes), sizeBytes, alignBytes);
           // One byte short: the block's bytes from the aligned start are carved (none when that is the whole request).
           if (sizeBytes > 1) this.carve(this.nodeAt(block.offsetBytes), sizeBytes - 1, alignBytes);
           return aligned;
@@ -154,7 +195,11 @@ export const FIRST_FIT_MUTANTS: AnyMutant[] = [
       override alloc(sizeBytes: number, alignBytes: number): number | null {
         validateRequest(sizeBytes, alignBytes);
         for (const block of this.blocks()) {
-          if (block.free && block.offsetBytes + alignBytes - 1 + sizeBytes <= block.offsetBytes + block.sizeBytes) return this.carve(this.nodeAt(block.offsetBytes), sizeBytes, alignBytes);
+          if (
+            block.free &&
+            block.offsetBytes + alignBytes - 1 + sizeBytes <= block.offsetBytes + block.sizeBytes
+          )
+            return this.carve(this.nodeAt(block.offsetBytes), sizeBytes, alignBytes);
         }
         return null;
       }
@@ -176,7 +221,10 @@ export const FIRST_FIT_MUTANTS: AnyMutant[] = [
         this.callerSizes.delete(offsetBytes);
       }
       override liveView(): readonly LiveAllocation[] {
-        return super.liveView().map(({ offsetBytes }) => ({ offsetBytes, sizeBytes: this.callerSizes.get(offsetBytes)! }));
+        return super.liveView().map(({ offsetBytes }) => ({
+          offsetBytes,
+          sizeBytes: this.callerSizes.get(offsetBytes)!,
+        }));
       }
       override usedBytes(): number {
         let total = 0;
@@ -212,7 +260,8 @@ export const FIRST_FIT_MUTANTS: AnyMutant[] = [
         const live = offsetBytes === null ? NIL : this.nodeAt(offsetBytes);
         const before = live === NIL ? NIL : this.list.prev(live);
         const tail = live === NIL ? NIL : this.list.next(live);
-        if (before !== NIL && this.list.isFree(before) && tail !== NIL && this.list.isFree(tail)) this.list.setPrev(tail, before);
+        if (before !== NIL && this.list.isFree(before) && tail !== NIL && this.list.isFree(tail))
+          this.list.setPrev(tail, before);
         return offsetBytes;
       }
     },
@@ -271,7 +320,13 @@ export const FIRST_FIT_LIVENESS_MUTANTS: AnyMutant[] = [
     'A fast path for a pristine pool (one free block of full size) checks sizeBytes < capacity, written for "leaves a tail", and answers null otherwise: a request for the whole capacity of an empty pool is refused',
     class extends FirstFitAllocator {
       override alloc(sizeBytes: number, alignBytes: number): number | null {
-        if (this.isPristine() && Number.isSafeInteger(sizeBytes) && sizeBytes >= this.capacityBytes && isPowerOfTwo(alignBytes)) return null;
+        if (
+          this.isPristine() &&
+          Number.isSafeInteger(sizeBytes) &&
+          sizeBytes >= this.capacityBytes &&
+          isPowerOfTwo(alignBytes)
+        )
+          return null;
         return super.alloc(sizeBytes, alignBytes);
       }
     },
@@ -292,7 +347,13 @@ export const FIRST_FIT_SELF_CHECK_MUTANTS: AnyMutant[] = [
     class extends SkipsTreeUpdates {
       override alloc(sizeBytes: number, alignBytes: number): number | null {
         const count = this.blocksView().length;
-        return this.allocSkipping(sizeBytes, alignBytes, 'fell', 'all', () => this.blocksView().length === count);
+        return this.allocSkipping(
+          sizeBytes,
+          alignBytes,
+          'fell',
+          'all',
+          () => this.blocksView().length === count,
+        );
       }
     },
   ),
@@ -342,12 +403,20 @@ export const FIRST_FIT_SELF_CHECK_MUTANTS: AnyMutant[] = [
         const chunks = this.chunks;
         const live = this.nodeAt(offsetBytes);
         const padding = list.prev(live);
-        const carvedStart = padding !== NIL && list.isFree(padding) ? list.start(padding) : offsetBytes;
+        const carvedStart =
+          padding !== NIL && list.isFree(padding) ? list.start(padding) : offsetBytes;
         const chunk = chunks.chunkOf(carvedStart);
         for (let j = 0; j < chunks.slotCount; j++) {
           let value = 0;
-          for (let node = chunks.first[chunk]!; node !== NIL && list.isFree(node) && chunks.chunkOf(list.start(node)) === chunk; node = list.next(node)) {
-            value = Math.max(value, usableAt(list.start(node), list.size(node), chunks.slotAlign[j]!));
+          for (
+            let node = chunks.first[chunk]!;
+            node !== NIL && list.isFree(node) && chunks.chunkOf(list.start(node)) === chunk;
+            node = list.next(node)
+          ) {
+            value = Math.max(
+              value,
+              usableAt(list.start(node), list.size(node), chunks.slotAlign[j]!),
+            );
           }
           chunks.setLeaf(j, chunk, value);
         }
@@ -367,7 +436,14 @@ export const FIRST_FIT_SELF_CHECK_MUTANTS: AnyMutant[] = [
         const live = offsetBytes === null ? NIL : this.nodeAt(offsetBytes);
         const padding = live === NIL ? NIL : list.prev(live);
         const tail = live === NIL ? NIL : list.next(live);
-        if (padding === NIL || !list.isFree(padding) || tail === NIL || !list.isFree(tail) || list.prev(padding) === NIL) return offsetBytes;
+        if (
+          padding === NIL ||
+          !list.isFree(padding) ||
+          tail === NIL ||
+          !list.isFree(tail) ||
+          list.prev(padding) === NIL
+        )
+          return offsetBytes;
         list.setNext(live, list.next(tail));
         if (list.next(tail) !== NIL) list.setPrev(list.next(tail), live);
         list.insertAfter(list.prev(padding), tail);
@@ -386,10 +462,12 @@ export const FIRST_FIT_SELF_CHECK_MUTANTS: AnyMutant[] = [
         const node = this.nodeAt(offsetBytes);
         const following = node === NIL ? NIL : list.next(node);
         const before = node === NIL ? NIL : list.prev(node);
-        const both = following !== NIL && before !== NIL && list.isFree(following) && list.isFree(before);
+        const both =
+          following !== NIL && before !== NIL && list.isFree(following) && list.isFree(before);
         super.free(offsetBytes);
         if (!both) return;
-        for (let i = 0; i < list.spareCount; i++) if (list.spare[i] === following) list.spare[i] = before;
+        for (let i = 0; i < list.spareCount; i++)
+          if (list.spare[i] === following) list.spare[i] = before;
       }
     },
   ),

@@ -6,19 +6,31 @@
  */
 import { mutantsOf } from './define.js';
 import type { AnyMutant, RunEnv } from '../src/harness/system.js';
-import { alignUp, isPowerOfTwo, type BlockAllocator, type BlockInfo, type LiveAllocation } from '../src/alloc/allocator.js';
+import {
+  alignUp,
+  isPowerOfTwo,
+  type BlockAllocator,
+  type BlockInfo,
+  type LiveAllocation,
+} from '../src/alloc/allocator.js';
 import type { SubAllocatorConfig } from '../src/alloc/config.js';
 import { BuddyAllocator } from '../src/alloc/buddy.js';
 import { BestFitAllocator } from '../src/alloc/best-fit.js';
 import { subAllocatorSide } from '../src/systems/alloc-sub.js';
 import { allocBuddySystem } from '../src/systems/alloc-buddy.js';
 import { allocBestFitSystem } from '../src/systems/alloc-best-fit.js';
-import { FIRST_FIT_INSPECTION_MUTANTS, FIRST_FIT_LIVENESS_MUTANTS, FIRST_FIT_MUTANTS, FIRST_FIT_SELF_CHECK_MUTANTS } from './alloc-first-fit.js';
+import {
+  FIRST_FIT_INSPECTION_MUTANTS,
+  FIRST_FIT_LIVENESS_MUTANTS,
+  FIRST_FIT_MUTANTS,
+  FIRST_FIT_SELF_CHECK_MUTANTS,
+} from './alloc-first-fit.js';
 
 type AllocatorClass = new (config: SubAllocatorConfig) => BlockAllocator;
 
 /** A mutant's side: each system's config is a SubAllocatorConfig, which every allocator class takes. */
-const makeSide = (Allocator: AllocatorClass, config: SubAllocatorConfig, env: RunEnv) => subAllocatorSide(new Allocator(config), config, env);
+const makeSide = (Allocator: AllocatorClass, config: SubAllocatorConfig, env: RunEnv) =>
+  subAllocatorSide(new Allocator(config), config, env);
 const buddy = mutantsOf(allocBuddySystem, makeSide);
 const bestFit = mutantsOf(allocBestFitSystem, makeSide);
 
@@ -36,7 +48,7 @@ export const BUDDY_MUTANTS: AnyMutant[] = [
   buddy(
     'buddy-split-keeps-right',
     'observation',
-    'Splitting keeps the right half and frees the left one: still a valid buddy allocator, but not the spec\'s (lowest offset first)',
+    "Splitting keeps the right half and frees the left one: still a valid buddy allocator, but not the spec's (lowest offset first)",
     class extends BuddyAllocator {
       protected override split(unit: number, fromOrder: number, toOrder: number): number {
         let at = unit;
@@ -62,7 +74,7 @@ export const BUDDY_MUTANTS: AnyMutant[] = [
   buddy(
     'buddy-order-ignores-align',
     'in-bounds-aligned',
-    'The order comes from the size alone: the block is smaller than the spec\'s (less waste than the model counts) and aligned only to its own size, not to a larger requested alignment',
+    "The order comes from the size alone: the block is smaller than the spec's (less waste than the model counts) and aligned only to its own size, not to a larger requested alignment",
     class extends BuddyAllocator {
       protected override orderFor(sizeBytes: number, _alignBytes: number): number {
         return super.orderFor(sizeBytes, 1);
@@ -96,7 +108,9 @@ export const BUDDY_MUTANTS: AnyMutant[] = [
     'free() rounds the offset down to the order-0 block, so a free of an interior offset silently frees the allocation',
     class extends BuddyAllocator {
       protected override liveUnitAt(offsetBytes: number): number {
-        const rounded = Number.isSafeInteger(offsetBytes) ? offsetBytes - (offsetBytes % this.minBlockBytes) : offsetBytes;
+        const rounded = Number.isSafeInteger(offsetBytes)
+          ? offsetBytes - (offsetBytes % this.minBlockBytes)
+          : offsetBytes;
         return super.liveUnitAt(rounded);
       }
     },
@@ -120,7 +134,7 @@ export const BUDDY_MUTANTS: AnyMutant[] = [
   buddy(
     'buddy-used-counts-blocks',
     'accounting',
-    'usedBytes() reports the block bytes instead of the callers\' bytes, hiding internal waste from the budget',
+    "usedBytes() reports the block bytes instead of the callers' bytes, hiding internal waste from the budget",
     class extends BuddyAllocator {
       override usedBytes(): number {
         return this.blockBytesTotal;
@@ -144,7 +158,8 @@ export const BUDDY_MUTANTS: AnyMutant[] = [
           k++;
         }
         super.release(unit, order);
-        this.blockBytesTotal = before + this.minBlockBytes * 2 ** order - this.minBlockBytes * 2 ** k;
+        this.blockBytesTotal =
+          before + this.minBlockBytes * 2 ** order - this.minBlockBytes * 2 ** k;
       }
     },
   ),
@@ -202,7 +217,11 @@ export const BEST_FIT_MUTANTS: AnyMutant[] = [
     class extends BestFitAllocator {
       override free(offsetBytes: number): void {
         for (let node = this.head; node !== -1; node = this.next[node]!) {
-          if (this.isFree[node] === 1 && this.offsetUnits[node]! * this.poolAlignBytes === offsetBytes) return;
+          if (
+            this.isFree[node] === 1 &&
+            this.offsetUnits[node]! * this.poolAlignBytes === offsetBytes
+          )
+            return;
         }
         super.free(offsetBytes);
       }
@@ -211,11 +230,12 @@ export const BEST_FIT_MUTANTS: AnyMutant[] = [
   bestFit(
     'bf-used-drops-block-size',
     'accounting',
-    'Free subtracts the block\'s reserved size from the used total instead of the caller\'s size, so used bytes drift below what callers hold',
+    "Free subtracts the block's reserved size from the used total instead of the caller's size, so used bytes drift below what callers hold",
     class extends BestFitAllocator {
       override free(offsetBytes: number): void {
         const node = this.liveNodeOrNil(offsetBytes);
-        const wasteBytes = node === -1 ? 0 : this.sizeUnits[node]! * this.poolAlignBytes - this.userSizeBytes[node]!;
+        const wasteBytes =
+          node === -1 ? 0 : this.sizeUnits[node]! * this.poolAlignBytes - this.userSizeBytes[node]!;
         super.free(offsetBytes);
         this.usedBytesTotal -= wasteBytes;
       }
@@ -265,7 +285,7 @@ export const INSPECTION_MUTANTS: AnyMutant[] = [
   buddy(
     'buddy-live-reports-block-size',
     'inspection-answers',
-    'live() is derived from the allocated blocks and reports each block\'s size (a power of two of the order-0 size) instead of the size the caller asked for',
+    "live() is derived from the allocated blocks and reports each block's size (a power of two of the order-0 size) instead of the size the caller asked for",
     class extends BuddyAllocator {
       override live(): LiveAllocation[] {
         return this.blocks()
@@ -280,14 +300,16 @@ export const INSPECTION_MUTANTS: AnyMutant[] = [
     'blocks() collects the free blocks from the free lists of orders below the top one (k < maxOrder), so the whole-heap free block of an empty heap is missing and blocks() answers an empty list',
     class extends BuddyAllocator {
       override blocks(): BlockInfo[] {
-        return super.blocks().filter((block) => !(block.free && block.sizeBytes === this.capacityBytes));
+        return super
+          .blocks()
+          .filter((block) => !(block.free && block.sizeBytes === this.capacityBytes));
       }
     },
   ),
   bestFit(
     'bf-live-returns-view',
     'inspection-answers',
-    'live() returns the reused view (liveView()) instead of a copy: the array a caller keeps is rewritten by the allocator\'s next call',
+    "live() returns the reused view (liveView()) instead of a copy: the array a caller keeps is rewritten by the allocator's next call",
     class extends BestFitAllocator {
       override live(): LiveAllocation[] {
         return this.liveView() as LiveAllocation[];
@@ -297,7 +319,7 @@ export const INSPECTION_MUTANTS: AnyMutant[] = [
   bestFit(
     'bf-blocks-caller-ranges',
     'inspection-answers',
-    'blocks() reports each allocated block as the caller\'s range (aligned offset, requested size) instead of the reserved block, so the padding and the rounding vanish from the tiling it shows',
+    "blocks() reports each allocated block as the caller's range (aligned offset, requested size) instead of the reserved block, so the padding and the rounding vanish from the tiling it shows",
     class extends BestFitAllocator {
       override blocks(): BlockInfo[] {
         const live = this.live();
@@ -324,14 +346,18 @@ export const INSPECTION_MUTANTS: AnyMutant[] = [
   bestFit(
     'bf-free-by-size-ties-descending',
     'inspection-answers',
-    'freeBlocksBySize() walks each size\'s free blocks from the top of its tree down, so equal-size free blocks come out by descending offset instead of the spec\'s ascending (FreeBlocks ties: lower offset first)',
+    "freeBlocksBySize() walks each size's free blocks from the top of its tree down, so equal-size free blocks come out by descending offset instead of the spec's ascending (FreeBlocks ties: lower offset first)",
     class extends BestFitAllocator {
       override freeBlocksBySize(): { offsetBytes: number; sizeBytes: number }[] {
         const ascending = super.freeBlocksBySize();
         const out: { offsetBytes: number; sizeBytes: number }[] = [];
         for (let start = 0; start < ascending.length; ) {
           let end = start;
-          while (end < ascending.length && ascending[end]!.sizeBytes === ascending[start]!.sizeBytes) end++;
+          while (
+            end < ascending.length &&
+            ascending[end]!.sizeBytes === ascending[start]!.sizeBytes
+          )
+            end++;
           for (let i = end - 1; i >= start; i--) out.push(ascending[i]!);
           start = end;
         }
@@ -360,7 +386,8 @@ export const LIVENESS_MUTANTS: AnyMutant[] = [
       override alloc(sizeBytes: number, alignBytes: number): number | null {
         const live = this.liveView().length;
         const valid = Number.isSafeInteger(sizeBytes) && sizeBytes > 0 && isPowerOfTwo(alignBytes);
-        if (valid && live > 0 && sizeBytes > this.freeBytes() - HEADER_BUDGET_BYTES * live) return null;
+        if (valid && live > 0 && sizeBytes > this.freeBytes() - HEADER_BUDGET_BYTES * live)
+          return null;
         return super.alloc(sizeBytes, alignBytes);
       }
     },
@@ -373,7 +400,8 @@ export const LIVENESS_MUTANTS: AnyMutant[] = [
       override alloc(sizeBytes: number, alignBytes: number): number | null {
         const live = this.liveView().length;
         const valid = Number.isSafeInteger(sizeBytes) && sizeBytes > 0 && isPowerOfTwo(alignBytes);
-        if (valid && live > 0 && sizeBytes > this.freeBytes() - HEADER_BUDGET_BYTES * live) return null;
+        if (valid && live > 0 && sizeBytes > this.freeBytes() - HEADER_BUDGET_BYTES * live)
+          return null;
         return super.alloc(sizeBytes, alignBytes);
       }
     },
@@ -436,7 +464,10 @@ export const SELF_CHECK_MUTANTS: AnyMutant[] = [
         const size = this.sizeUnits[node]!;
         let slot = this.heapSlot[size]!;
         if (slot === -1) {
-          slot = this.spareSlots.length > 0 ? this.spareSlots.pop()! : this.heaps.push(new Int32Array(4)) - 1;
+          slot =
+            this.spareSlots.length > 0
+              ? this.spareSlots.pop()!
+              : this.heaps.push(new Int32Array(4)) - 1;
           this.heapSlot[size] = slot;
           this.freeSizes.set(size);
         }
@@ -545,9 +576,15 @@ export const SELF_CHECK_MUTANTS: AnyMutant[] = [
   bestFit(
     'bf-sift-down-left-child-only',
     'block-structure',
-    "Sifting an entry down a size heap compares it with the left child only, so when the right child has the lower offset the heap order breaks (and the lowest offset of a size is no longer on top)",
+    'Sifting an entry down a size heap compares it with the left child only, so when the right child has the lower offset the heap order breaks (and the lowest offset of a size is no longer on top)',
     class extends BestFitAllocator {
-      protected override siftDown(heap: Int32Array, at: number, count: number, key: number, node: number): void {
+      protected override siftDown(
+        heap: Int32Array,
+        at: number,
+        count: number,
+        key: number,
+        node: number,
+      ): void {
         let i = at;
         while (2 * i <= count && heap[4 * i]! < key) {
           heap[2 * i] = heap[4 * i]!;
@@ -661,7 +698,7 @@ export const SELF_CHECK_MUTANTS: AnyMutant[] = [
   buddy(
     'buddy-taken-block-bit-kept',
     'block-structure',
-    "Taking the lowest free block of an order for an allocation finds it but leaves its free-list bit set, so the block is both allocated and listed free",
+    'Taking the lowest free block of an order for an allocation finds it but leaves its free-list bit set, so the block is both allocated and listed free',
     class extends BuddyAllocator {
       protected override popLowest(order: number): number {
         return this.freeLists[order]!.findFirst() << order;
@@ -682,4 +719,11 @@ export const SELF_CHECK_MUTANTS: AnyMutant[] = [
   ),
 ];
 
-export const ALLOC_MUTANTS: AnyMutant[] = [...BUDDY_MUTANTS, ...BEST_FIT_MUTANTS, ...FIRST_FIT_MUTANTS, ...INSPECTION_MUTANTS, ...LIVENESS_MUTANTS, ...SELF_CHECK_MUTANTS];
+export const ALLOC_MUTANTS: AnyMutant[] = [
+  ...BUDDY_MUTANTS,
+  ...BEST_FIT_MUTANTS,
+  ...FIRST_FIT_MUTANTS,
+  ...INSPECTION_MUTANTS,
+  ...LIVENESS_MUTANTS,
+  ...SELF_CHECK_MUTANTS,
+];

@@ -8,10 +8,18 @@ import type { AnyMutant } from '../src/harness/system.js';
 import { createSubAllocator } from '../src/alloc/index.js';
 import { DeferredFreeAllocatorImpl } from '../src/alloc/deferred-free.js';
 import type { BlockAllocator } from '../src/alloc/allocator.js';
-import type { FrameFence, PoolAcquireResult, PoolConfig } from '../src/alloc/deferred-free-types.js';
+import type {
+  FrameFence,
+  PoolAcquireResult,
+  PoolConfig,
+} from '../src/alloc/deferred-free-types.js';
 import { deferredFreeSystem, deferredSide } from '../src/systems/deferred-free.js';
 
-type DeferredClass = new (inner: BlockAllocator, fence: FrameFence, pool: PoolConfig) => DeferredFreeAllocatorImpl;
+type DeferredClass = new (
+  inner: BlockAllocator,
+  fence: FrameFence,
+  pool: PoolConfig,
+) => DeferredFreeAllocatorImpl;
 
 const mutant = mutantsOf(deferredFreeSystem, (Deferred: DeferredClass, config, env) =>
   deferredSide(config, env, (c, fence) => new Deferred(createSubAllocator(c.kind, c), fence, c)),
@@ -21,7 +29,7 @@ export const DEFERRED_FREE_MUTANTS: AnyMutant[] = [
   mutant(
     'deferred-release-at-next-value',
     'gpu-in-flight-untouched',
-    'A release is returned once the fence\'s next value to signal has passed its stamp instead of the completed value: at end of frame the bytes go back while the GPU still runs that frame',
+    "A release is returned once the fence's next value to signal has passed its stamp instead of the completed value: at end of frame the bytes go back while the GPU still runs that frame",
     class extends DeferredFreeAllocatorImpl {
       protected override isComplete(fenceValue: number): boolean {
         return fenceValue < this.fence.nextValueToSignal;
@@ -31,7 +39,7 @@ export const DEFERRED_FREE_MUTANTS: AnyMutant[] = [
   mutant(
     'deferred-release-stamps-completed-value',
     'gpu-in-flight-untouched',
-    'A release records the fence\'s completed value instead of its next value to signal, so the bytes look finished already and come back while this frame\'s GPU work still reads them',
+    "A release records the fence's completed value instead of its next value to signal, so the bytes look finished already and come back while this frame's GPU work still reads them",
     class extends DeferredFreeAllocatorImpl {
       protected override releaseStamp(): number {
         return this.fence.completedValue;

@@ -8,7 +8,12 @@ import type { AnySystem, ConfigOf, Mutant, RunEnv, SideOf } from '../src/harness
 export function mutantsOf<Sys extends AnySystem, Impl>(
   system: Sys,
   makeSide: (Implementation: Impl, config: ConfigOf<Sys>, env: RunEnv) => SideOf<Sys>,
-): (name: string, expectedCheck: string, description: string, Implementation: Impl) => Mutant<ConfigOf<Sys>, SideOf<Sys>> {
+): (
+  name: string,
+  expectedCheck: string,
+  description: string,
+  Implementation: Impl,
+) => Mutant<ConfigOf<Sys>, SideOf<Sys>> {
   return (name, expectedCheck, description, Implementation) => ({
     name,
     system: system.name,

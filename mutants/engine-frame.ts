@@ -6,24 +6,46 @@
  */
 import { mutantsOf } from './define.js';
 import type { AnyMutant } from '../src/harness/system.js';
-import { EngineFrameImpl, type EngineList, type EngineResource } from '../src/engine/engine-frame.js';
-import type { EngineEvents, EngineFrameConfig, ResidencyPort } from '../src/engine/engine-frame-types.js';
+import {
+  EngineFrameImpl,
+  type EngineList,
+  type EngineResource,
+} from '../src/engine/engine-frame.js';
+import type {
+  EngineEvents,
+  EngineFrameConfig,
+  ResidencyPort,
+} from '../src/engine/engine-frame-types.js';
 import { ResidencyManagerImpl } from '../src/residency/residency-manager.js';
 import type { ResidencyManagerConfig } from '../src/residency/residency-manager-types.js';
 import { engineFrameSystem, engineSide, managerConfig } from '../src/systems/engine-frame.js';
 import { WaitsForNextFenceValue } from './residency-manager.js';
 
-type EngineClass = new (config: EngineFrameConfig, port: ResidencyPort, events: EngineEvents) => EngineFrameImpl;
+type EngineClass = new (
+  config: EngineFrameConfig,
+  port: ResidencyPort,
+  events: EngineEvents,
+) => EngineFrameImpl;
 
 const mutant = mutantsOf(engineFrameSystem, (Engine: EngineClass, config, env) =>
-  engineSide(config, env, new ResidencyManagerImpl(managerConfig(config)), (c, port, events) => new Engine(c, port, events)),
+  engineSide(
+    config,
+    env,
+    new ResidencyManagerImpl(managerConfig(config)),
+    (c, port, events) => new Engine(c, port, events),
+  ),
 );
 
 type ManagerClass = new (config: ResidencyManagerConfig) => ResidencyManagerImpl;
 
 /** Entries whose bug sits in the residency manager the engine runs on (the shipped engine above it). */
 const managerMutant = mutantsOf(engineFrameSystem, (Manager: ManagerClass, config, env) =>
-  engineSide(config, env, new Manager(managerConfig(config)), (c, port, events) => new EngineFrameImpl(c, port, events)),
+  engineSide(
+    config,
+    env,
+    new Manager(managerConfig(config)),
+    (c, port, events) => new EngineFrameImpl(c, port, events),
+  ),
 );
 
 export const ENGINE_FRAME_MUTANTS: AnyMutant[] = [
@@ -64,7 +86,7 @@ export const ENGINE_FRAME_MUTANTS: AnyMutant[] = [
   mutant(
     'register-placed-resource-not-heap',
     'gpu-touches-resident',
-    "A placed resource registers its own residency handle, which is never initialised (only its heap is tracked), so nothing is inserted and the heap may stay evicted",
+    'A placed resource registers its own residency handle, which is never initialised (only its heap is tracked), so nothing is inserted and the heap may stay evicted',
     class extends EngineFrameImpl {
       protected override residencyHandles(r: EngineResource): readonly number[] {
         return r.kind === 'placed' ? [] : super.residencyHandles(r);
@@ -116,7 +138,9 @@ export const ENGINE_FRAME_MUTANTS: AnyMutant[] = [
     'The query resolve on the submission thread registers on the list it just executed (its set already closed) instead of a freshly obtained list',
     class extends EngineFrameImpl {
       protected override resolveList(): EngineList | null {
-        return this.lastExecutedList >= 0 ? this.lists[this.lastExecutedList]! : super.resolveList();
+        return this.lastExecutedList >= 0
+          ? this.lists[this.lastExecutedList]!
+          : super.resolveList();
       }
     },
   ),
@@ -125,7 +149,12 @@ export const ENGINE_FRAME_MUTANTS: AnyMutant[] = [
     'transient-no-overlap',
     "Transient lifetimes that meet in one pass (one's last pass is the other's first) count as disjoint, so both may be placed on the same bytes while that pass uses both",
     class extends EngineFrameImpl {
-      protected override lifetimesOverlap(firstA: number, lastA: number, firstB: number, lastB: number): boolean {
+      protected override lifetimesOverlap(
+        firstA: number,
+        lastA: number,
+        firstB: number,
+        lastB: number,
+      ): boolean {
         return firstA < lastB && firstB < lastA;
       }
     },

@@ -8,16 +8,37 @@ import type { AnyMutant } from '../src/harness/system.js';
 import { FastAllocatorImpl, FastConstantAllocatorImpl } from '../src/alloc/upload-pages.js';
 import type { FenceView, UploadHeap, UploadLocation } from '../src/alloc/upload-pages-types.js';
 import { fastAllocatorSystem, fastSide } from '../src/systems/fast-allocator.js';
-import { constantSide, fastConstantAllocatorSystem } from '../src/systems/fast-constant-allocator.js';
+import {
+  constantSide,
+  fastConstantAllocatorSystem,
+} from '../src/systems/fast-constant-allocator.js';
 
-type FastClass = new (heap: UploadHeap, fence: FenceView, pageSizeBytes: number, minPagesToRetain: number) => FastAllocatorImpl;
-type ConstantClass = new (heap: UploadHeap, fence: FenceView, pageSizeBytes: number, minPagesToRetain: number) => FastConstantAllocatorImpl;
+type FastClass = new (
+  heap: UploadHeap,
+  fence: FenceView,
+  pageSizeBytes: number,
+  minPagesToRetain: number,
+) => FastAllocatorImpl;
+type ConstantClass = new (
+  heap: UploadHeap,
+  fence: FenceView,
+  pageSizeBytes: number,
+  minPagesToRetain: number,
+) => FastConstantAllocatorImpl;
 
 const fast = mutantsOf(fastAllocatorSystem, (Impl: FastClass, config, env) =>
-  fastSide((heap, fence) => new Impl(heap, fence, config.pageSizeBytes, config.minPagesToRetain), config, env),
+  fastSide(
+    (heap, fence) => new Impl(heap, fence, config.pageSizeBytes, config.minPagesToRetain),
+    config,
+    env,
+  ),
 );
 const constant = mutantsOf(fastConstantAllocatorSystem, (Impl: ConstantClass, config, env) =>
-  constantSide((heap, fence) => new Impl(heap, fence, config.pageSizeBytes, config.minPagesToRetain), config, env),
+  constantSide(
+    (heap, fence) => new Impl(heap, fence, config.pageSizeBytes, config.minPagesToRetain),
+    config,
+    env,
+  ),
 );
 
 export const FAST_ALLOCATOR_MUTANTS: AnyMutant[] = [
@@ -97,7 +118,8 @@ export const FAST_ALLOCATOR_MUTANTS: AnyMutant[] = [
     'Cleanup destroys every completed pool page, ignoring minPagesToRetain: the next frames create pages again',
     class extends FastAllocatorImpl {
       protected override cleanupPages(): void {
-        while (this.pool.count > 0 && this.isComplete(this.pool.fences.peekFront())) this.heap.destroyBuffer(this.pool.shift());
+        while (this.pool.count > 0 && this.isComplete(this.pool.fences.peekFront()))
+          this.heap.destroyBuffer(this.pool.shift());
       }
     },
   ),
@@ -133,7 +155,11 @@ export const FAST_ALLOCATOR_MUTANTS: AnyMutant[] = [
     'Cleanup takes pages out of the pool without destroying their buffers: the upload heap leaks them',
     class extends FastAllocatorImpl {
       protected override cleanupPages(): void {
-        while (this.pool.count > this.minPagesToRetain && this.isComplete(this.pool.fences.peekFront())) this.pool.shift();
+        while (
+          this.pool.count > this.minPagesToRetain &&
+          this.isComplete(this.pool.fences.peekFront())
+        )
+          this.pool.shift();
       }
     },
   ),
@@ -171,7 +197,13 @@ export const FAST_CONSTANT_ALLOCATOR_MUTANTS: AnyMutant[] = [
       override updateUniformBuffer(uniformBuffer: number, sizeBytes: number): UploadLocation {
         const old = this.locations.get(uniformBuffer);
         const oldSize = this.sizes.get(uniformBuffer);
-        if (old !== undefined && oldSize !== undefined && this.roundConstant(sizeBytes) <= oldSize && sizeBytes > 0) return old;
+        if (
+          old !== undefined &&
+          oldSize !== undefined &&
+          this.roundConstant(sizeBytes) <= oldSize &&
+          sizeBytes > 0
+        )
+          return old;
         const location = super.updateUniformBuffer(uniformBuffer, sizeBytes);
         this.sizes.set(uniformBuffer, this.roundConstant(sizeBytes));
         return location;
@@ -205,7 +237,8 @@ export const FAST_CONSTANT_ALLOCATOR_MUTANTS: AnyMutant[] = [
     'Cleanup destroys every completed pool page, ignoring minPagesToRetain',
     class extends FastConstantAllocatorImpl {
       protected override cleanupPages(): void {
-        while (this.pool.count > 0 && this.isComplete(this.pool.fences.peekFront())) this.heap.destroyBuffer(this.pool.shift());
+        while (this.pool.count > 0 && this.isComplete(this.pool.fences.peekFront()))
+          this.heap.destroyBuffer(this.pool.shift());
       }
     },
   ),

@@ -17,7 +17,10 @@ import type { MakeResidentReason } from '../src/residency/residency-device.js';
 import type { ResidencyManagerConfig } from '../src/residency/residency-manager-types.js';
 import { implementationSide, residencyManagerSystem } from '../src/systems/residency-manager.js';
 
-type ManagerClass = new (config: ResidencyManagerConfig, options?: ManagerOptions) => ResidencyManagerImpl;
+type ManagerClass = new (
+  config: ResidencyManagerConfig,
+  options?: ManagerOptions,
+) => ResidencyManagerImpl;
 
 /**
  * A manager whose pressure-trim wait waits for the value each queue will signal next (its counter)
@@ -48,7 +51,14 @@ function withPager(PagerClass: typeof Pager): ManagerClass {
   return class extends ResidencyManagerImpl {
     protected override createPager(): Pager {
       const { gpu: device, lru, syncPoints, budgets, events } = this;
-      return new PagerClass({ device, lru, syncPoints, budgets, events, inline: this.config.mode === 'inline' });
+      return new PagerClass({
+        device,
+        lru,
+        syncPoints,
+        budgets,
+        events,
+        inline: this.config.mode === 'inline',
+      });
     }
   };
 }
@@ -63,7 +73,12 @@ function withBudgets(Budgets: typeof ResidencyBudgets): ManagerClass {
 }
 
 /** The mark step that leaves an already-resident object in its LRU place (stamps only). */
-function markWithoutMove(lru: LruList, object: number, generation: number, nowTicks: number): boolean {
+function markWithoutMove(
+  lru: LruList,
+  object: number,
+  generation: number,
+  nowTicks: number,
+): boolean {
   lru.lastSync[object] = generation;
   lru.lastUsedTicks[object] = nowTicks;
   return false;
@@ -75,11 +90,19 @@ function markWithoutMove(lru: LruList, object: number, generation: number, nowTi
  */
 class CarriedEvictList extends LruList {
   evictCount = 0;
-  override trimAged(firstUncompletedGeneration: number, nowTicks: number, graceTicks: number): number {
+  override trimAged(
+    firstUncompletedGeneration: number,
+    nowTicks: number,
+    graceTicks: number,
+  ): number {
     this.evictCount = super.trimAged(firstUncompletedGeneration, nowTicks, graceTicks);
     return this.evictCount;
   }
-  override trimToSyncPointInclusive(usageBytes: number, budgetBytes: number, syncPoint: number): number {
+  override trimToSyncPointInclusive(
+    usageBytes: number,
+    budgetBytes: number,
+    syncPoint: number,
+  ): number {
     let usage = usageBytes;
     for (let head = this.headObject(); head >= 0; head = this.headObject()) {
       if (this.lastSync[head]! > syncPoint || usage < budgetBytes) break;
@@ -92,7 +115,9 @@ class CarriedEvictList extends LruList {
 }
 
 // The shipped class's twin in a benchmarkTwin config is the same mutant class, unchecked.
-const mutant = mutantsOf(residencyManagerSystem, (Manager: ManagerClass, config, env) => implementationSide((options) => new Manager(config, options), config, env));
+const mutant = mutantsOf(residencyManagerSystem, (Manager: ManagerClass, config, env) =>
+  implementationSide((options) => new Manager(config, options), config, env),
+);
 
 export const RESIDENCY_MANAGER_MUTANTS: AnyMutant[] = [
   mutant(
@@ -104,7 +129,8 @@ export const RESIDENCY_MANAGER_MUTANTS: AnyMutant[] = [
         const unchecked = !this.checked;
         return new (class extends LruList {
           override mark(object: number, generation: number, nowTicks: number): boolean {
-            if (!unchecked || this.statusOf[object] !== RESIDENT) return super.mark(object, generation, nowTicks);
+            if (!unchecked || this.statusOf[object] !== RESIDENT)
+              return super.mark(object, generation, nowTicks);
             return markWithoutMove(this, object, generation, nowTicks);
           }
         })(this.config.objectSizesBytes);
@@ -164,7 +190,12 @@ export const RESIDENCY_MANAGER_MUTANTS: AnyMutant[] = [
     'The aged trim evicts objects whose last sync point equals the first uncompleted one (<= instead of <): in-flight objects',
     withLru(
       class extends LruList {
-        override agedTrimStops(object: number, firstUncompleted: number, nowTicks: number, graceTicks: number): boolean {
+        override agedTrimStops(
+          object: number,
+          firstUncompleted: number,
+          nowTicks: number,
+          graceTicks: number,
+        ): boolean {
           if (firstUncompleted >= 0 && this.lastSync[object]! > firstUncompleted) return true;
           return nowTicks - this.lastUsedTicks[object]! <= graceTicks;
         }
@@ -176,7 +207,11 @@ export const RESIDENCY_MANAGER_MUTANTS: AnyMutant[] = [
     'answers-match-model',
     'ExecuteCommandLists splits when the total size equals the budget (>= instead of >)',
     class extends ResidencyManagerImpl {
-      protected override shouldSplit(count: number, totalSizeBytes: number, budgetBytes: number): boolean {
+      protected override shouldSplit(
+        count: number,
+        totalSizeBytes: number,
+        budgetBytes: number,
+      ): boolean {
         return count > 1 && totalSizeBytes >= budgetBytes;
       }
     },
@@ -211,10 +246,21 @@ export const RESIDENCY_MANAGER_MUTANTS: AnyMutant[] = [
     'Latent defect (a): the fallback guard treats generation 0 as unset and G-1 wraps at G = 0, so the pressure trim runs to 2^64-1 and evicts the current work',
     withPager(
       class extends Pager {
-        protected override takeFallback(head: number, generation: number, firstUncompleted: number): boolean {
-          return head < 0 || firstUncompleted < 0 || (generation > 0 && this.lru.lastSync[head]! >= generation);
+        protected override takeFallback(
+          head: number,
+          generation: number,
+          firstUncompleted: number,
+        ): boolean {
+          return (
+            head < 0 ||
+            firstUncompleted < 0 ||
+            (generation > 0 && this.lru.lastSync[head]! >= generation)
+          );
         }
-        protected override pressureWaitGeneration(firstUncompleted: number, generation: number): number {
+        protected override pressureWaitGeneration(
+          firstUncompleted: number,
+          generation: number,
+        ): number {
           if (firstUncompleted !== generation) return firstUncompleted;
           return generation === 0 ? Number.POSITIVE_INFINITY /* 2^64-1 */ : generation - 1;
         }
@@ -349,7 +395,10 @@ export const RESIDENCY_MANAGER_MUTANTS: AnyMutant[] = [
       class extends ResidencyBudgets {
         override graceTicks(): number {
           if (this.localLimitBytes() === 0) return 0;
-          return this.graceFor(this.device.localUsageBytes, this.localBudgetBytes() + this.device.nonLocalBudgetBytes);
+          return this.graceFor(
+            this.device.localUsageBytes,
+            this.localBudgetBytes() + this.device.nonLocalBudgetBytes,
+          );
         }
       },
     ),
@@ -374,7 +423,10 @@ export const RESIDENCY_MANAGER_MUTANTS: AnyMutant[] = [
       class extends ResidencyBudgets {
         override graceTicks(): number {
           if (this.localLimitBytes() === 0) return 0;
-          return this.graceFor(this.device.localUsageBytes + this.device.nonLocalUsageBytes, this.localBudgetBytes());
+          return this.graceFor(
+            this.device.localUsageBytes + this.device.nonLocalUsageBytes,
+            this.localBudgetBytes(),
+          );
         }
       },
     ),
@@ -428,8 +480,15 @@ export const RESIDENCY_MANAGER_MUTANTS: AnyMutant[] = [
     'The forced-resident fallback after a partial paging round passes the make-resident list from its start, not from the first object still to make: objects earlier batches of the same submission made resident get a second MakeResident (device refcount 2, one status flip)',
     withPager(
       class extends Pager {
-        protected override deviceMakeResident(objects: Int32Array, start: number, count: number, reason: MakeResidentReason): boolean {
-          return reason === 'fallback' ? super.deviceMakeResident(objects, 0, start + count, reason) : super.deviceMakeResident(objects, start, count, reason);
+        protected override deviceMakeResident(
+          objects: Int32Array,
+          start: number,
+          count: number,
+          reason: MakeResidentReason,
+        ): boolean {
+          return reason === 'fallback'
+            ? super.deviceMakeResident(objects, 0, start + count, reason)
+            : super.deviceMakeResident(objects, start, count, reason);
         }
       },
     ),
@@ -446,7 +505,12 @@ export const RESIDENCY_MANAGER_MUTANTS: AnyMutant[] = [
         const { gpu: device, lru, syncPoints, budgets, events } = this;
         const carried = lru as CarriedEvictList;
         return new (class extends Pager {
-          override process(objects: Int32Array, start: number, objectCount: number, generation: number): void {
+          override process(
+            objects: Int32Array,
+            start: number,
+            objectCount: number,
+            generation: number,
+          ): void {
             carried.evictCount = 0;
             super.process(objects, start, objectCount, generation);
           }

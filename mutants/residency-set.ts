@@ -7,12 +7,18 @@ import { mutantsOf } from './define.js';
 import type { AnyMutant } from '../src/harness/system.js';
 import { ResidencySetPoolImpl, type ResidencySet } from '../src/residency/residency-set.js';
 import { SlotPool } from '../src/residency/slot-pool.js';
-import { nextCapacity, type HResult, type ResidencySetConfig } from '../src/residency/residency-set-types.js';
+import {
+  nextCapacity,
+  type HResult,
+  type ResidencySetConfig,
+} from '../src/residency/residency-set-types.js';
 import { residencySetSide, residencySetSystem } from '../src/systems/residency-set.js';
 
 type PoolClass = new (config: ResidencySetConfig) => ResidencySetPoolImpl;
 
-const mutant = mutantsOf(residencySetSystem, (Pool: PoolClass, config, env) => residencySetSide(new Pool(config), config, env));
+const mutant = mutantsOf(residencySetSystem, (Pool: PoolClass, config, env) =>
+  residencySetSide(new Pool(config), config, env),
+);
 
 export const RESIDENCY_SET_MUTANTS: AnyMutant[] = [
   mutant(
@@ -85,7 +91,7 @@ export const RESIDENCY_SET_MUTANTS: AnyMutant[] = [
   mutant(
     'set-dedupe-across-slots',
     'flags-match-open-sets',
-    'Dedupe tests whether the object is flagged on any slot instead of this set\'s slot, so an object cannot be in two open sets',
+    "Dedupe tests whether the object is flagged on any slot instead of this set's slot, so an object cannot be in two open sets",
     class extends ResidencySetPoolImpl {
       protected override isDuplicate(word: number, bit: number, object: number): boolean {
         return (word & bit) !== 0 || this.flaggedSlots(object).length > 0;
@@ -149,7 +155,9 @@ export const RESIDENCY_SET_MUTANTS: AnyMutant[] = [
     class extends ResidencySetPoolImpl {
       override capacity(id: number): number {
         const capacity = super.capacity(id);
-        return capacity > 0 && 2 * this.size(id) >= capacity ? nextCapacity(capacity, this.config.initialCapacity) : capacity;
+        return capacity > 0 && 2 * this.size(id) >= capacity
+          ? nextCapacity(capacity, this.config.initialCapacity)
+          : capacity;
       }
     },
   ),

@@ -6,20 +6,27 @@
 import { mutantsOf } from './define.js';
 import type { AnyMutant } from '../src/harness/system.js';
 import { validateRequest } from '../src/alloc/allocator.js';
-import { NO_SLOT, RANGE_RESERVED, RANGE_SUBMITTED, RingUploadAllocatorImpl } from '../src/alloc/ring-upload.js';
+import {
+  NO_SLOT,
+  RANGE_RESERVED,
+  RANGE_SUBMITTED,
+  RingUploadAllocatorImpl,
+} from '../src/alloc/ring-upload.js';
 import { RingErrors, type RingRange } from '../src/alloc/ring-upload-types.js';
 import { ContractError } from '../src/contract.js';
 import { ringSide, ringUploadSystem } from '../src/systems/ring-upload.js';
 
 type RingClass = new (capacityBytes: number) => RingUploadAllocatorImpl;
 
-const mutant = mutantsOf(ringUploadSystem, (Ring: RingClass, config, env) => ringSide(new Ring(config.capacityBytes), config, env));
+const mutant = mutantsOf(ringUploadSystem, (Ring: RingClass, config, env) =>
+  ringSide(new Ring(config.capacityBytes), config, env),
+);
 
 export const RING_UPLOAD_MUTANTS: AnyMutant[] = [
   mutant(
     'ring-tracks-only-submitted',
     'no-overlap',
-    'Only submitted ranges take part in conflict checks (the seed\'s race): with reservations outstanding and nothing submitted the ring looks idle, restarts at 0, and two recording threads get the same bytes',
+    "Only submitted ranges take part in conflict checks (the seed's race): with reservations outstanding and nothing submitted the ring looks idle, restarts at 0, and two recording threads get the same bytes",
     class extends RingUploadAllocatorImpl {
       protected override conflictHead(): number {
         for (let i = 0; i < this.order.count; i++) {
@@ -33,7 +40,7 @@ export const RING_UPLOAD_MUTANTS: AnyMutant[] = [
   mutant(
     'ring-wrap-ignores-submitted',
     'gpu-in-flight-untouched',
-    'On wrap-around the landing bytes at offset 0 are checked only against ranges the CPU still holds (reserved), as if a submitted range the CPU let go of were free. The seed\'s 1024-byte example: [0,256) is handed out while [0,512) waits for fence value 7 (the named unit test); the generator first finds it on a completed range not yet collected',
+    "On wrap-around the landing bytes at offset 0 are checked only against ranges the CPU still holds (reserved), as if a submitted range the CPU let go of were free. The seed's 1024-byte example: [0,256) is handed out while [0,512) waits for fence value 7 (the named unit test); the generator first finds it on a completed range not yet collected",
     class extends RingUploadAllocatorImpl {
       protected override wrapBlocked(headOffsetBytes: number, sizeBytes: number): boolean {
         if (headOffsetBytes >= this.cursorBytes) return true;
@@ -161,7 +168,10 @@ export const RING_UPLOAD_MUTANTS: AnyMutant[] = [
         }
         const oldest = this.fenceOf[this.inFlight.peekFront()]!;
         if (!Number.isSafeInteger(fenceValue) || fenceValue < oldest) {
-          throw new ContractError(RingErrors.FENCE_ORDER, `fence value ${fenceValue} is below the oldest in flight ${oldest}`);
+          throw new ContractError(
+            RingErrors.FENCE_ORDER,
+            `fence value ${fenceValue} is below the oldest in flight ${oldest}`,
+          );
         }
       }
     },

@@ -23,10 +23,19 @@ type Request = (next: () => number) => [number, number];
 const smallRequests: Request = (next) => {
   const sizeBytes = 1 + Math.floor(2 ** (next() * 14));
   const r = next();
-  return [sizeBytes, r < 0.3 ? 1 : r < 0.5 ? 16 : r < 0.8 ? 256 : r < 0.95 ? 4096 : 2 ** Math.floor(next() * 24)];
+  return [
+    sizeBytes,
+    r < 0.3 ? 1 : r < 0.5 ? 16 : r < 0.8 ? 256 : r < 0.95 ? 4096 : 2 ** Math.floor(next() * 24),
+  ];
 };
 
-function drive(impl: BlockAllocator, model: BlockAllocator, steps: number, request: Request = smallRequests, compareEvery = 1009): { maxLive: number } {
+function drive(
+  impl: BlockAllocator,
+  model: BlockAllocator,
+  steps: number,
+  request: Request = smallRequests,
+  compareEvery = 1009,
+): { maxLive: number } {
   const next = uniformStream(0x9e3779b9);
   const live: number[] = [];
   let maxLive = 0;
@@ -36,7 +45,9 @@ function drive(impl: BlockAllocator, model: BlockAllocator, steps: number, reque
     if (allocate) {
       const [sizeBytes, alignBytes] = request(next);
       const offset = impl.alloc(sizeBytes, alignBytes);
-      expect(offset, `step ${step}: alloc(${sizeBytes}, ${alignBytes})`).toBe(model.alloc(sizeBytes, alignBytes));
+      expect(offset, `step ${step}: alloc(${sizeBytes}, ${alignBytes})`).toBe(
+        model.alloc(sizeBytes, alignBytes),
+      );
       if (offset !== null) live.push(offset);
     } else {
       const offset = takeRandom(live, next);
@@ -62,14 +73,26 @@ function drive(impl: BlockAllocator, model: BlockAllocator, steps: number, reque
 describe('allocator indexes at scale (thousands of free blocks)', () => {
   const capacityBytes = 3 * 2 ** 22 + 4096;
   it('first fit: chunk splits, merges and groups agree with the model offset for offset', () => {
-    const { maxLive } = drive(new FirstFitAllocator({ capacityBytes }), new FirstFitModel({ capacityBytes }), 12000);
+    const { maxLive } = drive(
+      new FirstFitAllocator({ capacityBytes }),
+      new FirstFitModel({ capacityBytes }),
+      12000,
+    );
     expect(maxLive).toBeGreaterThan(1500); // enough free blocks for groups of chunks
   });
   it('best fit agrees with the model over the same stream', () => {
-    drive(new BestFitAllocator({ capacityBytes, poolAlignBytes: 256 }), new BestFitModel({ capacityBytes, poolAlignBytes: 256 }), 12000);
+    drive(
+      new BestFitAllocator({ capacityBytes, poolAlignBytes: 256 }),
+      new BestFitModel({ capacityBytes, poolAlignBytes: 256 }),
+      12000,
+    );
   });
   it('buddy agrees with the model over the same stream', () => {
-    drive(new BuddyAllocator({ capacityBytes: 2 ** 24, minBlockBytes: 256 }), new BuddyModel({ capacityBytes: 2 ** 24, minBlockBytes: 256 }), 12000);
+    drive(
+      new BuddyAllocator({ capacityBytes: 2 ** 24, minBlockBytes: 256 }),
+      new BuddyModel({ capacityBytes: 2 ** 24, minBlockBytes: 256 }),
+      12000,
+    );
   });
 });
 
@@ -78,9 +101,18 @@ describe('allocators on heaps above 4 GiB (offsets past 32 bits, alignments abov
   // alignments above 2^30 take the allocators' wide paths. Sizes 1 B - 16 GiB, alignments 1 B -
   // 32 GiB on a 64 GiB heap: every offset, the tiling and the live list must match the model.
   const capacityBytes = 64 * 2 ** 30;
-  const hugeRequests: Request = (next) => [1 + Math.floor(2 ** (next() * 34)), 2 ** Math.floor(next() * 36)];
+  const hugeRequests: Request = (next) => [
+    1 + Math.floor(2 ** (next() * 34)),
+    2 ** Math.floor(next() * 36),
+  ];
   it('first fit', () => {
-    drive(new FirstFitAllocator({ capacityBytes }), new FirstFitModel({ capacityBytes }), 3000, hugeRequests, 7);
+    drive(
+      new FirstFitAllocator({ capacityBytes }),
+      new FirstFitModel({ capacityBytes }),
+      3000,
+      hugeRequests,
+      7,
+    );
   });
   it('best fit', () => {
     const config = { capacityBytes, poolAlignBytes: 65536 };

@@ -3,7 +3,10 @@ import seedrandom from 'seedrandom';
 import { describeSystem, TEST_SEED } from './support.js';
 import { allocBuddyScaleConfigArb, allocBuddySystem } from '../src/systems/alloc-buddy.js';
 import { allocBestFitScaleConfigArb, allocBestFitSystem } from '../src/systems/alloc-best-fit.js';
-import { allocFirstFitScaleConfigArb, allocFirstFitSystem } from '../src/systems/alloc-first-fit.js';
+import {
+  allocFirstFitScaleConfigArb,
+  allocFirstFitSystem,
+} from '../src/systems/alloc-first-fit.js';
 import { checkSystem } from '../src/harness/property.js';
 import type { AnySystem } from '../src/harness/system.js';
 import { createSubAllocator, type SubAllocatorKind } from '../src/alloc/index.js';
@@ -18,7 +21,11 @@ import { BitsetIndex } from '../src/alloc/bitset-index.js';
 import { NumberMap } from '../src/alloc/typed-arrays.js';
 import { ContractError } from '../src/contract.js';
 import fc from 'fast-check';
-import { allocOpWeights, DEFAULT_ALLOC_WEIGHTS, SCALE_BURST_WEIGHTS } from '../src/systems/alloc-generation.js';
+import {
+  allocOpWeights,
+  DEFAULT_ALLOC_WEIGHTS,
+  SCALE_BURST_WEIGHTS,
+} from '../src/systems/alloc-generation.js';
 import { type AllocSide, GROWTH_PROBES } from '../src/systems/alloc-side.js';
 import { isPowerOfTwo, type BlockAllocator } from '../src/alloc/allocator.js';
 import { subAllocatorSide } from '../src/systems/alloc-sub.js';
@@ -28,12 +35,23 @@ describeSystem(allocBuddySystem, { numRuns: 3000, mutantRuns: 300 });
 describeSystem(allocBestFitSystem, { numRuns: 3000, mutantRuns: 300 });
 describeSystem(allocFirstFitSystem, { numRuns: 3000, mutantRuns: 300 });
 
-const blocksOf = (a: BlockAllocator) => a.blocks().map((b) => `${b.free ? 'f' : 'u'}${b.offsetBytes}+${b.sizeBytes}`).join(' ');
+const blocksOf = (a: BlockAllocator) =>
+  a
+    .blocks()
+    .map((b) => `${b.free ? 'f' : 'u'}${b.offsetBytes}+${b.sizeBytes}`)
+    .join(' ');
 
 describe('sub-allocators: spec examples, model and implementation alike', () => {
   for (const [name, make] of [
-    ['model', (config: object) => new BestFitModel({ capacityBytes: 4096, poolAlignBytes: 256, ...config })],
-    ['implementation', (config: object) => new BestFitAllocator({ capacityBytes: 4096, poolAlignBytes: 256, ...config })],
+    [
+      'model',
+      (config: object) => new BestFitModel({ capacityBytes: 4096, poolAlignBytes: 256, ...config }),
+    ],
+    [
+      'implementation',
+      (config: object) =>
+        new BestFitAllocator({ capacityBytes: 4096, poolAlignBytes: 256, ...config }),
+    ],
   ] as const) {
     it(`best fit (${name}): aligned-size rule, smallest block wins, merges with both neighbours, the limit`, () => {
       const pool = make({ maxAllocationBytes: 2048 });
@@ -109,15 +127,22 @@ describe('sub-allocators: spec examples, model and implementation alike', () => 
       expect(createSubAllocator(kind, config).isPristine()).toBe(true);
       expect(createSubAllocatorModel(kind, config).capacityBytes).toBe(1 << 16);
     }
-    expect(() => new BuddyAllocator({ capacityBytes: 3000, minBlockBytes: 256 })).toThrow(/power of two/);
-    expect(() => new BestFitAllocator({ capacityBytes: 1000, poolAlignBytes: 256 })).toThrow(/multiple/);
+    expect(() => new BuddyAllocator({ capacityBytes: 3000, minBlockBytes: 256 })).toThrow(
+      /power of two/,
+    );
+    expect(() => new BestFitAllocator({ capacityBytes: 1000, poolAlignBytes: 256 })).toThrow(
+      /multiple/,
+    );
     expect(() => new FirstFitAllocator({ capacityBytes: 0 })).toThrow(/positive/);
   });
 });
 
-describe('sub-allocator invariants judge against the blocks, not against the allocator\'s own answers', () => {
+describe("sub-allocator invariants judge against the blocks, not against the allocator's own answers", () => {
   const config = { capacityBytes: 1024, minBlockBytes: 64 };
-  const check = (name: string, side: AllocSide<BlockAllocator>) => allocBuddySystem.invariants.find((invariant) => invariant.name === name)!.check(side, side, config);
+  const check = (name: string, side: AllocSide<BlockAllocator>) =>
+    allocBuddySystem.invariants
+      .find((invariant) => invariant.name === name)!
+      .check(side, side, config);
 
   it('block-structure finds a live range that spills out of its block at the step that hands it out', () => {
     class HalfOrder extends BuddyAllocator {
@@ -169,7 +194,8 @@ describe('sub-allocators at scale: implementation against model over long random
         if (step % 250 === 0) {
           expect(impl.checkIndexes()).toBeNull();
           expect(blocksOf(impl)).toBe(blocksOf(model));
-          if (impl instanceof BestFitAllocator && model instanceof BestFitModel) expect(impl.freeBlocksBySize()).toEqual(model.freeBlocksBySize());
+          if (impl instanceof BestFitAllocator && model instanceof BestFitModel)
+            expect(impl.freeBlocksBySize()).toEqual(model.freeBlocksBySize());
         }
       }
       expect(peakLive).toBeGreaterThan(100);
@@ -204,10 +230,14 @@ describe('alloc command generation', () => {
     for (const { weights, badAlloc } of cases) {
       const expected = allocOpWeights(DEFAULT_ALLOC_WEIGHTS, { weights });
       expect(expected.badAlloc, JSON.stringify(weights)).toBe(badAlloc);
-      for (const weight of Object.values(expected)) expect(Number.isInteger(weight), JSON.stringify(expected)).toBe(true);
+      for (const weight of Object.values(expected))
+        expect(Number.isInteger(weight), JSON.stringify(expected)).toBe(true);
       const counts = new Map<string, number>();
       // Capacity 4096 with 256-byte grains (a buddy config): the generator every sub-allocator system uses.
-      for (const command of fc.sample(allocBuddySystem.commandArb({ capacityBytes: 4096, minBlockBytes: 256 }, { weights }), { seed: TEST_SEED, numRuns: samples })) {
+      for (const command of fc.sample(
+        allocBuddySystem.commandArb({ capacityBytes: 4096, minBlockBytes: 256 }, { weights }),
+        { seed: TEST_SEED, numRuns: samples },
+      )) {
         counts.set(kindOf(command), (counts.get(kindOf(command)) ?? 0) + 1);
       }
       const total = Object.values(expected).reduce((sum, weight) => sum + weight, 0);
@@ -217,14 +247,28 @@ describe('alloc command generation', () => {
         // Each op's share is its weight's share, within 5 standard deviations of the binomial.
         const share = weight / total;
         const tolerance = 5 * Math.sqrt(samples * share * (1 - share)) + 1;
-        expect(Math.abs(count - samples * share), `${op}: ${count} of ${samples} under ${JSON.stringify(weights)}`).toBeLessThanOrEqual(tolerance);
+        expect(
+          Math.abs(count - samples * share),
+          `${op}: ${count} of ${samples} under ${JSON.stringify(weights)}`,
+        ).toBeLessThanOrEqual(tolerance);
       }
     }
   });
 
   it('without misuse no plan turns misuse ops on', () => {
-    const weights = allocOpWeights(DEFAULT_ALLOC_WEIGHTS, { weights: { alloc: 20, badAlloc: 5, freeAgain: 3, freeInterior: 3, freeUnknown: 3 } }, false);
-    expect(weights).toEqual({ ...DEFAULT_ALLOC_WEIGHTS, alloc: 20, badAlloc: 0, freeAgain: 0, freeInterior: 0, freeUnknown: 0 });
+    const weights = allocOpWeights(
+      DEFAULT_ALLOC_WEIGHTS,
+      { weights: { alloc: 20, badAlloc: 5, freeAgain: 3, freeInterior: 3, freeUnknown: 3 } },
+      false,
+    );
+    expect(weights).toEqual({
+      ...DEFAULT_ALLOC_WEIGHTS,
+      alloc: 20,
+      badAlloc: 0,
+      freeAgain: 0,
+      freeInterior: 0,
+      freeUnknown: 0,
+    });
   });
 });
 
@@ -252,9 +296,13 @@ describe('BitsetIndex', () => {
   });
 });
 
-describe('NumberMap (the allocators\' offset map)', () => {
+describe("NumberMap (the allocators' offset map)", () => {
   it('answers get/has/size/delete and iterates like Map over set/delete sequences with reused keys', () => {
-    const op = fc.tuple(fc.constantFrom('set', 'delete'), fc.oneof(fc.nat({ max: 80 }), fc.constantFrom(2 ** 32, 2 ** 32 + 7, 2 ** 53 - 1)), fc.integer());
+    const op = fc.tuple(
+      fc.constantFrom('set', 'delete'),
+      fc.oneof(fc.nat({ max: 80 }), fc.constantFrom(2 ** 32, 2 ** 32 + 7, 2 ** 53 - 1)),
+      fc.integer(),
+    );
     fc.assert(
       fc.property(fc.array(op, { minLength: 100, maxLength: 600 }), (ops) => {
         const map = new NumberMap();
@@ -291,7 +339,12 @@ describe('scale plans (issue 11): thousands of live blocks, the internal tables 
     it(`${system.name}: model and implementation agree on scale configs, and every growth probe fires`, () => {
       const scaleSystem: AnySystem = { ...system, configArb: scaleConfigArb };
       const context = new RunContext();
-      const result = checkSystem(scaleSystem, { seed: TEST_SEED, numRuns, context, unbiased: true });
+      const result = checkSystem(scaleSystem, {
+        seed: TEST_SEED,
+        numRuns,
+        context,
+        unbiased: true,
+      });
       expect(result.failed, result.failed ? result.failure.message : '').toBe(false);
       const missed = GROWTH_PROBES.filter((probe) => (context.probeCounts.get(probe) ?? 0) === 0);
       expect(missed, 'growth probes the scale generator never reached').toEqual([]);
@@ -300,25 +353,50 @@ describe('scale plans (issue 11): thousands of live blocks, the internal tables 
 
   it('heaps above 4 GiB (a share of the buddy and first-fit scale configs): model and implementation agree past 2^32', () => {
     const huge: [AnySystem, () => fc.Arbitrary<unknown>, unknown][] = [
-      [allocBuddySystem, allocBuddyScaleConfigArb, { capacityBytes: 2 ** 34, minBlockBytes: 2 ** 20 }],
+      [
+        allocBuddySystem,
+        allocBuddyScaleConfigArb,
+        { capacityBytes: 2 ** 34, minBlockBytes: 2 ** 20 },
+      ],
       [allocFirstFitSystem, allocFirstFitScaleConfigArb, { capacityBytes: 2 ** 34 + 12345 }],
     ];
     for (const [system, scaleConfigArb, config] of huge) {
       // About a third of the scale configs (300 samples: expect well over 50).
       const sampled = fc.sample(scaleConfigArb(), { seed: TEST_SEED, numRuns: 300 });
-      expect(sampled.filter((c) => (c as { capacityBytes: number }).capacityBytes > 2 ** 32).length, `${system.name} scale configs above 4 GiB`).toBeGreaterThan(50);
-      const result = checkSystem({ ...system, configArb: () => fc.constant(config) }, { seed: TEST_SEED, numRuns: 20, unbiased: true });
+      expect(
+        sampled.filter((c) => (c as { capacityBytes: number }).capacityBytes > 2 ** 32).length,
+        `${system.name} scale configs above 4 GiB`,
+      ).toBeGreaterThan(50);
+      const result = checkSystem(
+        { ...system, configArb: () => fc.constant(config) },
+        { seed: TEST_SEED, numRuns: 20, unbiased: true },
+      );
       expect(result.failed, result.failed ? result.failure.message : '').toBe(false);
     }
   });
 
   it('bursts are generated only for scale configs, whatever the plan', () => {
     // A swarm plan that enabled only the bursts (planRun draws a weight per op).
-    const plan = { weights: { alloc: 0, free: 0, freeAgain: 0, freeInterior: 0, freeUnknown: 0, allocBurst: 5, freeBurst: 5 } };
+    const plan = {
+      weights: {
+        alloc: 0,
+        free: 0,
+        freeAgain: 0,
+        freeInterior: 0,
+        freeUnknown: 0,
+        allocBurst: 5,
+        freeBurst: 5,
+      },
+    };
     const ordinary = allocOpWeights(DEFAULT_ALLOC_WEIGHTS, plan, true, false);
     expect([ordinary.allocBurst, ordinary.freeBurst, ordinary.alloc]).toEqual([0, 0, 1]);
     const scale = allocOpWeights(DEFAULT_ALLOC_WEIGHTS, plan, true, true);
-    expect([scale.allocBurst, scale.freeBurst]).toEqual([SCALE_BURST_WEIGHTS.allocBurst, SCALE_BURST_WEIGHTS.freeBurst]);
-    expect(allocBuddySystem.checkConfig({ capacityBytes: 16 * 2 ** 14, minBlockBytes: 16 })).toBeNull();
+    expect([scale.allocBurst, scale.freeBurst]).toEqual([
+      SCALE_BURST_WEIGHTS.allocBurst,
+      SCALE_BURST_WEIGHTS.freeBurst,
+    ]);
+    expect(
+      allocBuddySystem.checkConfig({ capacityBytes: 16 * 2 ** 14, minBlockBytes: 16 }),
+    ).toBeNull();
   });
 });

@@ -12,7 +12,11 @@ import { loadProject } from '../src/project.js';
 
 const ROOT = path.resolve(__dirname, '..');
 const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
-const cli = (dir: string, tool: string, ...args: string[]) => spawnSync(TSX, [path.join(ROOT, 'src', 'cli', `${tool}.ts`), ...args], { encoding: 'utf8', cwd: dir });
+const cli = (dir: string, tool: string, ...args: string[]) =>
+  spawnSync(TSX, [path.join(ROOT, 'src', 'cli', `${tool}.ts`), ...args], {
+    encoding: 'utf8',
+    cwd: dir,
+  });
 
 function project(files: Record<string, string>): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'bad-project-'));
@@ -37,14 +41,22 @@ describe('bad project files', () => {
     oneError(cli(js, 'mutants'), pattern);
     oneError(cli(js, 'schemas', '--out', path.join(js, 'schema')), pattern);
     // The library (here under vitest's own loader) throws one Error naming the file and the line.
-    await expect(loadProject({ cwd: js })).rejects.toThrow(/gpumv\.config\.mjs: failed to load: line 2\b.*\S$/);
+    await expect(loadProject({ cwd: js })).rejects.toThrow(
+      /gpumv\.config\.mjs: failed to load: line 2\b.*\S$/,
+    );
     const ts = project({ 'gpumv.config.ts': "export default {\n  seed: 'x',,\n};\n" });
     oneError(cli(ts, 'fuzz', '--runs', '1'), /gpumv\.config\.ts: failed to load: line 2:\d+: /);
   });
 
   it('a config that throws while it loads names the file and the line', () => {
-    const dir = project({ 'gpumv.config.mjs': "const seed = 1;\nthrow new Error('no seed today');\nexport default { seed };\n" });
-    oneError(cli(dir, 'fuzz', '--runs', '1'), /gpumv\.config\.mjs: failed to load: line 2:\d+: no seed today/);
+    const dir = project({
+      'gpumv.config.mjs':
+        "const seed = 1;\nthrow new Error('no seed today');\nexport default { seed };\n",
+    });
+    oneError(
+      cli(dir, 'fuzz', '--runs', '1'),
+      /gpumv\.config\.mjs: failed to load: line 2:\d+: no seed today/,
+    );
   });
 
   it('a misnamed export lists the exports found', () => {
@@ -52,8 +64,14 @@ describe('bad project files', () => {
       'gpumv.config.mjs': 'export const config2 = {};\n',
       'alloc.mjs': 'export const policy = "any";\nexport function createAlocator() {}\n',
     });
-    oneError(cli(dir, 'fuzz', '--runs', '1'), /a config file must export its config as the default export .*; it exports: config2$/);
+    oneError(
+      cli(dir, 'fuzz', '--runs', '1'),
+      /a config file must export its config as the default export .*; it exports: config2$/,
+    );
     writeFileSync(path.join(dir, 'gpumv.config.mjs'), 'export default {};\n');
-    oneError(cli(dir, 'fuzz', '--allocator', 'alloc.mjs', '--runs', '1'), /alloc\.mjs: must export a function createAllocator\(capacityBytes\); found no such export \(it exports: createAlocator, policy\)/);
+    oneError(
+      cli(dir, 'fuzz', '--allocator', 'alloc.mjs', '--runs', '1'),
+      /alloc\.mjs: must export a function createAllocator\(capacityBytes\); found no such export \(it exports: createAlocator, policy\)/,
+    );
   });
 });

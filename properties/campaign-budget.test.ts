@@ -33,23 +33,49 @@ describe('printed commands run where they are printed', () => {
     expect(commandContext(ROOT)).toBe('repository');
     expect(commandContext(path.join(ROOT, 'properties'))).toBe('repository');
     expect(commandContext(tmpdir())).toBe('installed');
-    expect(toolCommand('regress', 'save --finding F', 'repository')).toBe('npm run regress -- save --finding F');
-    expect(toolCommand('regress', 'save --finding F', 'installed')).toBe('npx gpumv regress save --finding F');
-    expect(respellCommands('see npm run regress -- --help', 'installed')).toBe('see npx gpumv regress --help');
-    expect(respellCommands('see npm run regress -- --help', 'repository')).toBe('see npm run regress -- --help');
+    expect(toolCommand('regress', 'save --finding F', 'repository')).toBe(
+      'npm run regress -- save --finding F',
+    );
+    expect(toolCommand('regress', 'save --finding F', 'installed')).toBe(
+      'npx gpumv regress save --finding F',
+    );
+    expect(respellCommands('see npm run regress -- --help', 'installed')).toBe(
+      'see npx gpumv regress --help',
+    );
+    expect(respellCommands('see npm run regress -- --help', 'repository')).toBe(
+      'see npm run regress -- --help',
+    );
   });
 });
 
 describe('a campaign prints only final paths', () => {
   it('every file a campaign with two workers reported is there at its end, one per finding; outside the repository its hints are npx gpumv', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'fuzz-final-'));
-    const run = spawnSync(TSX, [FUZZ, '--mutant', 'set-open-keeps-size', '--runs', '60', '--workers', '2', '--out', 'out', '--json', 's.json'], { encoding: 'utf8', cwd: dir });
+    const run = spawnSync(
+      TSX,
+      [
+        FUZZ,
+        '--mutant',
+        'set-open-keeps-size',
+        '--runs',
+        '60',
+        '--workers',
+        '2',
+        '--out',
+        'out',
+        '--json',
+        's.json',
+      ],
+      { encoding: 'utf8', cwd: dir },
+    );
     expect(run.status, run.stderr).toBe(1);
     const written = [...run.stdout.matchAll(/written to (\S+)/g)].map((match) => match[1]!);
     const summary = summaryOf(path.join(dir, 's.json'));
     expect(written.length).toBe(summary.findings.length);
     for (const file of written) expect(existsSync(path.join(dir, file)), file).toBe(true);
-    expect(run.stdout).toMatch(/keep it: npx gpumv regress save --finding out\/residency-set\/fuzz-contents-match-model-open-[0-9a-f]{8}\.json/);
+    expect(run.stdout).toMatch(
+      /keep it: npx gpumv regress save --finding out\/residency-set\/fuzz-contents-match-model-open-[0-9a-f]{8}\.json/,
+    );
     expect(run.stdout).not.toMatch(/npm run/);
     expect(summary.findings.map((finding) => finding.file).sort()).toEqual([...written].sort());
   });
@@ -69,7 +95,24 @@ describe('a budget is kept', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'fuzz-budget-'));
     const summaryFile = path.join(dir, 's.json');
     const started = Date.now();
-    const run = spawnSync(TSX, [FUZZ, '--allocator', SLOW, '--budget', '8s', '--workers', '1', '--no-preflight', '--out', dir, '--json', summaryFile], { encoding: 'utf8', cwd: ROOT });
+    const run = spawnSync(
+      TSX,
+      [
+        FUZZ,
+        '--allocator',
+        SLOW,
+        '--budget',
+        '8s',
+        '--workers',
+        '1',
+        '--no-preflight',
+        '--out',
+        dir,
+        '--json',
+        summaryFile,
+      ],
+      { encoding: 'utf8', cwd: ROOT },
+    );
     const wallMs = Date.now() - started;
     expect(run.status, run.stdout + run.stderr).toBe(1);
     const summary = summaryOf(summaryFile);
@@ -80,7 +123,9 @@ describe('a budget is kept', () => {
     expect(summary.timing.elapsedMs).toBeLessThan(8000 + budgetMarginMs(8000) + 3000);
     // The whole process, with tsx start-up on a busy machine.
     expect(wallMs).toBeLessThan(30_000);
-    expect(run.stdout).toMatch(/shrinking stopped by the budget after [\d.]+ s at \d+ of \d+ commands; finish it with npm run regress -- save --finding \S+ --shrink/);
+    expect(run.stdout).toMatch(
+      /shrinking stopped by the budget after [\d.]+ s at \d+ of \d+ commands; finish it with npm run regress -- save --finding \S+ --shrink/,
+    );
     // Its report lists the case without replaying it (regress show does), so it costs no time.
     expect(run.stdout).toMatch(/show it: npm run regress -- show \S+ \(every step's answers\)/);
     expect(summary.findings.length).toBeGreaterThanOrEqual(1);
@@ -89,7 +134,19 @@ describe('a budget is kept', () => {
     const stored = JSON.parse(readFileSync(file, 'utf8')) as { commands: unknown[] };
     expect(stored.commands.length).toBe(finding.commands);
     // The written case fails; `save --finding F --shrink` finishes its shrink.
-    const saved = spawnSync(TSX, [path.join(ROOT, 'src', 'cli', 'regress.ts'), 'save', '--finding', file, '--shrink', '--out', path.join(dir, 'kept')], { encoding: 'utf8', cwd: ROOT });
+    const saved = spawnSync(
+      TSX,
+      [
+        path.join(ROOT, 'src', 'cli', 'regress.ts'),
+        'save',
+        '--finding',
+        file,
+        '--shrink',
+        '--out',
+        path.join(dir, 'kept'),
+      ],
+      { encoding: 'utf8', cwd: ROOT },
+    );
     expect(saved.status, saved.stdout + saved.stderr).toBe(0);
     const shrunk = /shrunk from (\d+) to (\d+) commands/.exec(saved.stdout);
     expect(shrunk).not.toBeNull();
@@ -100,14 +157,41 @@ describe('a budget is kept', () => {
   it('shows a long shrink on stderr and leaves its finding on disk at a signal mid-shrink', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'fuzz-signal-'));
     const summaryFile = path.join(dir, 's.json');
-    const child = spawn(TSX, [FUZZ, '--allocator', SLOW, '--runs', '5', '--workers', '1', '--no-preflight', '--out', dir, '--json', summaryFile], { cwd: ROOT });
+    const child = spawn(
+      TSX,
+      [
+        FUZZ,
+        '--allocator',
+        SLOW,
+        '--runs',
+        '5',
+        '--workers',
+        '1',
+        '--no-preflight',
+        '--out',
+        dir,
+        '--json',
+        summaryFile,
+      ],
+      { cwd: ROOT },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    for (let waited = 0; !/shrinking user-allocator run \d+/.test(stderr) && waited < 60_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
-    const line = /shrinking user-allocator run (\d+) \(([a-z-]+) on ([a-z]+)\): (\d+) -> (\d+) commands, ([\d.]+) s/.exec(stderr);
+    const exited = new Promise<number | null>((resolve) =>
+      child.on('exit', (code) => resolve(code)),
+    );
+    for (
+      let waited = 0;
+      !/shrinking user-allocator run \d+/.test(stderr) && waited < 60_000;
+      waited += 50
+    )
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    const line =
+      /shrinking user-allocator run (\d+) \(([a-z-]+) on ([a-z]+)\): (\d+) -> (\d+) commands, ([\d.]+) s/.exec(
+        stderr,
+      );
     expect(line, stderr).not.toBeNull();
     const [, runIndex, check, op] = line!;
     // Mid-shrink, the finding is already on disk (a SIGKILL now would leave it).
@@ -129,21 +213,59 @@ describe('a budget is kept', () => {
   it("a hang's shrink does not pay the campaign's run limit per candidate", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'fuzz-hang-limit-'));
     const summaryFile = path.join(dir, 's.json');
-    const run = spawnSync(TSX, [FUZZ, '--allocator', 'examples/looping-free-list-allocator.mjs', '--runs', '1', '--workers', '1', '--timeout', '3s', '--no-preflight', '--out', dir, '--json', summaryFile], { encoding: 'utf8', cwd: ROOT });
+    const run = spawnSync(
+      TSX,
+      [
+        FUZZ,
+        '--allocator',
+        'examples/looping-free-list-allocator.mjs',
+        '--runs',
+        '1',
+        '--workers',
+        '1',
+        '--timeout',
+        '3s',
+        '--no-preflight',
+        '--out',
+        dir,
+        '--json',
+        summaryFile,
+      ],
+      { encoding: 'utf8', cwd: ROOT },
+    );
     expect(run.status, run.stdout + run.stderr).toBe(1);
     // The campaign derives its candidates' limit from the run (printed), well under --timeout...
-    const limit = Number(/shrinking it in a fresh worker \(candidates stopped after (\d+) ms\)/.exec(run.stdout)?.[1]);
+    const limit = Number(
+      /shrinking it in a fresh worker \(candidates stopped after (\d+) ms\)/.exec(run.stdout)?.[1],
+    );
     expect(limit).toBeGreaterThanOrEqual(250);
     expect(limit).toBeLessThan(3000);
     const summary = summaryOf(summaryFile);
     const hang = summary.findings.find((finding) => finding.check === 'hang')!;
     expect(hang.commands).toBeLessThan(12);
     // ...and a candidate evaluator with that limit stops a hanging candidate after it, not after 3 s.
-    const stored = JSON.parse(readFileSync(path.resolve(ROOT, hang.file), 'utf8')) as { system: string; config: JsonObject; commands: Command[] };
-    const evaluator = new CaseEvaluator(campaignWorkerUrl(), { campaignSeed: '0', targets: { systems: 'all', allocator: 'examples/looping-free-list-allocator.mjs' }, configFile: null, cwd: ROOT }, limit);
+    const stored = JSON.parse(readFileSync(path.resolve(ROOT, hang.file), 'utf8')) as {
+      system: string;
+      config: JsonObject;
+      commands: Command[];
+    };
+    const evaluator = new CaseEvaluator(
+      campaignWorkerUrl(),
+      {
+        campaignSeed: '0',
+        targets: { systems: 'all', allocator: 'examples/looping-free-list-allocator.mjs' },
+        configFile: null,
+        cwd: ROOT,
+      },
+      limit,
+    );
     try {
       const outcome = await evaluator.evaluate(stored.system, stored.config, stored.commands);
-      expect(outcome).toMatchObject({ kind: 'died', check: 'hang', detail: `a run did not return within ${limit} ms; it was stopped with its worker` });
+      expect(outcome).toMatchObject({
+        kind: 'died',
+        check: 'hang',
+        detail: `a run did not return within ${limit} ms; it was stopped with its worker`,
+      });
     } finally {
       await evaluator.close();
     }

@@ -27,16 +27,36 @@ import { MUTANTS } from '../mutants/index.js';
 const ROOT = path.resolve(__dirname, '..');
 const SEED = 'campaign-test';
 
-function runShard(shard: Shard, runs: number, implFactory?: ImplFactory): { summary: CampaignSummary; results: RunResult[] } {
+function runShard(
+  shard: Shard,
+  runs: number,
+  implFactory?: ImplFactory,
+): { summary: CampaignSummary; results: RunResult[] } {
   const summary = emptySummary(SEED, shard, [residencySetSystem]);
   const results: RunResult[] = [];
   for (let ordinal = 0; runIndexOf(shard, ordinal) < runs; ordinal++) {
-    const result = executeRun(residencySetSystem, planRun(SEED, residencySetSystem, runIndexOf(shard, ordinal)), implFactory);
+    const result = executeRun(
+      residencySetSystem,
+      planRun(SEED, residencySetSystem, runIndexOf(shard, ordinal)),
+      implFactory,
+    );
     results.push(result);
     recordRun(summary.systems[residencySetSystem.name]!, result, shard);
     if (result.finding) {
       const f = result.finding;
-      addFinding(summary.findings, { signature: f.signature, system: f.system, check: f.check, op: f.op, runIndex: f.runIndex, commands: f.commands.length, file: `x/${f.signature}`, replay: '', weights: f.weights, faults: [...f.faults], smallConfigs: f.smallConfigs });
+      addFinding(summary.findings, {
+        signature: f.signature,
+        system: f.system,
+        check: f.check,
+        op: f.op,
+        runIndex: f.runIndex,
+        commands: f.commands.length,
+        file: `x/${f.signature}`,
+        replay: '',
+        weights: f.weights,
+        faults: [...f.faults],
+        smallConfigs: f.smallConfigs,
+      });
     }
   }
   summary.stopped = 'complete';
@@ -45,7 +65,12 @@ function runShard(shard: Shard, runs: number, implFactory?: ImplFactory): { summ
 
 function withoutTiming(summary: CampaignSummary): unknown {
   const { timing: _timing, shards: _shards, ...rest } = summary;
-  const systems = Object.fromEntries(Object.entries(rest.systems).map(([name, { completed: _completed, ...system }]) => [name, system]));
+  const systems = Object.fromEntries(
+    Object.entries(rest.systems).map(([name, { completed: _completed, ...system }]) => [
+      name,
+      system,
+    ]),
+  );
   return { ...rest, systems };
 }
 
@@ -54,20 +79,25 @@ describe('campaign runs', () => {
     expect(planRun(SEED, residencySetSystem, 7)).toEqual(planRun(SEED, residencySetSystem, 7));
     const plans = Array.from({ length: 200 }, (_, i) => planRun(SEED, residencySetSystem, i));
     expect(new Set(plans.map((plan) => plan.seed)).size).toBe(200);
-    expect(plans.some((plan) => plan.weights === null || plan.weights.insert === undefined)).toBe(true);
+    expect(plans.some((plan) => plan.weights === null || plan.weights.insert === undefined)).toBe(
+      true,
+    );
     expect(plans.some((plan) => plan.weights !== null && plan.weights.open === 0)).toBe(true);
     expect(plans.some((plan) => plan.faults.length === 0)).toBe(true);
     expect(plans.some((plan) => plan.faults.includes('set-growth-failure'))).toBe(true);
     expect(plans.some((plan) => plan.smallConfigs)).toBe(true);
     expect(plans.some((plan) => !plan.smallConfigs)).toBe(true);
     // A fault-free run never generates the fault's op.
-    for (const plan of plans.filter((p) => p.faults.length === 0)) expect(plan.weights?.failNextGrowth).toBe(0);
+    for (const plan of plans.filter((p) => p.faults.length === 0))
+      expect(plan.weights?.failNextGrowth).toBe(0);
   });
 
   it('shard k/K owns exactly the run indices i with i mod K = k', () => {
     for (let count = 1; count <= 5; count++) {
       for (let index = 0; index < count; index++) {
-        const owned = Array.from({ length: 6 }, (_, ordinal) => runIndexOf({ index, count }, ordinal));
+        const owned = Array.from({ length: 6 }, (_, ordinal) =>
+          runIndexOf({ index, count }, ordinal),
+        );
         expect(owned.every((runIndex) => runIndex % count === index)).toBe(true);
       }
     }
@@ -77,7 +107,8 @@ describe('campaign runs', () => {
     const mutant = MUTANTS.find((m) => m.name === 'set-open-keeps-size')!;
     const whole = runShard({ index: 0, count: 1 }, 30, mutant.createImpl);
     const shards = [0, 1, 2].map((index) => runShard({ index, count: 3 }, 30, mutant.createImpl));
-    const byIndex = (results: RunResult[]) => new Map(results.map((result) => [result.runIndex, result]));
+    const byIndex = (results: RunResult[]) =>
+      new Map(results.map((result) => [result.runIndex, result]));
     const union = byIndex(shards.flatMap((shard) => shard.results));
     expect([...union.keys()].sort((a, b) => a - b)).toEqual([...byIndex(whole.results).keys()]);
     expect(union).toEqual(byIndex(whole.results));
@@ -94,7 +125,9 @@ describe('campaign runs', () => {
     a.runs = b.runs = c.runs = 4;
     expect(() => mergeSummaries([a, { ...b, seed: 'other' }])).toThrow(/different seeds/);
     expect(() => mergeSummaries([a, { ...b, runs: 5 }])).toThrow(/different run counts/);
-    expect(() => mergeSummaries([a, { ...b, targets: { systems: 'alloc-buddy' } }])).toThrow(/different targets/);
+    expect(() => mergeSummaries([a, { ...b, targets: { systems: 'alloc-buddy' } }])).toThrow(
+      /different targets/,
+    );
     expect(() => mergeSummaries([a, c])).toThrow(/shards of 2 with shards of 3/);
     expect(() => mergeSummaries([a, a])).toThrow(/more than one summary/);
     expect(mergeSummaries([a]).stopped).toBe('incomplete');
@@ -104,7 +137,11 @@ describe('campaign runs', () => {
 
 describe('fuzz CLI', () => {
   const tsx = path.join(ROOT, 'node_modules', '.bin', 'tsx');
-  const fuzz = (...args: string[]) => spawnSync(tsx, [path.join(ROOT, 'src', 'cli', 'fuzz.ts'), ...args], { encoding: 'utf8', cwd: ROOT });
+  const fuzz = (...args: string[]) =>
+    spawnSync(tsx, [path.join(ROOT, 'src', 'cli', 'fuzz.ts'), ...args], {
+      encoding: 'utf8',
+      cwd: ROOT,
+    });
 
   it.each([
     [['--shard', '3/2'], /--shard 3\/2/],
@@ -113,8 +150,14 @@ describe('fuzz CLI', () => {
     [['--resume', '/nonexistent/summary.json'], /cannot read summary/],
     [['--runs', '0'], /--runs must be an integer >= 1/],
     [['--frobnicate'], /unknown option --frobnicate/],
-    [['--out', path.join(ROOT, 'package.json', 'findings')], /findings folder .*package\.json.findings is not writable \(E[A-Z]+\)/],
-    [['--json', path.join(ROOT, 'package.json', 'summary.json')], /summary folder .*package\.json is not writable \(E[A-Z]+\)/],
+    [
+      ['--out', path.join(ROOT, 'package.json', 'findings')],
+      /findings folder .*package\.json.findings is not writable \(E[A-Z]+\)/,
+    ],
+    [
+      ['--json', path.join(ROOT, 'package.json', 'summary.json')],
+      /summary folder .*package\.json is not writable \(E[A-Z]+\)/,
+    ],
   ])('%j is a one-line error with exit code 2', (args, pattern) => {
     const result = fuzz(...args);
     expect(result.status).toBe(2);
@@ -127,7 +170,19 @@ describe('fuzz CLI', () => {
     const campaign = (workers: string) =>
       spawnSync(
         tsx,
-        [path.join(ROOT, 'src', 'cli', 'fuzz.ts'), '--mutant', 'set-open-keeps-size', '--runs', '30', '--workers', workers, '--json', path.join(dir, `w${workers}.json`), '--out', path.join(dir, `w${workers}`)],
+        [
+          path.join(ROOT, 'src', 'cli', 'fuzz.ts'),
+          '--mutant',
+          'set-open-keeps-size',
+          '--runs',
+          '30',
+          '--workers',
+          workers,
+          '--json',
+          path.join(dir, `w${workers}.json`),
+          '--out',
+          path.join(dir, `w${workers}`),
+        ],
         { encoding: 'utf8', cwd: ROOT, env: { ...process.env, SOURCE_DATE_EPOCH: '1764460800' } },
       );
     const one = campaign('1');
@@ -135,10 +190,19 @@ describe('fuzz CLI', () => {
     expect(one.status, one.stderr).toBe(1);
     expect(two.status, two.stderr).toBe(1);
     // The two campaigns wrote to different folders; everything else must match.
-    const read = (name: string) => withoutTiming(JSON.parse(readFileSync(path.join(dir, name), 'utf8').replaceAll(`${path.sep}w2${path.sep}`, `${path.sep}w1${path.sep}`)) as CampaignSummary);
+    const read = (name: string) =>
+      withoutTiming(
+        JSON.parse(
+          readFileSync(path.join(dir, name), 'utf8').replaceAll(
+            `${path.sep}w2${path.sep}`,
+            `${path.sep}w1${path.sep}`,
+          ),
+        ) as CampaignSummary,
+      );
     expect(read('w2.json')).toEqual(read('w1.json'));
     // Every run ran on a (watched) worker thread, with one worker and with two.
-    const timing = (name: string) => (JSON.parse(readFileSync(path.join(dir, name), 'utf8')) as CampaignSummary).timing;
+    const timing = (name: string) =>
+      (JSON.parse(readFileSync(path.join(dir, name), 'utf8')) as CampaignSummary).timing;
     expect(timing('w1.json').workers).toBe(1);
     expect(timing('w2.json').workers).toBe(2);
     expect(timing('w2.json').threadRuns).toBe(timing('w1.json').threadRuns);
@@ -149,11 +213,19 @@ describe('fuzz CLI', () => {
     expect(names[1]).toMatch(/^fuzz-contents-match-model-open-[0-9a-f]{8}\.json$/);
     expect(names[0]).toBe(names[1]!.replace(/\.json$/, '.html'));
     const page = path.join('residency-set', names[0]!);
-    expect(readFileSync(path.join(dir, 'w2', page), 'utf8').replaceAll(path.join(dir, 'w2'), path.join(dir, 'w1'))).toBe(readFileSync(path.join(dir, 'w1', page), 'utf8'));
+    expect(
+      readFileSync(path.join(dir, 'w2', page), 'utf8').replaceAll(
+        path.join(dir, 'w2'),
+        path.join(dir, 'w1'),
+      ),
+    ).toBe(readFileSync(path.join(dir, 'w1', page), 'utf8'));
     const finding = path.join('residency-set', names[1]!);
     const text = readFileSync(path.join(dir, 'w1', finding), 'utf8');
     expect(readFileSync(path.join(dir, 'w2', finding), 'utf8')).toBe(text);
-    const regression = JSON.parse(text) as { catches: string[]; origin: { date: string; mutant: string; seed: string } };
+    const regression = JSON.parse(text) as {
+      catches: string[];
+      origin: { date: string; mutant: string; seed: string };
+    };
     expect(regression.catches).toEqual(['set-open-keeps-size']);
     expect(regression.origin).toMatchObject({ date: '2025-11-30', mutant: 'set-open-keeps-size' });
     expect(regression.origin.seed).toMatch(/^20261130\/residency-set\/\d+$/);
@@ -161,19 +233,35 @@ describe('fuzz CLI', () => {
 
   it('loses no finding and no run to a SIGKILL: the resumed campaign equals an uninterrupted one', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'fuzz-kill-'));
-    const common = ['--system', 'residency-set', '--runs', '1500', '--workers', '1', '--out', dir, '--checkpoint', '100ms'];
+    const common = [
+      '--system',
+      'residency-set',
+      '--runs',
+      '1500',
+      '--workers',
+      '1',
+      '--out',
+      dir,
+      '--checkpoint',
+      '100ms',
+    ];
     const whole = fuzz(...common, '--json', path.join(dir, 'whole.json'));
     expect(whole.status, whole.stderr).toBe(0);
 
     const summaryFile = path.join(dir, 'killed.json');
-    const child = spawn(tsx, [path.join(ROOT, 'src', 'cli', 'fuzz.ts'), ...common, '--json', summaryFile], { cwd: ROOT, stdio: 'ignore' });
+    const child = spawn(
+      tsx,
+      [path.join(ROOT, 'src', 'cli', 'fuzz.ts'), ...common, '--json', summaryFile],
+      { cwd: ROOT, stdio: 'ignore' },
+    );
     const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
     const progressed = (): boolean => {
       if (!existsSync(summaryFile)) return false;
       const summary = JSON.parse(readFileSync(summaryFile, 'utf8')) as CampaignSummary;
       return summary.systems['residency-set']!.runs >= 100;
     };
-    for (let waited = 0; !progressed() && waited < 20_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    for (let waited = 0; !progressed() && waited < 20_000; waited += 20)
+      await new Promise((resolve) => setTimeout(resolve, 20));
     child.kill('SIGKILL');
     await exited;
     const killed = JSON.parse(readFileSync(summaryFile, 'utf8')) as CampaignSummary;
@@ -191,23 +279,67 @@ describe('fuzz CLI', () => {
 
   it('fuzzes a user allocator module and writes a finding that replays against it', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'fuzz-allocator-'));
-    const campaign = fuzz('--allocator', 'examples/broken-allocator.mjs', '--runs', '20', '--workers', '1', '--out', dir, '--json', path.join(dir, 's.json'));
+    const campaign = fuzz(
+      '--allocator',
+      'examples/broken-allocator.mjs',
+      '--runs',
+      '20',
+      '--workers',
+      '1',
+      '--out',
+      dir,
+      '--json',
+      path.join(dir, 's.json'),
+    );
     expect(campaign.status, campaign.stderr).toBe(1);
-    const name = readdirSync(path.join(dir, 'user-allocator')).find((candidate) => candidate.startsWith('fuzz-no-overlap-') && candidate.endsWith('.json'));
+    const name = readdirSync(path.join(dir, 'user-allocator')).find(
+      (candidate) => candidate.startsWith('fuzz-no-overlap-') && candidate.endsWith('.json'),
+    );
     const file = path.join(dir, 'user-allocator', name!);
-    expect(JSON.parse(readFileSync(file, 'utf8')).config.allocatorModule).toBe('examples/broken-allocator.mjs');
-    const replay = spawnSync(tsx, [path.join(ROOT, 'src', 'cli', 'regress.ts'), 'replay', file], { encoding: 'utf8', cwd: ROOT });
+    expect(JSON.parse(readFileSync(file, 'utf8')).config.allocatorModule).toBe(
+      'examples/broken-allocator.mjs',
+    );
+    const replay = spawnSync(tsx, [path.join(ROOT, 'src', 'cli', 'regress.ts'), 'replay', file], {
+      encoding: 'utf8',
+      cwd: ROOT,
+    });
     expect(replay.status).toBe(1);
     expect(replay.stdout).toMatch(/check 'no-overlap'/);
-    const correct = fuzz('--allocator', 'examples/simple-first-fit-allocator.mjs', '--runs', '20', '--workers', '1', '--out', dir, '--json', path.join(dir, 't.json'));
+    const correct = fuzz(
+      '--allocator',
+      'examples/simple-first-fit-allocator.mjs',
+      '--runs',
+      '20',
+      '--workers',
+      '1',
+      '--out',
+      dir,
+      '--json',
+      path.join(dir, 't.json'),
+    );
     expect(correct.status, correct.stdout + correct.stderr).toBe(0);
-    expect(fuzz('--allocator', 'examples/no-such-module.mjs').stderr).toMatch(/^error: examples\/no-such-module\.mjs: no such file/);
+    expect(fuzz('--allocator', 'examples/no-such-module.mjs').stderr).toMatch(
+      /^error: examples\/no-such-module\.mjs: no such file/,
+    );
   });
 
   it('turns an allocator that loops forever into a hang finding, shrunk, and completes the campaign', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'fuzz-hang-'));
     const summaryFile = path.join(dir, 's.json');
-    const campaign = fuzz('--allocator', 'examples/looping-free-list-allocator.mjs', '--runs', '1', '--workers', '1', '--timeout', '400ms', '--out', dir, '--json', summaryFile);
+    const campaign = fuzz(
+      '--allocator',
+      'examples/looping-free-list-allocator.mjs',
+      '--runs',
+      '1',
+      '--workers',
+      '1',
+      '--timeout',
+      '400ms',
+      '--out',
+      dir,
+      '--json',
+      summaryFile,
+    );
     expect(campaign.status, campaign.stdout + campaign.stderr).toBe(1);
     const summary = JSON.parse(readFileSync(summaryFile, 'utf8')) as CampaignSummary;
     expect(summary.stopped).toBe('complete');
@@ -215,25 +347,62 @@ describe('fuzz CLI', () => {
     const hangs = summary.findings.filter((finding) => finding.check === 'hang');
     expect(hangs.length).toBeGreaterThan(0);
     const file = path.join(dir, 'user-allocator', path.basename(hangs[0]!.file));
-    const regression = JSON.parse(readFileSync(file, 'utf8')) as { origin: { check: string }; commands: { op: string }[] };
+    const regression = JSON.parse(readFileSync(file, 'utf8')) as {
+      origin: { check: string };
+      commands: { op: string }[];
+    };
     expect(regression.origin.check).toBe('hang');
     // Shrunk: a handful of commands, the last one the call that never returns (an alloc or a
     // free: both walk the self-linked list).
     expect(regression.commands.length).toBeLessThan(12);
     expect(['alloc', 'free']).toContain(regression.commands.at(-1)!.op);
-    expect(campaign.stdout).toMatch(/FINDING user-allocator: hang: a run did not return within 400 ms/);
+    expect(campaign.stdout).toMatch(
+      /FINDING user-allocator: hang: a run did not return within 400 ms/,
+    );
     // Its replay runs in a watched worker: it reports the hang instead of hanging.
-    const replay = spawnSync(tsx, [path.join(ROOT, 'src', 'cli', 'regress.ts'), 'replay', file, '--timeout', '400ms'], { encoding: 'utf8', cwd: ROOT });
+    const replay = spawnSync(
+      tsx,
+      [path.join(ROOT, 'src', 'cli', 'regress.ts'), 'replay', file, '--timeout', '400ms'],
+      { encoding: 'utf8', cwd: ROOT },
+    );
     expect(replay.status).toBe(1);
     expect(replay.stdout).toMatch(/fails against the implementation: hang at step \d+/);
   });
 
-  it('--max-false-oom-share turns an allocator\'s false out-of-memory share into a failure', () => {
+  it("--max-false-oom-share turns an allocator's false out-of-memory share into a failure", () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'fuzz-oom-share-'));
-    const roundsUp = fuzz('--allocator', 'examples/size-class-allocator.mjs', '--runs', '60', '--workers', '1', '--max-false-oom-share', '0.05', '--out', dir, '--json', path.join(dir, 'a.json'));
+    const roundsUp = fuzz(
+      '--allocator',
+      'examples/size-class-allocator.mjs',
+      '--runs',
+      '60',
+      '--workers',
+      '1',
+      '--max-false-oom-share',
+      '0.05',
+      '--out',
+      dir,
+      '--json',
+      path.join(dir, 'a.json'),
+    );
     expect(roundsUp.status).toBe(1);
-    expect(roundsUp.stdout).toMatch(/FALSE OUT OF MEMORY user-allocator: \d+ of \d+ null answers \([\d.]+ %\) were given while an aligned free gap large enough existed; the limit is 5\.0 %/);
-    const exact = fuzz('--allocator', 'examples/simple-first-fit-allocator.mjs', '--runs', '60', '--workers', '1', '--max-false-oom-share', '0.05', '--out', dir, '--json', path.join(dir, 'b.json'));
+    expect(roundsUp.stdout).toMatch(
+      /FALSE OUT OF MEMORY user-allocator: \d+ of \d+ null answers \([\d.]+ %\) were given while an aligned free gap large enough existed; the limit is 5\.0 %/,
+    );
+    const exact = fuzz(
+      '--allocator',
+      'examples/simple-first-fit-allocator.mjs',
+      '--runs',
+      '60',
+      '--workers',
+      '1',
+      '--max-false-oom-share',
+      '0.05',
+      '--out',
+      dir,
+      '--json',
+      path.join(dir, 'b.json'),
+    );
     expect(exact.status, exact.stdout).toBe(0);
     expect(exact.stdout).toMatch(/false OOM/);
     expect(exact.stdout).not.toMatch(/FALSE OUT OF MEMORY/);
@@ -242,7 +411,19 @@ describe('fuzz CLI', () => {
   it('--stop-on-first ends the campaign at its first finding', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'fuzz-first-'));
     const summaryFile = path.join(dir, 's.json');
-    const campaign = fuzz('--mutant', 'set-open-keeps-size', '--runs', '400', '--workers', '1', '--stop-on-first', '--out', dir, '--json', summaryFile);
+    const campaign = fuzz(
+      '--mutant',
+      'set-open-keeps-size',
+      '--runs',
+      '400',
+      '--workers',
+      '1',
+      '--stop-on-first',
+      '--out',
+      dir,
+      '--json',
+      summaryFile,
+    );
     expect(campaign.status, campaign.stderr).toBe(1);
     const summary = JSON.parse(readFileSync(summaryFile, 'utf8')) as CampaignSummary;
     expect(summary.stopped).toBe('first-finding');
@@ -253,7 +434,18 @@ describe('fuzz CLI', () => {
   it('reads summaries strictly: a damaged one is a one-line error naming the field; a budgeted one resumes only with --budget', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'fuzz-summary-'));
     const file = path.join(dir, 's.json');
-    const ran = fuzz('--system', 'residency-set', '--budget', '300ms', '--workers', '1', '--json', file, '--out', dir);
+    const ran = fuzz(
+      '--system',
+      'residency-set',
+      '--budget',
+      '300ms',
+      '--workers',
+      '1',
+      '--json',
+      file,
+      '--out',
+      dir,
+    );
     expect(ran.status, ran.stderr).toBe(0);
     const noBudget = fuzz('--resume', file, '--out', dir);
     expect(noBudget.status).toBe(2);

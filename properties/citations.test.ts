@@ -46,8 +46,10 @@ describe('the citation checker', () => {
 
   it('passes on resolvable citations, new form and Markdown links', () => {
     const d = fixture({
-      'src/a.ts': '/** See docs/spec/residency-library.md#rl-8-5-1 and docs/spec/allocators.md#al-buddy, #al-ring. */\n',
-      'docs/a.md': 'The [slot pool](spec/residency-library.md#rl-3) and [1024 slots](spec/engine.md#rs-4-2).\n',
+      'src/a.ts':
+        '/** See docs/spec/residency-library.md#rl-8-5-1 and docs/spec/allocators.md#al-buddy, #al-ring. */\n',
+      'docs/a.md':
+        'The [slot pool](spec/residency-library.md#rl-3) and [1024 slots](spec/engine.md#rs-4-2).\n',
     });
     const { status, out } = run(['--root', d, 'src', 'docs/a.md'], d);
     expect(out).toMatch(/^5 citation\(s\) in 2 file\(s\); 0 unresolved$/m);
@@ -67,17 +69,25 @@ describe('the citation checker', () => {
     });
     const { status, out } = run(['--root', d, 'src', 'docs/a.md'], d);
     expect(status).toBe(1);
-    expect(out).toContain('src/a.ts:1: docs/spec/residency-library.md#rl-99: no anchor #rl-99 in docs/spec/residency-library.md');
-    expect(out).toContain('src/a.ts:2: docs/spec/nowhere.md#x: docs/spec/nowhere.md does not exist');
-    expect(out).toContain(`src/a.ts:3: 'spec/allocators.md "Buddy"': names a file the package does not ship; --fix writes docs/spec/allocators.md#al-buddy`);
-    expect(out).toContain('docs/a.md:1: [broken link](spec/engine.md#mem-42): no anchor #mem-42 in docs/spec/engine.md');
+    expect(out).toContain(
+      'src/a.ts:1: docs/spec/residency-library.md#rl-99: no anchor #rl-99 in docs/spec/residency-library.md',
+    );
+    expect(out).toContain(
+      'src/a.ts:2: docs/spec/nowhere.md#x: docs/spec/nowhere.md does not exist',
+    );
+    expect(out).toContain(
+      `src/a.ts:3: 'spec/allocators.md "Buddy"': names a file the package does not ship; --fix writes docs/spec/allocators.md#al-buddy`,
+    );
+    expect(out).toContain(
+      'docs/a.md:1: [broken link](spec/engine.md#mem-42): no anchor #mem-42 in docs/spec/engine.md',
+    );
     expect(out).toMatch(/; 4 unresolved$/m);
   });
 
   it('--fix rewrites the old forms, keeps comments within 100 columns, and is idempotent', () => {
     const before = [
       '/**',
-      ' * The manager (residency-library.md §4-§8, §10; Unreal\'s settings from the seed',
+      " * The manager (residency-library.md §4-§8, §10; Unreal's settings from the seed",
       ' * ue5-dx12-residency-set, sections 2 and 5). The batch loop adds the non-local usage',
       ' * (§8 step 5.1); pages of the seed d3d12-memory-allocation.zh.txt §1 constraint ④, §5.3;',
       ' * the ring (spec/allocators.md "Ring',
@@ -87,13 +97,15 @@ describe('the citation checker', () => {
     ].join('\n');
     const d = fixture({ 'src/a.ts': before, 'src/b.ts': '// §3 with no spec named before it\n' });
     const first = run(['--root', d, '--fix', 'src'], d);
-    expect(first.out).toContain("src/b.ts:1: '§3': a section with no spec named before it in this file");
+    expect(first.out).toContain(
+      "src/b.ts:1: '§3': a section with no spec named before it in this file",
+    );
     expect(first.out).toMatch(/^rewrote 1 file\(s\)$/m);
     const after = readFileSync(join(d, 'src/a.ts'), 'utf8');
     expect(after).toBe(
       [
         '/**',
-        ' * The manager (docs/spec/residency-library.md#rl-4 to #rl-8, #rl-10; Unreal\'s settings from',
+        " * The manager (docs/spec/residency-library.md#rl-4 to #rl-8, #rl-10; Unreal's settings from",
         ' * docs/spec/engine.md#rs-2, #rs-5). The batch loop adds the non-local usage',
         ' * (docs/spec/residency-library.md#rl-8-5-1); pages of docs/spec/engine.md#mem-1-2-4, #mem-5-3; the',
         ' * ring (docs/spec/allocators.md#al-ring; docs/spec/engine.md#life-ring).',

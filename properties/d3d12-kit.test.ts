@@ -35,7 +35,7 @@ beforeAll(() => {
 }, 600_000);
 
 describe('the kit', () => {
-  it("passes its own tests, each in a child process with the status it must end with", () => {
+  it('passes its own tests, each in a child process with the status it must end with', () => {
     const r = run(['kit-tests']);
     const lines = r.stdout.trim().split('\n');
     const byName = new Map(lines.map((l) => [l.split(' ')[1], l] as const));
@@ -54,7 +54,9 @@ describe('the kit', () => {
       'foreign-thread-is-refused',
     ]);
     for (const line of lines) expect(line, r.stdout + r.stderr).toMatch(/^KIT \S+ pass /);
-    expect(byName.get('deadlock-is-reported')).toMatch(/pass exit-3 fatal deadlock: no thread can run:/);
+    expect(byName.get('deadlock-is-reported')).toMatch(
+      /pass exit-3 fatal deadlock: no thread can run:/,
+    );
     expect(byName.get('foreign-thread-is-refused')).toMatch(/pass exit-70 ?$/);
     expect(r.status, r.stderr).toBe(0);
   });
@@ -62,17 +64,45 @@ describe('the kit', () => {
 
 /** Each planted bug, the scenario built to catch it, and the finding kinds it must cause per device mode. */
 const CAUGHT: Record<string, { scenario: string; d3: string[]; d0: string[] }> = {
-  bug_lru_touch_skipped: { scenario: 'reuse-under-pressure', d3: ['evict-in-flight'], d0: ['evict-in-flight'] },
-  bug_trim_in_flight: { scenario: 'aged-in-flight', d3: ['touch-not-resident'], d0: ['evict-in-flight'] },
-  bug_fence_off_by_one: { scenario: 'aged-in-flight', d3: ['touch-not-resident'], d0: ['evict-in-flight'] },
-  bug_no_paging_wait: { scenario: 'frames', d3: ['touch-before-paging'], d0: ['touch-not-resident'] },
+  bug_lru_touch_skipped: {
+    scenario: 'reuse-under-pressure',
+    d3: ['evict-in-flight'],
+    d0: ['evict-in-flight'],
+  },
+  bug_trim_in_flight: {
+    scenario: 'aged-in-flight',
+    d3: ['touch-not-resident'],
+    d0: ['evict-in-flight'],
+  },
+  bug_fence_off_by_one: {
+    scenario: 'aged-in-flight',
+    d3: ['touch-not-resident'],
+    d0: ['evict-in-flight'],
+  },
+  bug_no_paging_wait: {
+    scenario: 'frames',
+    d3: ['touch-before-paging'],
+    d0: ['touch-not-resident'],
+  },
   bug_local_usage_only: { scenario: 'non-local-usage', d3: ['over-budget'], d0: ['over-budget'] },
-  bug_split_drops_set: { scenario: 'split', d3: ['touch-not-resident'], d0: ['touch-not-resident'] },
+  bug_split_drops_set: {
+    scenario: 'split',
+    d3: ['touch-not-resident'],
+    d0: ['touch-not-resident'],
+  },
 };
-const SCENARIOS = ['frames', 'split', 'reuse-under-pressure', 'aged-in-flight', 'non-local-usage', 'latency-backpressure'];
+const SCENARIOS = [
+  'frames',
+  'split',
+  'reuse-under-pressure',
+  'aged-in-flight',
+  'non-local-usage',
+  'latency-backpressure',
+];
 
 describe('the example residency manager', () => {
-  let runs: { variant: string; mode: string; scenario: string; status: string; kinds: string[] }[] = [];
+  let runs: { variant: string; mode: string; scenario: string; status: string; kinds: string[] }[] =
+    [];
 
   beforeAll(() => {
     const r = run(['matrix']);
@@ -83,7 +113,13 @@ describe('the example residency manager', () => {
       .map((line) => {
         const [tag, variant, mode, scenario, status, kinds] = line.split(' ');
         expect(tag).toBe('RUN');
-        return { variant: variant!, mode: mode!, scenario: scenario!, status: status!, kinds: kinds === '-' ? [] : kinds!.split(',') };
+        return {
+          variant: variant!,
+          mode: mode!,
+          scenario: scenario!,
+          status: status!,
+          kinds: kinds === '-' ? [] : kinds!.split(','),
+        };
       });
   }, 120_000);
 
@@ -99,22 +135,32 @@ describe('the example residency manager', () => {
   it('the clean builds (paging thread and single-threaded) have no finding anywhere', () => {
     const clean = runs.filter((r) => r.variant === 'clean' || r.variant === 'clean_st');
     expect(clean).toHaveLength(24);
-    for (const r of clean) expect(r, JSON.stringify(r)).toMatchObject({ status: 'exit-0', kinds: [] });
+    for (const r of clean)
+      expect(r, JSON.stringify(r)).toMatchObject({ status: 'exit-0', kinds: [] });
   });
 
-  it.each(Object.entries(CAUGHT))('%s is caught by its scenario in both device modes', (variant, expected) => {
-    for (const mode of ['d3', 'd0'] as const) {
-      const r = runs.find((x) => x.variant === variant && x.mode === mode && x.scenario === expected.scenario)!;
-      expect(r.status, JSON.stringify(r)).toBe('exit-10');
-      for (const kind of expected[mode]) expect(r.kinds, JSON.stringify(r)).toContain(kind);
-    }
-  });
+  it.each(Object.entries(CAUGHT))(
+    '%s is caught by its scenario in both device modes',
+    (variant, expected) => {
+      for (const mode of ['d3', 'd0'] as const) {
+        const r = runs.find(
+          (x) => x.variant === variant && x.mode === mode && x.scenario === expected.scenario,
+        )!;
+        expect(r.status, JSON.stringify(r)).toBe('exit-10');
+        for (const kind of expected[mode]) expect(r.kinds, JSON.stringify(r)).toContain(kind);
+      }
+    },
+  );
 
   it('a finding names the submission and the object', () => {
     const r = run(['run', 'bug_lru_touch_skipped', 'd3', 'reuse-under-pressure']);
     expect(r.status).toBe(1);
-    expect(r.stdout).toContain('violation evict-in-flight Evict of object 0 while submission #2 on queue 0 (runnable) references it\n');
-    expect(r.stdout).toContain('violation touch-not-resident submission #2 on queue 0 touched object 0, which is not resident on the device\n');
+    expect(r.stdout).toContain(
+      'violation evict-in-flight Evict of object 0 while submission #2 on queue 0 (runnable) references it\n',
+    );
+    expect(r.stdout).toContain(
+      'violation touch-not-resident submission #2 on queue 0 touched object 0, which is not resident on the device\n',
+    );
     expect(r.stdout.trim().split('\n').at(-1)).toBe('result findings');
   });
 
@@ -150,8 +196,11 @@ describe('the example residency manager', () => {
     for (const seed of ['1', '2', '3', '4', '5', '6']) {
       for (const scenario of SCENARIOS) {
         const r = run(['run', 'clean', 'd0', scenario, '--seed', seed]);
-        expect(r.stdout.trim().split('\n').at(-1), `${scenario} seed ${seed}: ${r.stdout}`).toBe('result clean');
-        if (scenario === 'reuse-under-pressure') switches.add(r.stdout.match(/switches (\d+)/)![1]!);
+        expect(r.stdout.trim().split('\n').at(-1), `${scenario} seed ${seed}: ${r.stdout}`).toBe(
+          'result clean',
+        );
+        if (scenario === 'reuse-under-pressure')
+          switches.add(r.stdout.match(/switches (\d+)/)![1]!);
       }
     }
     expect(switches.size).toBeGreaterThan(1);
@@ -160,14 +209,22 @@ describe('the example residency manager', () => {
   it('refuses a run it does not know with one error line and status 2', () => {
     const r = run(['run', 'clean', 'd7', 'frames']);
     expect(r.status).toBe(2);
-    expect(r.stderr).toBe('error: run: no variant clean, mode d7 or scenario frames (see `list`)\n');
+    expect(r.stderr).toBe(
+      'error: run: no variant clean, mode d7 or scenario frames (see `list`)\n',
+    );
   });
 });
 
 describe('the generated stubs', () => {
   it('match what tools/d3d12-kit/gen-stubs.mjs makes from the installed d3d12.h', () => {
-    const r = spawnSync(process.execPath, [path.join(ROOT, 'tools', 'd3d12-kit', 'gen-stubs.mjs')], { encoding: 'utf8' });
+    const r = spawnSync(
+      process.execPath,
+      [path.join(ROOT, 'tools', 'd3d12-kit', 'gen-stubs.mjs')],
+      { encoding: 'utf8' },
+    );
     expect(r.status, r.stderr).toBe(0);
-    expect(r.stdout).toBe(readFileSync(path.join(ROOT, 'include', 'gpumv_d3d12', 'stubs.generated.h'), 'utf8'));
+    expect(r.stdout).toBe(
+      readFileSync(path.join(ROOT, 'include', 'gpumv_d3d12', 'stubs.generated.h'), 'utf8'),
+    );
   });
 });

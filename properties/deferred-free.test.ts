@@ -1,8 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { deferredFreeSystem, createDeferredImpl, DEFERRED_KINDS, GROWTH_PROBES, scaleConfigArb, type DeferredConfig } from '../src/systems/deferred-free.js';
+import {
+  deferredFreeSystem,
+  createDeferredImpl,
+  DEFERRED_KINDS,
+  GROWTH_PROBES,
+  scaleConfigArb,
+  type DeferredConfig,
+} from '../src/systems/deferred-free.js';
 import { DeferredFreeModel } from '../models/deferred-free.js';
 import { createSubAllocatorModel } from '../models/alloc-index.js';
-import { DeferredErrors, type DeferredFreeAllocator, type FrameFence } from '../src/alloc/deferred-free-types.js';
+import {
+  DeferredErrors,
+  type DeferredFreeAllocator,
+  type FrameFence,
+} from '../src/alloc/deferred-free-types.js';
 import { AllocErrors } from '../src/alloc/allocator.js';
 import { QueueTimeline } from '../src/gpu/queue-timeline.js';
 import { RunContext, runSequence } from '../src/harness/runner.js';
@@ -17,9 +28,15 @@ describeSystem(deferredFreeSystem, { numRuns: 400, mutantRuns: 300 });
 describe('deferred-free: scale configs reach the growth paths', () => {
   it('dozens of releases and pooled objects held at once grow the queues, with the model agreeing', () => {
     const context = new RunContext();
-    const result = checkSystem({ ...deferredFreeSystem, configArb: scaleConfigArb }, { seed: TEST_SEED, numRuns: 30, context, unbiased: true });
+    const result = checkSystem(
+      { ...deferredFreeSystem, configArb: scaleConfigArb },
+      { seed: TEST_SEED, numRuns: 30, context, unbiased: true },
+    );
     expect(result.failed).toBe(false);
-    expect(GROWTH_PROBES.filter((probe) => (context.probeCounts.get(probe) ?? 0) === 0), 'growth probes the scale configs never reached').toEqual([]);
+    expect(
+      GROWTH_PROBES.filter((probe) => (context.probeCounts.get(probe) ?? 0) === 0),
+      'growth probes the scale configs never reached',
+    ).toEqual([]);
   });
 });
 
@@ -36,7 +53,11 @@ function configFor(kind: SubAllocatorKind): DeferredConfig {
 }
 
 const MAKERS = [
-  ['model', (config: DeferredConfig, fence: FrameFence) => new DeferredFreeModel(createSubAllocatorModel(config.kind, config), fence, config)],
+  [
+    'model',
+    (config: DeferredConfig, fence: FrameFence) =>
+      new DeferredFreeModel(createSubAllocatorModel(config.kind, config), fence, config),
+  ],
   ['implementation', createDeferredImpl],
 ] as const;
 
@@ -95,7 +116,9 @@ describe('deferred-free: the frame fence (FD3D12ManualFence) and the pool', () =
         allocator.poolRelease(object.offsetBytes);
         timeline.signal();
         timeline.advance(1);
-        expect(allocator.poolTrim()).toEqual([object.offsetBytes, other.offsetBytes].sort((a, b) => a - b));
+        expect(allocator.poolTrim()).toEqual(
+          [object.offsetBytes, other.offsetBytes].sort((a, b) => a - b),
+        );
         expect(allocator.inner.isPristine()).toBe(true);
       });
 
@@ -123,8 +146,15 @@ describe('deferred-free: the frame fence (FD3D12ManualFence) and the pool', () =
     ];
     const config = configFor('first-fit');
     expect(runSequence(deferredFreeSystem, config, program).ok).toBe(true);
-    const mutant = DEFERRED_FREE_MUTANTS.find((candidate) => candidate.name === 'pool-hit-skips-completion-check')!;
-    const outcome = runSequence(deferredFreeSystem, config, program, { implFactory: mutant.createImpl });
-    expect(outcome.ok ? null : [outcome.failure.step, outcome.failure.check]).toEqual([3, 'gpu-in-flight-untouched']);
+    const mutant = DEFERRED_FREE_MUTANTS.find(
+      (candidate) => candidate.name === 'pool-hit-skips-completion-check',
+    )!;
+    const outcome = runSequence(deferredFreeSystem, config, program, {
+      implFactory: mutant.createImpl,
+    });
+    expect(outcome.ok ? null : [outcome.failure.step, outcome.failure.check]).toEqual([
+      3,
+      'gpu-in-flight-untouched',
+    ]);
   });
 });

@@ -15,13 +15,24 @@ describe('engine-frame: why the budgets are generated low', () => {
   const generous = {
     ...engineFrameSystem,
     configArb: () =>
-      engineFrameSystem.configArb().map((config) => ({ ...config, startEvicted: false, localBudgetBytes: 1_000_000, debugBudgetBytes: -1 })),
+      engineFrameSystem.configArb().map((config) => ({
+        ...config,
+        startEvicted: false,
+        localBudgetBytes: 1_000_000,
+        debugBudgetBytes: -1,
+      })),
   };
 
   // With the generated budgets the same mutant is caught within a few runs (the mutant test above).
   it('a forgotten indirect-args registration survives without memory pressure', () => {
-    const mutant = ENGINE_FRAME_MUTANTS.find((candidate) => candidate.name === 'forget-indirect-args')!;
-    const relaxed = checkSystem(generous, { seed: TEST_SEED, numRuns: 40, implFactory: mutant.createImpl });
+    const mutant = ENGINE_FRAME_MUTANTS.find(
+      (candidate) => candidate.name === 'forget-indirect-args',
+    )!;
+    const relaxed = checkSystem(generous, {
+      seed: TEST_SEED,
+      numRuns: 40,
+      implFactory: mutant.createImpl,
+    });
     expect(relaxed.failed).toBe(false);
   });
 });

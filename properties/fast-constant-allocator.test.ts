@@ -3,7 +3,11 @@ import { fastConstantAllocatorSystem } from '../src/systems/fast-constant-alloca
 import { UploadHeapJudge } from '../src/systems/fast-allocator.js';
 import { FastConstantAllocatorImpl } from '../src/alloc/upload-pages.js';
 import { FastConstantAllocatorModel } from '../models/fast-constant-allocator.js';
-import { FAST_CONSTANT_PAGE_BYTES, UploadPageErrors, type FastConstantAllocator } from '../src/alloc/upload-pages-types.js';
+import {
+  FAST_CONSTANT_PAGE_BYTES,
+  UploadPageErrors,
+  type FastConstantAllocator,
+} from '../src/alloc/upload-pages-types.js';
 import { AllocErrors } from '../src/alloc/allocator.js';
 import { QueueTimeline } from '../src/gpu/queue-timeline.js';
 import { runSequence } from '../src/harness/runner.js';
@@ -13,10 +17,16 @@ import { describeSystem } from './support.js';
 
 describeSystem(fastConstantAllocatorSystem, { numRuns: 300, mutantRuns: 300 });
 
-describe('fast-constant-allocator: the seed\'s values', () => {
+describe("fast-constant-allocator: the seed's values", () => {
   for (const [name, make] of [
-    ['model', (heap: UploadHeapJudge, fence: QueueTimeline) => new FastConstantAllocatorModel(heap, fence)],
-    ['implementation', (heap: UploadHeapJudge, fence: QueueTimeline) => new FastConstantAllocatorImpl(heap, fence)],
+    [
+      'model',
+      (heap: UploadHeapJudge, fence: QueueTimeline) => new FastConstantAllocatorModel(heap, fence),
+    ],
+    [
+      'implementation',
+      (heap: UploadHeapJudge, fence: QueueTimeline) => new FastConstantAllocatorImpl(heap, fence),
+    ],
   ] as const) {
     it(`${name}: 64 KiB pages, 256-byte units, an update allocates a new location and replaces`, () => {
       const timeline = new QueueTimeline();
@@ -32,7 +42,9 @@ describe('fast-constant-allocator: the seed\'s values', () => {
       expect(constants.allocate(1)).toEqual({ bufferId: 2, offsetBytes: 0 });
       expect(() => constants.allocate(64 * 1024 + 1)).toThrow(UploadPageErrors.CONSTANT_TOO_LARGE);
       expect(() => constants.allocate(0)).toThrow(AllocErrors.BAD_SIZE);
-      expect(() => constants.updateUniformBuffer(-1, 16)).toThrow(UploadPageErrors.BAD_UNIFORM_BUFFER);
+      expect(() => constants.updateUniformBuffer(-1, 16)).toThrow(
+        UploadPageErrors.BAD_UNIFORM_BUFFER,
+      );
     });
   }
 });
@@ -57,15 +69,30 @@ describe('fast-constant-allocator: never rewriting bytes the GPU may be reading'
   ];
 
   it('an update takes a new location while the draw of the old one is in flight', () => {
-    expect(runSequence(fastConstantAllocatorSystem, config, sameFrame)).toEqual({ ok: true, steps: sameFrame.length });
-    expect(runSequence(fastConstantAllocatorSystem, config, nextFrame)).toEqual({ ok: true, steps: nextFrame.length });
+    expect(runSequence(fastConstantAllocatorSystem, config, sameFrame)).toEqual({
+      ok: true,
+      steps: sameFrame.length,
+    });
+    expect(runSequence(fastConstantAllocatorSystem, config, nextFrame)).toEqual({
+      ok: true,
+      steps: nextFrame.length,
+    });
   });
 
-  it('an update in place overlaps the location this frame\'s draw reads, and in the next frame the bytes the GPU still reads', () => {
+  it("an update in place overlaps the location this frame's draw reads, and in the next frame the bytes the GPU still reads", () => {
     const createImpl = mutant('constant-update-in-place').createImpl;
-    const inFrame = runSequence(fastConstantAllocatorSystem, config, sameFrame, { implFactory: createImpl });
-    expect(inFrame.ok ? null : [inFrame.failure.step, inFrame.failure.check]).toEqual([2, 'no-overlap']);
-    const acrossFrames = runSequence(fastConstantAllocatorSystem, config, nextFrame, { implFactory: createImpl });
-    expect(acrossFrames.ok ? null : [acrossFrames.failure.step, acrossFrames.failure.check]).toEqual([3, 'no-rewrite-in-flight']);
+    const inFrame = runSequence(fastConstantAllocatorSystem, config, sameFrame, {
+      implFactory: createImpl,
+    });
+    expect(inFrame.ok ? null : [inFrame.failure.step, inFrame.failure.check]).toEqual([
+      2,
+      'no-overlap',
+    ]);
+    const acrossFrames = runSequence(fastConstantAllocatorSystem, config, nextFrame, {
+      implFactory: createImpl,
+    });
+    expect(
+      acrossFrames.ok ? null : [acrossFrames.failure.step, acrossFrames.failure.check],
+    ).toEqual([3, 'no-rewrite-in-flight']);
   });
 });

@@ -9,7 +9,12 @@ import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { writeFileAtomic } from '../src/harness/files.js';
 
 /** Failures injected into node:fs as writeFileAtomic sees it (all off unless a test sets one). */
-const inject = vi.hoisted(() => ({ write: false, fsync: false, rename: false, fsyncDir: '' as string }));
+const inject = vi.hoisted(() => ({
+  write: false,
+  fsync: false,
+  rename: false,
+  fsyncDir: '' as string,
+}));
 
 vi.mock('node:fs', async (importOriginal) => {
   const fs = await importOriginal<typeof import('node:fs')>();
@@ -99,7 +104,9 @@ describe('writeFileAtomic', () => {
 
   it('fails when the folder does not exist, creating nothing', () => {
     const dir = freshDir();
-    expect(() => writeFileAtomic(path.join(dir, 'missing', 'a.json'), 'x')).toThrow(expect.objectContaining({ code: 'ENOENT' }));
+    expect(() => writeFileAtomic(path.join(dir, 'missing', 'a.json'), 'x')).toThrow(
+      expect.objectContaining({ code: 'ENOENT' }),
+    );
     expect(readdirSync(dir)).toEqual([]);
   });
 
@@ -107,28 +114,34 @@ describe('writeFileAtomic', () => {
     ['write', 'ENOSPC'],
     ['fsync', 'EIO'],
     ['rename', 'EXDEV'],
-  ] as const)('keeps the old content when %s fails, rethrows %s and removes the temp file', (step, code) => {
-    const dir = freshDir();
-    const file = path.join(dir, 'keep.json');
-    writeFileSync(file, 'old');
-    inject[step] = true;
-    expect(() => writeFileAtomic(file, 'new content')).toThrow(expect.objectContaining({ code }));
-    expect(readFileSync(file, 'utf8')).toBe('old');
-    expect(readdirSync(dir)).toEqual(['keep.json']);
-    // And a failed write does not spoil the next one.
-    inject[step] = false;
-    writeFileAtomic(file, 'new content');
-    expect(readFileSync(file, 'utf8')).toBe('new content');
-    expect(readdirSync(dir)).toEqual(['keep.json']);
-  });
+  ] as const)(
+    'keeps the old content when %s fails, rethrows %s and removes the temp file',
+    (step, code) => {
+      const dir = freshDir();
+      const file = path.join(dir, 'keep.json');
+      writeFileSync(file, 'old');
+      inject[step] = true;
+      expect(() => writeFileAtomic(file, 'new content')).toThrow(expect.objectContaining({ code }));
+      expect(readFileSync(file, 'utf8')).toBe('old');
+      expect(readdirSync(dir)).toEqual(['keep.json']);
+      // And a failed write does not spoil the next one.
+      inject[step] = false;
+      writeFileAtomic(file, 'new content');
+      expect(readFileSync(file, 'utf8')).toBe('new content');
+      expect(readdirSync(dir)).toEqual(['keep.json']);
+    },
+  );
 
-  it.each(['EISDIR', 'EPERM', 'EINVAL'])('ignores %s from fsyncing the folder (platforms that refuse it)', (code) => {
-    const dir = freshDir();
-    const file = path.join(dir, 'a.txt');
-    inject.fsyncDir = code;
-    writeFileAtomic(file, 'x');
-    expect(readFileSync(file, 'utf8')).toBe('x');
-  });
+  it.each(['EISDIR', 'EPERM', 'EINVAL'])(
+    'ignores %s from fsyncing the folder (platforms that refuse it)',
+    (code) => {
+      const dir = freshDir();
+      const file = path.join(dir, 'a.txt');
+      inject.fsyncDir = code;
+      writeFileAtomic(file, 'x');
+      expect(readFileSync(file, 'utf8')).toBe('x');
+    },
+  );
 
   it('reports any other failure to fsync the folder (the new file is in place)', () => {
     const dir = freshDir();

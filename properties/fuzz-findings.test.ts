@@ -29,11 +29,22 @@ async function setup() {
   // Two runs whose findings share a signature (the mutant fails most runs the same way).
   const findings: RunFinding[] = [];
   for (let runIndex = 0; findings.length < 2 && runIndex < 100; runIndex++) {
-    const finding = executeRun(target.system, planRun(SEED, target.system, runIndex), target.implFactory).finding;
-    if (finding !== null && (findings.length === 0 || finding.signature === findings[0]!.signature)) findings.push(finding);
+    const finding = executeRun(
+      target.system,
+      planRun(SEED, target.system, runIndex),
+      target.implFactory,
+    ).finding;
+    if (finding !== null && (findings.length === 0 || finding.signature === findings[0]!.signature))
+      findings.push(finding);
   }
   expect(findings).toHaveLength(2);
-  return { options, summary, files: new FindingFiles(options, summary), early: findings[0]!, late: findings[1]! };
+  return {
+    options,
+    summary,
+    files: new FindingFiles(options, summary),
+    early: findings[0]!,
+    late: findings[1]!,
+  };
 }
 
 describe('finding files', () => {
@@ -41,14 +52,31 @@ describe('finding files', () => {
     const { files, late } = await setup();
     const file = files.fileFor(late.system, late.runIndex, late.firstCheck, late.firstOp);
     const long = [...late.commands, ...late.commands];
-    files.found({ system: late.system, runIndex: late.runIndex, config: late.config, commands: long, check: late.firstCheck, op: late.firstOp, message: late.message }, 0);
-    expect((JSON.parse(readFileSync(file, 'utf8')) as { commands: unknown[] }).commands).toHaveLength(long.length);
+    files.found(
+      {
+        system: late.system,
+        runIndex: late.runIndex,
+        config: late.config,
+        commands: long,
+        check: late.firstCheck,
+        op: late.firstOp,
+        message: late.message,
+      },
+      0,
+    );
+    expect(
+      (JSON.parse(readFileSync(file, 'utf8')) as { commands: unknown[] }).commands,
+    ).toHaveLength(long.length);
     files.record(late);
-    expect((JSON.parse(readFileSync(file, 'utf8')) as { commands: unknown[] }).commands).toHaveLength(late.commands.length);
-    expect(path.basename(file)).toMatch(new RegExp(`^fuzz-${late.firstCheck}-${late.firstOp}-[0-9a-f]{8}\\.json$`));
+    expect(
+      (JSON.parse(readFileSync(file, 'utf8')) as { commands: unknown[] }).commands,
+    ).toHaveLength(late.commands.length);
+    expect(path.basename(file)).toMatch(
+      new RegExp(`^fuzz-${late.firstCheck}-${late.firstOp}-[0-9a-f]{8}\\.json$`),
+    );
   });
 
-  it('holds a later run\'s report until the earlier runs are recorded; the earlier one replaces it unprinted', async () => {
+  it("holds a later run's report until the earlier runs are recorded; the earlier one replaces it unprinted", async () => {
     const { files, early, late, summary } = await setup();
     const printed: string[] = [];
     const lateFile = files.fileFor(late.system, late.runIndex, late.firstCheck, late.firstOp);
@@ -56,10 +84,18 @@ describe('finding files', () => {
     files.record(late);
     expect(existsSync(lateFile)).toBe(true);
     // Runs below the early one are recorded, the early one is not: nothing is final yet.
-    files.flush(() => early.runIndex, false, (text) => printed.push(text));
+    files.flush(
+      () => early.runIndex,
+      false,
+      (text) => printed.push(text),
+    );
     expect(printed).toEqual([]);
     files.record(early);
-    files.flush(() => late.runIndex + 1, false, (text) => printed.push(text));
+    files.flush(
+      () => late.runIndex + 1,
+      false,
+      (text) => printed.push(text),
+    );
     expect(printed).toHaveLength(1);
     expect(printed[0]).toContain(`written to ${earlyFile}`);
     expect(existsSync(lateFile)).toBe(false);
@@ -72,7 +108,11 @@ describe('finding files', () => {
     const lateFile = files.fileFor(late.system, late.runIndex, late.firstCheck, late.firstOp);
     files.record(late);
     // At the end of a campaign (a budget, a signal) every report is printed, final or not.
-    files.flush(() => 0, true, (text) => printed.push(text));
+    files.flush(
+      () => 0,
+      true,
+      (text) => printed.push(text),
+    );
     expect(printed[0]).toContain(`written to ${lateFile}`);
     files.record(early);
     expect(existsSync(lateFile)).toBe(true);

@@ -14,13 +14,25 @@
  * budget queries of both segments.
  */
 import { describe, expect, it } from 'vitest';
-import { DEVICE_CALL_KINDS, SimGpu, type SimGpuConfig, type Violation } from '../src/gpu/sim-gpu.js';
+import {
+  DEVICE_CALL_KINDS,
+  SimGpu,
+  type SimGpuConfig,
+  type Violation,
+} from '../src/gpu/sim-gpu.js';
 import { MAX_IN_FLIGHT_READS, QueueTimeline, type GpuRead } from '../src/gpu/queue-timeline.js';
 
 const SIZES = [10, 20, 40, 80];
 
 function makeGpu(overrides: Partial<SimGpuConfig> = {}): SimGpu {
-  return new SimGpu({ objectSizesBytes: SIZES, queueCount: 2, ticksPerSecond: 1000, localBudgetBytes: 1000, nonLocalBudgetBytes: 500, ...overrides });
+  return new SimGpu({
+    objectSizesBytes: SIZES,
+    queueCount: 2,
+    ticksPerSecond: 1000,
+    localBudgetBytes: 1000,
+    nonLocalBudgetBytes: 500,
+    ...overrides,
+  });
 }
 
 /** The block the simulated GPU appends to a violation about an object: its history, oldest first. */
@@ -43,16 +55,27 @@ function since(gpu: SimGpu, from: number): Violation[] {
 describe('simulated GPU: state and queries', () => {
   it('starts empty: budgets as configured, no usage, fences at 0, no calls, checked by default', () => {
     const gpu = makeGpu();
-    expect([gpu.objectCount, gpu.queueCount, gpu.ticksPerSecond, gpu.checked]).toEqual([4, 2, 1000, true]);
+    expect([gpu.objectCount, gpu.queueCount, gpu.ticksPerSecond, gpu.checked]).toEqual([
+      4,
+      2,
+      1000,
+      true,
+    ]);
     expect(makeGpu({ checked: false }).checked).toBe(false);
     expect(makeGpu({ checked: true }).checked).toBe(true);
     expect(gpu.localMemory()).toEqual({ budgetBytes: 1000, usageBytes: 0 });
     expect(gpu.nonLocalMemory()).toEqual({ budgetBytes: 500, usageBytes: 0 });
     expect([gpu.localBudgetBytes, gpu.nonLocalBudgetBytes]).toEqual([1000, 500]);
     expect([gpu.ticks, gpu.pagingFenceCompleted]).toEqual([0, 0]);
-    for (const queue of [0, 1]) expect([gpu.fenceCompleted(queue), gpu.pendingItems(queue)]).toEqual([0, 0]);
+    for (const queue of [0, 1])
+      expect([gpu.fenceCompleted(queue), gpu.pendingItems(queue)]).toEqual([0, 0]);
     for (let object = 0; object < SIZES.length; object++) {
-      expect([gpu.isResident(object), gpu.residencyRefCount(object), gpu.isNonLocal(object), gpu.isReferencedByPendingWork(object)]).toEqual([false, 0, false, false]);
+      expect([
+        gpu.isResident(object),
+        gpu.residencyRefCount(object),
+        gpu.isNonLocal(object),
+        gpu.isReferencedByPendingWork(object),
+      ]).toEqual([false, 0, false, false]);
       expect(gpu.objectHistory(object)).toEqual([]);
     }
     expect(gpu.drainCalls()).toEqual([]);
@@ -84,7 +107,9 @@ describe('simulated GPU: state and queries', () => {
       gpu.destroyObject(object);
     }
     for (const object of [-1, 4, 0.5, Number.NaN]) {
-      expect(() => gpu.moveToSegment(object, true), `moveToSegment(${object})`).toThrow(new RangeError(`gpu: no object ${object}`));
+      expect(() => gpu.moveToSegment(object, true), `moveToSegment(${object})`).toThrow(
+        new RangeError(`gpu: no object ${object}`),
+      );
     }
     // Only the objects in [start, start + count) are the call's: the others are not looked at.
     expect(gpu.makeResident([99, 1, -5], 1, 1, 'batch')).toBe(true);
@@ -109,7 +134,9 @@ describe('simulated GPU: state and queries', () => {
     gpu.advanceClock(0);
     expect(gpu.ticks).toBe(0);
     for (const ticks of [-1, 0.5, Number.NaN, 2 ** 53]) {
-      expect(() => gpu.advanceClock(ticks), `advanceClock(${ticks})`).toThrow(new RangeError(`clock advance must be a natural number, got ${ticks}`));
+      expect(() => gpu.advanceClock(ticks), `advanceClock(${ticks})`).toThrow(
+        new RangeError(`clock advance must be a natural number, got ${ticks}`),
+      );
     }
     expect(gpu.ticks).toBe(0);
     gpu.advanceClock(Number.MAX_SAFE_INTEGER - 1);
@@ -128,11 +155,19 @@ describe('simulated GPU: state and queries', () => {
     expect(gpu.residencyRefCount(0)).toBe(0);
     gpu.createObject(0, true);
     expect(gpu.residencyRefCount(0)).toBe(1);
-    expect(() => gpu.createObject(0, true)).toThrow(new Error('gpu: object 0 created while it still exists resident'));
-    expect(() => gpu.createObject(0, false)).toThrow(new Error('gpu: object 0 created while it still exists resident'));
+    expect(() => gpu.createObject(0, true)).toThrow(
+      new Error('gpu: object 0 created while it still exists resident'),
+    );
+    expect(() => gpu.createObject(0, false)).toThrow(
+      new Error('gpu: object 0 created while it still exists resident'),
+    );
     expect(gpu.residencyRefCount(0)).toBe(1);
     expect(usage(gpu)).toEqual([10, 0]);
-    expect(gpu.objectHistory(0)).toEqual(['t=0: created evicted', 't=0: created evicted', 't=0: created resident']);
+    expect(gpu.objectHistory(0)).toEqual([
+      't=0: created evicted',
+      't=0: created evicted',
+      't=0: created resident',
+    ]);
     // A resident create is ready at once, whatever paging an earlier life of the object waited for.
     gpu.evict([0], 0, 1);
     gpu.enqueueMakeResident([0], 0, 1, 9, 'batch');
@@ -175,8 +210,19 @@ describe('simulated GPU: the two segments', () => {
     expect(usage(gpu)).toEqual([0, 20]);
     gpu.enqueueMakeResident([2], 0, 1, 1, 'batch');
     expect(usage(gpu)).toEqual([40, 20]);
-    expect(gpu.objectHistory(0)).toEqual(['t=3: created resident', 't=5: moved to the non-local segment', 't=5: moved to the local segment', 't=5: destroyed']);
-    expect(gpu.objectHistory(1)).toEqual(['t=3: created evicted', 't=3: moved to the non-local segment', 't=5: made resident (batch)', 't=5: evicted', 't=5: created resident']);
+    expect(gpu.objectHistory(0)).toEqual([
+      't=3: created resident',
+      't=5: moved to the non-local segment',
+      't=5: moved to the local segment',
+      't=5: destroyed',
+    ]);
+    expect(gpu.objectHistory(1)).toEqual([
+      't=3: created evicted',
+      't=3: moved to the non-local segment',
+      't=5: made resident (batch)',
+      't=5: evicted',
+      't=5: created resident',
+    ]);
     expect(gpu.violations).toEqual([]);
   });
 
@@ -210,7 +256,11 @@ describe('simulated GPU: the two segments', () => {
 });
 
 describe('simulated GPU: over-budget', () => {
-  const config = { objectSizesBytes: [10, 20, 30, 1, 5], localBudgetBytes: 40, nonLocalBudgetBytes: 20 };
+  const config = {
+    objectSizesBytes: [10, 20, 30, 1, 5],
+    localBudgetBytes: 40,
+    nonLocalBudgetBytes: 20,
+  };
 
   it('a budgeted batch exactly at local + non-local budget is fine; one byte over names the batch, the usage split and the budget', () => {
     const gpu = makeGpu(config);
@@ -225,7 +275,9 @@ describe('simulated GPU: over-budget', () => {
       {
         kind: 'over-budget',
         object: 3,
-        message: 'a budgeted make-resident batch of 1 object(s) took the usage to 61 bytes (local 41 + non-local 20) over the budget of 60' + historyBlock(3, ['t=7: made resident (batch)']),
+        message:
+          'a budgeted make-resident batch of 1 object(s) took the usage to 61 bytes (local 41 + non-local 20) over the budget of 60' +
+          historyBlock(3, ['t=7: made resident (batch)']),
       },
     ]);
   });
@@ -288,10 +340,19 @@ describe('simulated GPU: refcount', () => {
     gpu.makeResident([0], 0, 1, 'fallback');
     // The history is the one before this call: the call is noted after the violation.
     expect(gpu.violations).toEqual([
-      { kind: 'refcount', object: 0, message: 'MakeResident of object 0, already resident (refcount 1): two device calls for one status flip' + historyBlock(0, ['t=4: created resident']) },
+      {
+        kind: 'refcount',
+        object: 0,
+        message:
+          'MakeResident of object 0, already resident (refcount 1): two device calls for one status flip' +
+          historyBlock(0, ['t=4: created resident']),
+      },
     ]);
     expect(gpu.residencyRefCount(0)).toBe(2);
-    expect(gpu.objectHistory(0)).toEqual(['t=4: created resident', 't=5: made resident (fallback)']);
+    expect(gpu.objectHistory(0)).toEqual([
+      't=4: created resident',
+      't=5: made resident (fallback)',
+    ]);
     gpu.enqueueMakeResident([0], 0, 1, 3, 'batch');
     expect(since(gpu, 1)).toEqual([
       {
@@ -312,7 +373,13 @@ describe('simulated GPU: refcount', () => {
     gpu.advanceClock(2);
     expect(gpu.evict([2], 0, 1)).toBe(true);
     // Noted before it is judged: the history ends with the evict itself.
-    expect(gpu.violations).toEqual([{ kind: 'refcount', object: 2, message: 'Evict of object 2, which is not resident' + historyBlock(2, ['t=2: evicted']) }]);
+    expect(gpu.violations).toEqual([
+      {
+        kind: 'refcount',
+        object: 2,
+        message: 'Evict of object 2, which is not resident' + historyBlock(2, ['t=2: evicted']),
+      },
+    ]);
     expect(gpu.residencyRefCount(2)).toBe(0);
     expect(usage(gpu)).toEqual([20, 0]);
     gpu.evict([1], 0, 1);
@@ -321,7 +388,13 @@ describe('simulated GPU: refcount', () => {
     expect(usage(gpu)).toEqual([0, 0]);
     gpu.evict([1], 0, 1);
     expect(since(gpu, 1)).toEqual([
-      { kind: 'refcount', object: 1, message: 'Evict of object 1, which is not resident' + historyBlock(1, ['t=0: created resident', 't=2: evicted', 't=2: evicted']) },
+      {
+        kind: 'refcount',
+        object: 1,
+        message:
+          'Evict of object 1, which is not resident' +
+          historyBlock(1, ['t=0: created resident', 't=2: evicted', 't=2: evicted']),
+      },
     ]);
     expect(gpu.residencyRefCount(1)).toBe(0);
     expect(usage(gpu)).toEqual([0, 0]);
@@ -347,7 +420,9 @@ describe('simulated GPU: touches', () => {
       {
         kind: 'touch-not-resident',
         object: 1,
-        message: 'submission #1 on queue 1 became runnable and references object 1, which is not resident on the device' + historyBlock(1, ['t=0: created evicted']),
+        message:
+          'submission #1 on queue 1 became runnable and references object 1, which is not resident on the device' +
+          historyBlock(1, ['t=0: created evicted']),
       },
     ]);
     expect(gpu.executeCommandLists(1, [[0]])).toBe(2); // #1 is vetted once, not again
@@ -358,13 +433,22 @@ describe('simulated GPU: touches', () => {
       {
         kind: 'touch-not-resident',
         object: 1,
-        message: 'submission #1 on queue 1 touched object 1, which is not resident on the device' + historyBlock(1, ['t=0: created evicted']),
+        message:
+          'submission #1 on queue 1 touched object 1, which is not resident on the device' +
+          historyBlock(1, ['t=0: created evicted']),
       },
     ]);
-    expect(gpu.objectHistory(1)).toEqual(['t=0: created evicted', 't=3: touched by submission #1 on queue 1']);
+    expect(gpu.objectHistory(1)).toEqual([
+      't=0: created evicted',
+      't=3: touched by submission #1 on queue 1',
+    ]);
     expect(gpu.progress(1, 1)).toBe(1);
     expect(gpu.violations).toHaveLength(2);
-    expect(gpu.objectHistory(0)).toEqual(['t=0: created resident', 't=3: touched by submission #1 on queue 1', 't=3: touched by submission #2 on queue 1']);
+    expect(gpu.objectHistory(0)).toEqual([
+      't=0: created resident',
+      't=3: touched by submission #1 on queue 1',
+      't=3: touched by submission #2 on queue 1',
+    ]);
   });
 
   it('residency is judged the moment a list becomes runnable, not only when it runs', () => {
@@ -408,7 +492,9 @@ describe('simulated GPU: touches', () => {
       {
         kind: 'touch-before-paging',
         object: 2,
-        message: 'submission #1 on queue 0 became runnable and references object 2 before the paging fence reached 3 (it is at 0)' + historyBlock(2, history),
+        message:
+          'submission #1 on queue 0 became runnable and references object 2 before the paging fence reached 3 (it is at 0)' +
+          historyBlock(2, history),
       },
     ]);
     gpu.cpuSignalPaging(2);
@@ -417,7 +503,9 @@ describe('simulated GPU: touches', () => {
       {
         kind: 'touch-before-paging',
         object: 2,
-        message: 'submission #1 on queue 0 touched object 2 before the paging fence reached 3 (it is at 2)' + historyBlock(2, history),
+        message:
+          'submission #1 on queue 0 touched object 2 before the paging fence reached 3 (it is at 2)' +
+          historyBlock(2, history),
       },
     ]);
     gpu.cpuSignalPaging(3);
@@ -463,7 +551,11 @@ describe('simulated GPU: touches', () => {
     expect(gpu.progress(1, 5)).toBe(3);
     expect(gpu.fenceCompleted(1)).toBe(1);
     expect(gpu.violations).toEqual([]);
-    expect(gpu.objectHistory(2)).toEqual(['t=0: created evicted', 't=0: enqueued resident at paging 3 (batch)', 't=0: touched by submission #1 on queue 1']);
+    expect(gpu.objectHistory(2)).toEqual([
+      't=0: created evicted',
+      't=0: enqueued resident at paging 3 (batch)',
+      't=0: touched by submission #1 on queue 1',
+    ]);
   });
 });
 
@@ -476,7 +568,13 @@ describe('simulated GPU: evict-in-flight', () => {
     expect(gpu.violations).toEqual([]);
     gpu.evict([0], 0, 1);
     expect(gpu.violations).toEqual([
-      { kind: 'evict-in-flight', object: 0, message: 'Evict of object 0 while submission #1 on queue 0 (runnable) references it' + historyBlock(0, ['t=0: created resident']) },
+      {
+        kind: 'evict-in-flight',
+        object: 0,
+        message:
+          'Evict of object 0 while submission #1 on queue 0 (runnable) references it' +
+          historyBlock(0, ['t=0: created resident']),
+      },
     ]);
     expect(gpu.isResident(0)).toBe(false); // the device still applies it
     gpu.makeResident([0], 0, 1, 'batch');
@@ -491,7 +589,12 @@ describe('simulated GPU: evict-in-flight', () => {
         object: 0,
         message:
           'Evict of object 0 while submission #1 on queue 0 (ran, fence signal not yet reached) references it' +
-          historyBlock(0, ['t=0: created resident', 't=0: evicted', 't=0: made resident (batch)', 't=0: touched by submission #1 on queue 0']),
+          historyBlock(0, [
+            't=0: created resident',
+            't=0: evicted',
+            't=0: made resident (batch)',
+            't=0: touched by submission #1 on queue 0',
+          ]),
       },
     ]);
     gpu.makeResident([0], 0, 1, 'batch');
@@ -516,14 +619,22 @@ describe('simulated GPU: evict-in-flight', () => {
     gpu.cpuSignalPaging(2);
     gpu.evict([3], 0, 1);
     expect(gpu.violations.map((v) => [v.kind, v.object, v.message.split('\n')[0]])).toEqual([
-      ['evict-in-flight', 3, 'Evict of object 3 while submission #1 on queue 1 (runnable) references it'],
+      [
+        'evict-in-flight',
+        3,
+        'Evict of object 3 while submission #1 on queue 1 (runnable) references it',
+      ],
     ]);
     // Past a fence signal on the queue, later lists are runnable too.
     gpu.queueSignal(0, 1);
     expect(gpu.executeCommandLists(0, [[1]])).toBe(2);
     gpu.evict([1], 0, 1);
     expect(since(gpu, 1).map((v) => [v.kind, v.object, v.message.split('\n')[0]])).toEqual([
-      ['evict-in-flight', 1, 'Evict of object 1 while submission #2 on queue 0 (runnable) references it'],
+      [
+        'evict-in-flight',
+        1,
+        'Evict of object 1 while submission #2 on queue 0 (runnable) references it',
+      ],
     ]);
   });
 
@@ -531,12 +642,18 @@ describe('simulated GPU: evict-in-flight', () => {
     const gpu = makeGpu();
     for (const object of [0, 1, 3]) gpu.createObject(object, true);
     const seen: [number[], number[]][] = [];
-    gpu.evictObserver = (objects) => seen.push([[...objects], objects.map((object) => gpu.residencyRefCount(object))]);
+    gpu.evictObserver = (objects) =>
+      seen.push([[...objects], objects.map((object) => gpu.residencyRefCount(object))]);
     gpu.failNext('evict');
     expect(gpu.evict([3, 0, 1, 3], 1, 2)).toBe(false);
     expect(seen).toEqual([]);
     expect(gpu.evict([3, 0, 1, 3], 1, 2)).toBe(true);
-    expect(seen).toEqual([[[0, 1], [1, 1]]]);
+    expect(seen).toEqual([
+      [
+        [0, 1],
+        [1, 1],
+      ],
+    ]);
     expect([0, 1, 3].map((object) => gpu.residencyRefCount(object))).toEqual([0, 0, 1]);
     gpu.evictObserver = null;
     gpu.evict([3], 0, 1);
@@ -551,13 +668,28 @@ describe('simulated GPU: evict-in-flight', () => {
     gpu.queueWaitPaging(1, 1);
     gpu.executeCommandLists(1, [[0], [2]]);
     gpu.queueSignal(1, 1);
-    expect([0, 1, 2, 3].map((object) => gpu.isReferencedByPendingWork(object))).toEqual([true, false, true, false]);
+    expect([0, 1, 2, 3].map((object) => gpu.isReferencedByPendingWork(object))).toEqual([
+      true,
+      false,
+      true,
+      false,
+    ]);
     gpu.cpuSignalPaging(1);
     expect(gpu.progress(1, 2)).toBe(2);
     expect(gpu.pendingItems(1)).toBe(1);
-    expect([0, 1, 2, 3].map((object) => gpu.isReferencedByPendingWork(object))).toEqual([true, false, true, false]);
+    expect([0, 1, 2, 3].map((object) => gpu.isReferencedByPendingWork(object))).toEqual([
+      true,
+      false,
+      true,
+      false,
+    ]);
     expect(gpu.progress(1, 1)).toBe(1);
-    expect([0, 1, 2, 3].map((object) => gpu.isReferencedByPendingWork(object))).toEqual([false, false, false, false]);
+    expect([0, 1, 2, 3].map((object) => gpu.isReferencedByPendingWork(object))).toEqual([
+      false,
+      false,
+      false,
+      false,
+    ]);
     expect(gpu.violations).toEqual([]);
   });
 });
@@ -566,17 +698,31 @@ describe('simulated GPU: CPU waits and deadlock', () => {
   it('a wait nothing can satisfy is a deadlock naming the queue, the value and the fence, with no object history', () => {
     const gpu = makeGpu();
     expect(gpu.cpuWait(0, 1)).toBe(false);
-    expect(gpu.violations).toEqual([{ kind: 'deadlock', object: -1, message: 'a CPU wait for fence value 1 on queue 0 can never complete (the fence is at 0)' }]);
+    expect(gpu.violations).toEqual([
+      {
+        kind: 'deadlock',
+        object: -1,
+        message: 'a CPU wait for fence value 1 on queue 0 can never complete (the fence is at 0)',
+      },
+    ]);
     gpu.queueSignal(1, 1);
     gpu.queueWaitPaging(1, 5);
     gpu.queueSignal(1, 2);
     expect(gpu.cpuWait(1, 2)).toBe(false); // the signal of 1 runs, the paging wait never ends
-    expect(since(gpu, 1)).toEqual([{ kind: 'deadlock', object: -1, message: 'a CPU wait for fence value 2 on queue 1 can never complete (the fence is at 1)' }]);
+    expect(since(gpu, 1)).toEqual([
+      {
+        kind: 'deadlock',
+        object: -1,
+        message: 'a CPU wait for fence value 2 on queue 1 can never complete (the fence is at 1)',
+      },
+    ]);
     expect(gpu.pendingItems(1)).toBe(2);
     // The paging queue signals 5: the same wait completes.
     gpu.enqueueMakeResident([], 0, 0, 5, 'batch');
     expect(gpu.cpuWait(1, 2)).toBe(true);
-    expect([gpu.pagingFenceCompleted, gpu.fenceCompleted(1), gpu.pendingItems(1)]).toEqual([5, 2, 0]);
+    expect([gpu.pagingFenceCompleted, gpu.fenceCompleted(1), gpu.pendingItems(1)]).toEqual([
+      5, 2, 0,
+    ]);
     expect(gpu.violations).toHaveLength(2);
   });
 
@@ -608,7 +754,13 @@ describe('simulated GPU: CPU waits and deadlock', () => {
     expect([gpu.fenceCompleted(0), gpu.pendingItems(0)]).toEqual([limit, 1]);
     expect(gpu.cpuWait(1, limit + 1)).toBe(false);
     expect([gpu.fenceCompleted(1), gpu.pendingItems(1)]).toEqual([limit, 1]);
-    expect(gpu.violations).toEqual([{ kind: 'deadlock', object: -1, message: `a CPU wait for fence value ${limit + 1} on queue 1 can never complete (the fence is at ${limit})` }]);
+    expect(gpu.violations).toEqual([
+      {
+        kind: 'deadlock',
+        object: -1,
+        message: `a CPU wait for fence value ${limit + 1} on queue 1 can never complete (the fence is at ${limit})`,
+      },
+    ]);
   });
 
   it('a wait blocked on paging runs the paging queue only as far as needed', () => {
@@ -659,7 +811,11 @@ describe('simulated GPU: queues, paging and progress', () => {
 
   it('submission numbers count across queues', () => {
     const gpu = makeGpu();
-    expect([gpu.executeCommandLists(0, []), gpu.executeCommandLists(1, [[]]), gpu.executeCommandLists(0, [])]).toEqual([1, 2, 3]);
+    expect([
+      gpu.executeCommandLists(0, []),
+      gpu.executeCommandLists(1, [[]]),
+      gpu.executeCommandLists(0, []),
+    ]).toEqual([1, 2, 3]);
   });
 
   it('long queues and a long paging list keep their order and their judging across compaction', () => {
@@ -698,7 +854,11 @@ describe('simulated GPU: injected failures and the call log', () => {
     expect(gpu.evict([1, 0], 1, 1)).toBe(false);
     expect(gpu.isResident(0)).toBe(true);
     expect(gpu.enqueueMakeResident([2, 3], 0, 2, 4, 'fallback')).toBe(false);
-    expect([gpu.isResident(2), gpu.isResident(3), gpu.pagingProgress(1)]).toEqual([false, false, 0]);
+    expect([gpu.isResident(2), gpu.isResident(3), gpu.pagingProgress(1)]).toEqual([
+      false,
+      false,
+      0,
+    ]);
     expect(gpu.enqueueMakeResident([2, 3], 0, 2, 4, 'fallback')).toBe(true);
     expect(gpu.evict([0], 0, 1)).toBe(true);
     gpu.queueWaitPaging(1, 4);
@@ -738,10 +898,16 @@ describe('simulated GPU: injected failures and the call log', () => {
     expect(gpu.evict([1], 0, 1)).toBe(true); // a list is pending, and unchecked nothing judges the evict
     expect(gpu.residencyRefCount(1)).toBe(0);
     // The pending work is still answered (the manager's EndTracking asks it in either mode).
-    expect([gpu.isReferencedByPendingWork(3), gpu.isReferencedByPendingWork(1)]).toEqual([true, false]);
+    expect([gpu.isReferencedByPendingWork(3), gpu.isReferencedByPendingWork(1)]).toEqual([
+      true,
+      false,
+    ]);
     gpu.makeResident([1], 0, 1, 'batch');
     expect(gpu.progress(0, 1)).toBe(1); // the list runs: nothing is touched or judged
-    expect([gpu.isReferencedByPendingWork(3), gpu.isReferencedByPendingWork(1)]).toEqual([true, false]);
+    expect([gpu.isReferencedByPendingWork(3), gpu.isReferencedByPendingWork(1)]).toEqual([
+      true,
+      false,
+    ]);
     expect(gpu.progress(0, 1)).toBe(1); // its fence signal retires it
     expect(gpu.isReferencedByPendingWork(3)).toBe(false);
     gpu.enqueueMakeResident([3], 0, 1, 1, 'batch');
@@ -757,7 +923,13 @@ describe('simulated GPU: injected failures and the call log', () => {
     expect(gpu.drainCalls()).toEqual([]);
     expect(gpu.objectHistory(0)).toEqual([]);
     expect(gpu.cpuWait(1, 1)).toBe(false);
-    expect(gpu.violations).toEqual([{ kind: 'deadlock', object: -1, message: 'a CPU wait for fence value 1 on queue 1 can never complete (the fence is at 0)' }]);
+    expect(gpu.violations).toEqual([
+      {
+        kind: 'deadlock',
+        object: -1,
+        message: 'a CPU wait for fence value 1 on queue 1 can never complete (the fence is at 0)',
+      },
+    ]);
   });
 });
 
@@ -780,7 +952,14 @@ describe('simulated GPU: the unchecked mode judges nothing a checked one would',
       gpu.progress(1, 4);
       return gpu.violations.map((violation) => `${violation.kind} ${violation.object}`);
     };
-    expect(judged(true)).toEqual(['touch-not-resident 2', 'evict-in-flight 1', 'touch-not-resident 0', 'touch-not-resident 2', 'touch-not-resident 1', 'touch-not-resident 0']);
+    expect(judged(true)).toEqual([
+      'touch-not-resident 2',
+      'evict-in-flight 1',
+      'touch-not-resident 0',
+      'touch-not-resident 2',
+      'touch-not-resident 1',
+      'touch-not-resident 0',
+    ]);
     expect(judged(false)).toEqual([]);
   });
 });
@@ -809,7 +988,13 @@ describe('simulated GPU: object history', () => {
     expect(after).toHaveLength(1000);
     expect(after[0]).toBe('t=3: moved to the non-local segment');
     expect(after[999]).toBe('t=1001: evicted');
-    expect(gpu.violations).toEqual([{ kind: 'refcount', object: 0, message: 'Evict of object 0, which is not resident' + historyBlock(0, after) }]);
+    expect(gpu.violations).toEqual([
+      {
+        kind: 'refcount',
+        object: 0,
+        message: 'Evict of object 0, which is not resident' + historyBlock(0, after),
+      },
+    ]);
   });
 
   it('object 0 has a history like any other; no object (-1) has none', () => {
@@ -822,11 +1007,21 @@ describe('simulated GPU: object history', () => {
 });
 
 describe('queue timeline: the judge of hand-outs', () => {
-  const read = (offsetBytes: number, sizeBytes: number, fenceValue: number, ownerId: number): GpuRead => ({ offsetBytes, sizeBytes, fenceValue, ownerId });
+  const read = (
+    offsetBytes: number,
+    sizeBytes: number,
+    fenceValue: number,
+    ownerId: number,
+  ): GpuRead => ({ offsetBytes, sizeBytes, fenceValue, ownerId });
 
   it('starts with nothing signalled, nothing completed and nothing in flight', () => {
     const timeline = new QueueTimeline();
-    expect([timeline.nextValueToSignal, timeline.completedValue, timeline.lastSignalledValue, timeline.inFlightCount]).toEqual([1, 0, 0, 0]);
+    expect([
+      timeline.nextValueToSignal,
+      timeline.completedValue,
+      timeline.lastSignalledValue,
+      timeline.inFlightCount,
+    ]).toEqual([1, 0, 0, 0]);
     expect([timeline.isInFlight(0), timeline.isInFlight(1)]).toEqual([false, true]);
     expect(timeline.findInFlightOverlap(0, 2 ** 40)).toBeNull();
     expect(() => timeline.inFlightAt(0)).toThrow(new Error('queue timeline: no in-flight read #0'));
@@ -911,7 +1106,9 @@ describe('queue timeline: the judge of hand-outs', () => {
     timeline.judgeHandOut('alloc', 100, 50, violations); // that read completed
     expect(violations).toHaveLength(2);
     timeline.judgeHandOut('allocate', 100, 101, violations);
-    expect(violations[2]).toBe('allocate handed out [100, 201) while the GPU may still read [200, 210) until fence value 2 (completed 1)');
+    expect(violations[2]).toBe(
+      'allocate handed out [100, 201) while the GPU may still read [200, 210) until fence value 2 (completed 1)',
+    );
     expect(violations).toHaveLength(3);
   });
 
@@ -943,7 +1140,9 @@ describe('queue timeline: the judge of hand-outs', () => {
     timeline.submitRead(0, 1, 3, -2); // the last one that fits
     expect(timeline.inFlightCount).toBe(MAX_IN_FLIGHT_READS);
     expect(timeline.inFlightAt(MAX_IN_FLIGHT_READS - 1).ownerId).toBe(-2);
-    expect(() => timeline.submitRead(0, 1, 3, -3)).toThrow(new Error('queue timeline: too many in-flight reads'));
+    expect(() => timeline.submitRead(0, 1, 3, -3)).toThrow(
+      new Error('queue timeline: too many in-flight reads'),
+    );
     expect(timeline.inFlightCount).toBe(MAX_IN_FLIGHT_READS);
     timeline.submitRead(0, 1, 1, -4); // work at the completed value is done: not refused, not recorded
     expect(timeline.inFlightCount).toBe(MAX_IN_FLIGHT_READS);

@@ -18,7 +18,13 @@ describe('fractional handles are refused', () => {
   });
 
   it('simulated GPU: object 0.5 is no object', () => {
-    const gpu = new SimGpu({ objectSizesBytes: [256, 256], queueCount: 1, ticksPerSecond: 1000, localBudgetBytes: 1024, nonLocalBudgetBytes: 1024 });
+    const gpu = new SimGpu({
+      objectSizesBytes: [256, 256],
+      queueCount: 1,
+      ticksPerSecond: 1000,
+      localBudgetBytes: 1024,
+      nonLocalBudgetBytes: 1024,
+    });
     expect(() => gpu.createObject(0.5, true)).toThrow(/gpu: no object 0\.5/);
     gpu.createObject(0, true); // object 0 was left alone
   });

@@ -10,7 +10,14 @@ import { describe, expect, it } from 'vitest';
 import { SimGpu } from '../src/gpu/sim-gpu.js';
 import { MAX_IN_FLIGHT_READS, QueueTimeline } from '../src/gpu/queue-timeline.js';
 
-const makeGpu = () => new SimGpu({ objectSizesBytes: [4, 6, 8], queueCount: 2, ticksPerSecond: 1000, localBudgetBytes: 100, nonLocalBudgetBytes: 0 });
+const makeGpu = () =>
+  new SimGpu({
+    objectSizesBytes: [4, 6, 8],
+    queueCount: 2,
+    ticksPerSecond: 1000,
+    localBudgetBytes: 100,
+    nonLocalBudgetBytes: 0,
+  });
 
 describe('simulated GPU: misuse', () => {
   it('the clock moves only by natural numbers and stays a safe integer', () => {
@@ -19,7 +26,9 @@ describe('simulated GPU: misuse', () => {
     gpu.advanceClock(5);
     expect(gpu.ticks).toBe(5);
     for (const ticks of [-1, 0.5, -0.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53]) {
-      expect(() => gpu.advanceClock(ticks), `advanceClock(${ticks})`).toThrow(new RangeError(`clock advance must be a natural number, got ${ticks}`));
+      expect(() => gpu.advanceClock(ticks), `advanceClock(${ticks})`).toThrow(
+        new RangeError(`clock advance must be a natural number, got ${ticks}`),
+      );
       expect(gpu.ticks).toBe(5);
     }
     gpu.advanceClock(Number.MAX_SAFE_INTEGER - 6);
@@ -35,8 +44,13 @@ describe('simulated GPU: misuse', () => {
       const error = new RangeError(`gpu: no object ${object}`);
       expect(() => gpu.createObject(object, true), `createObject(${object})`).toThrow(error);
       expect(() => gpu.destroyObject(object), `destroyObject(${object})`).toThrow(error);
-      expect(() => gpu.makeResident([object], 0, 1, 'batch'), `makeResident([${object}])`).toThrow(error);
-      expect(() => gpu.enqueueMakeResident([object], 0, 1, 1, 'batch'), `enqueueMakeResident([${object}])`).toThrow(error);
+      expect(() => gpu.makeResident([object], 0, 1, 'batch'), `makeResident([${object}])`).toThrow(
+        error,
+      );
+      expect(
+        () => gpu.enqueueMakeResident([object], 0, 1, 1, 'batch'),
+        `enqueueMakeResident([${object}])`,
+      ).toThrow(error);
       expect(() => gpu.evict([object], 0, 1), `evict([${object}])`).toThrow(error);
     }
     expect(gpu.localUsageBytes).toBe(0);
@@ -50,7 +64,9 @@ describe('simulated GPU: misuse', () => {
     for (const queue of [-1, 2, 0.5, Number.NaN]) {
       const error = new RangeError(`gpu: no queue ${queue}`);
       expect(() => gpu.queueWaitPaging(queue, 1), `queueWaitPaging(${queue})`).toThrow(error);
-      expect(() => gpu.executeCommandLists(queue, [[0]]), `executeCommandLists(${queue})`).toThrow(error);
+      expect(() => gpu.executeCommandLists(queue, [[0]]), `executeCommandLists(${queue})`).toThrow(
+        error,
+      );
       expect(() => gpu.queueSignal(queue, 1), `queueSignal(${queue})`).toThrow(error);
       expect(() => gpu.fenceCompleted(queue), `fenceCompleted(${queue})`).toThrow(error);
       expect(() => gpu.pendingItems(queue), `pendingItems(${queue})`).toThrow(error);
@@ -63,7 +79,9 @@ describe('simulated GPU: misuse', () => {
   it('a second create of a resident object is refused; destroy drops its residency once', () => {
     const gpu = makeGpu();
     gpu.createObject(1, true);
-    expect(() => gpu.createObject(1, false)).toThrow('gpu: object 1 created while it still exists resident');
+    expect(() => gpu.createObject(1, false)).toThrow(
+      'gpu: object 1 created while it still exists resident',
+    );
     gpu.destroyObject(1);
     expect(gpu.isResident(1)).toBe(false);
     expect(gpu.localUsageBytes).toBe(0);
@@ -121,7 +139,10 @@ describe('queue timeline: progress, order and bounds', () => {
   it('inFlightAt outside [0, inFlightCount) throws', () => {
     const timeline = new QueueTimeline();
     timeline.submitRead(0, 8, 1, 1);
-    for (const index of [-1, 1, 2, 0.5]) expect(() => timeline.inFlightAt(index), `inFlightAt(${index})`).toThrow(`queue timeline: no in-flight read #${index}`);
+    for (const index of [-1, 1, 2, 0.5])
+      expect(() => timeline.inFlightAt(index), `inFlightAt(${index})`).toThrow(
+        `queue timeline: no in-flight read #${index}`,
+      );
     expect(timeline.inFlightAt(0).ownerId).toBe(1);
   });
 
@@ -137,7 +158,9 @@ describe('queue timeline: progress, order and bounds', () => {
     expect(timeline.findInFlightOverlap(150, 100)?.ownerId).toBe(2);
     const violations: string[] = [];
     timeline.judgeHandOut('alloc', 140, 20, violations);
-    expect(violations).toEqual(['alloc handed out [140, 160) while the GPU may still read [100, 150) until fence value 1 (completed 0)']);
+    expect(violations).toEqual([
+      'alloc handed out [140, 160) while the GPU may still read [100, 150) until fence value 1 (completed 0)',
+    ]);
     timeline.signal();
     timeline.advance(1);
     timeline.judgeHandOut('alloc', 140, 20, violations);
@@ -167,7 +190,9 @@ describe('queue timeline: progress, order and bounds', () => {
     timeline.advance(1); // those ten completed: they do not count
     for (let i = 0; i < MAX_IN_FLIGHT_READS; i++) timeline.submitRead(i, 1, 2, i);
     expect(timeline.inFlightCount).toBe(MAX_IN_FLIGHT_READS);
-    expect(() => timeline.submitRead(0, 1, 2, 0)).toThrow('queue timeline: too many in-flight reads');
+    expect(() => timeline.submitRead(0, 1, 2, 0)).toThrow(
+      'queue timeline: too many in-flight reads',
+    );
     expect(timeline.inFlightCount).toBe(MAX_IN_FLIGHT_READS);
     timeline.submitRead(0, 1, 1, 0); // work at the completed value is done: accepted even at the bound
     expect(timeline.inFlightCount).toBe(MAX_IN_FLIGHT_READS);

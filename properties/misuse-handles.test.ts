@@ -20,10 +20,27 @@ import type { BlockAllocator } from '../src/alloc/allocator.js';
 import { ContractError } from '../src/contract.js';
 import { SlotPool } from '../src/residency/slot-pool.js';
 
-const describeBlocks = (a: BlockAllocator) => a.blocks().map((b) => `${b.free ? 'f' : 'u'}${b.offsetBytes}+${b.sizeBytes}`).join(' ');
+const describeBlocks = (a: BlockAllocator) =>
+  a
+    .blocks()
+    .map((b) => `${b.free ? 'f' : 'u'}${b.offsetBytes}+${b.sizeBytes}`)
+    .join(' ');
 
 describe('sub-allocators: free of anything but a live allocation start is BAD_FREE and changes nothing', () => {
-  const BAD_OFFSETS = [-256, -1, -4096, 0.5, 256.5, 4096, 4352, 2 ** 32, 2 ** 53, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY];
+  const BAD_OFFSETS = [
+    -256,
+    -1,
+    -4096,
+    0.5,
+    256.5,
+    4096,
+    4352,
+    2 ** 32,
+    2 ** 53,
+    Number.NaN,
+    Number.POSITIVE_INFINITY,
+    Number.NEGATIVE_INFINITY,
+  ];
   for (const kind of ['buddy', 'best-fit', 'first-fit'] as const) {
     for (const [side, make] of [
       ['implementation', createSubAllocator],
@@ -46,7 +63,10 @@ describe('sub-allocators: free of anything but a live allocation start is BAD_FR
           expect(thrown, `free(${offset})`).toBeInstanceOf(ContractError);
           expect((thrown as ContractError).code, `free(${offset})`).toBe('BAD_FREE');
           expect(describeBlocks(heap), `blocks after free(${offset})`).toBe(before);
-          expect([heap.freeBytes(), heap.usedBytes(), heap.wasteBytes()], `counters after free(${offset})`).toEqual(counters);
+          expect(
+            [heap.freeBytes(), heap.usedBytes(), heap.wasteBytes()],
+            `counters after free(${offset})`,
+          ).toEqual(counters);
           expect(heap.checkIndexes(), `indexes after free(${offset})`).toBeNull();
         }
         heap.free(256);
@@ -80,7 +100,8 @@ describe('buddy: heaps beyond 32 bits', () => {
     for (let k = 0; k <= 30; k++) {
       expect(probe.orderOfRequest(256 * 2 ** k, 1), `2^${k} units`).toBe(k);
       expect(probe.orderOfRequest(1, 256 * 2 ** k), `alignment of 2^${k} units`).toBe(k);
-      if (k < 30) expect(probe.orderOfRequest(256 * 2 ** k + 1, 1), `2^${k} units + 1 byte`).toBe(k + 1);
+      if (k < 30)
+        expect(probe.orderOfRequest(256 * 2 ** k + 1, 1), `2^${k} units + 1 byte`).toBe(k + 1);
     }
     expect(probe.orderOfRequest(1, 1)).toBe(0);
     for (const sizeBytes of [256 * 2 ** 30 + 1, 256 * 2 ** 31, 256 * (2 ** 32 + 1), 2 ** 53 - 1]) {
@@ -89,8 +110,16 @@ describe('buddy: heaps beyond 32 bits', () => {
   });
 
   for (const [side, make] of [
-    ['implementation', (capacityBytes: number, minBlockBytes: number) => new BuddyAllocator({ capacityBytes, minBlockBytes })],
-    ['model', (capacityBytes: number, minBlockBytes: number) => new BuddyModel({ capacityBytes, minBlockBytes })],
+    [
+      'implementation',
+      (capacityBytes: number, minBlockBytes: number) =>
+        new BuddyAllocator({ capacityBytes, minBlockBytes }),
+    ],
+    [
+      'model',
+      (capacityBytes: number, minBlockBytes: number) =>
+        new BuddyModel({ capacityBytes, minBlockBytes }),
+    ],
   ] as const) {
     it(`${side}: a 16 GiB heap keeps allocation sizes above 4 GiB exact`, () => {
       // 16 GiB of 1 MiB blocks: 16384 units, so the test is small while the byte sizes are not.
@@ -129,7 +158,9 @@ describe('buddy: heaps beyond 32 bits', () => {
 describe('slot pool: release outside the taken slots throws and changes nothing', () => {
   it('refuses a pool of fewer than one slot or a fractional count', () => {
     for (const count of [0, -1, -32, 1.5, 32.5, Number.NaN, Number.POSITIVE_INFINITY]) {
-      expect(() => new SlotPool(count), `new SlotPool(${count})`).toThrow(new RangeError(`slotCount must be >= 1, got ${count}`));
+      expect(() => new SlotPool(count), `new SlotPool(${count})`).toThrow(
+        new RangeError(`slotCount must be >= 1, got ${count}`),
+      );
     }
     expect(new SlotPool(1).slotCount).toBe(1);
   });
@@ -139,7 +170,9 @@ describe('slot pool: release outside the taken slots throws and changes nothing'
     for (let i = 0; i < 33; i++) expect(pool.acquire()).toBe(i);
     pool.release(5);
     for (const slot of [33, 34, 63, 64, 1000, -1, -33, 5]) {
-      expect(() => pool.release(slot), `release(${slot})`).toThrow(`slot pool: release of slot ${slot} that is not taken`);
+      expect(() => pool.release(slot), `release(${slot})`).toThrow(
+        `slot pool: release of slot ${slot} that is not taken`,
+      );
       expect(pool.taken, `taken after release(${slot})`).toBe(32);
     }
     // The padding bits are still taken: the pool hands out slot 5 and then nothing.
@@ -162,7 +195,9 @@ describe('slot pool: release outside the taken slots throws and changes nothing'
     // 256 MiB bitset is zero pages except its last word.)
     const pool = new SlotPool(2 ** 31 + 1);
     const slot = -(2 ** 31) + 1;
-    expect(() => pool.release(slot)).toThrow(`slot pool: release of slot ${slot} that is not taken`);
+    expect(() => pool.release(slot)).toThrow(
+      `slot pool: release of slot ${slot} that is not taken`,
+    );
     expect(pool.taken).toBe(0);
     expect(pool.isTaken(2 ** 31)).toBe(false);
   });
@@ -172,7 +207,12 @@ describe('slot pool: release outside the taken slots throws and changes nothing'
     expect(pool.acquire()).toBe(0);
     expect(pool.acquire()).toBe(1);
     pool.release(0);
-    expect([pool.isTaken(0), pool.isTaken(1), pool.isTaken(2), pool.isTaken(39)]).toEqual([false, true, false, false]);
+    expect([pool.isTaken(0), pool.isTaken(1), pool.isTaken(2), pool.isTaken(39)]).toEqual([
+      false,
+      true,
+      false,
+      false,
+    ]);
     for (let i = 0; i < 39; i++) pool.acquire();
     expect(pool.isTaken(39)).toBe(true);
     expect(pool.isTaken(32)).toBe(true);

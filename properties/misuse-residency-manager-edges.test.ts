@@ -28,7 +28,12 @@ import { describe, expect, it } from 'vitest';
 import { ResidencyManagerModel } from '../models/residency-manager.js';
 import { ResidencyManagerImpl } from '../src/residency/residency-manager.js';
 import { ManagerSetPool } from '../src/residency/residency-manager-sets.js';
-import { NEVER_TRIM_TICKS, TRIM_THRESHOLD, type ResidencyManager, type ResidencyManagerConfig } from '../src/residency/residency-manager-types.js';
+import {
+  NEVER_TRIM_TICKS,
+  TRIM_THRESHOLD,
+  type ResidencyManager,
+  type ResidencyManagerConfig,
+} from '../src/residency/residency-manager-types.js';
 import { ContractError } from '../src/contract.js';
 import { thrownBy } from './support.js';
 
@@ -52,15 +57,23 @@ interface Side {
   readonly make: (config: ResidencyManagerConfig, checked?: boolean) => ResidencyManager;
 }
 /** The SET_HOLDS_UNTRACKED message: the first set, in submission order, holding an untracked object. */
-const holdsUntracked = (set: number, object: number): string => `set ${set} holds untracked object ${object}`;
+const holdsUntracked = (set: number, object: number): string =>
+  `set ${set} holds untracked object ${object}`;
 const SIDES: Side[] = [
-  { name: 'model', make: (config, checked = true) => new ResidencyManagerModel(config, { checked }) },
-  { name: 'implementation', make: (config, checked = true) => new ResidencyManagerImpl(config, { checked }) },
+  {
+    name: 'model',
+    make: (config, checked = true) => new ResidencyManagerModel(config, { checked }),
+  },
+  {
+    name: 'implementation',
+    make: (config, checked = true) => new ResidencyManagerImpl(config, { checked }),
+  },
 ];
 
 /** Tracks every object and creates one closed set per given object list. */
 function setUp(manager: ResidencyManager, contents: number[][]): number[] {
-  for (let object = 0; object < manager.config.objectSizesBytes.length; object++) manager.beginTracking(object);
+  for (let object = 0; object < manager.config.objectSizesBytes.length; object++)
+    manager.beginTracking(object);
   return contents.map((objects) => {
     const set = manager.sets.createSet();
     expect(manager.sets.open(set)).toBe('S_OK');
@@ -71,7 +84,11 @@ function setUp(manager: ResidencyManager, contents: number[][]): number[] {
 }
 
 function execute(manager: ResidencyManager, sets: number[]): string {
-  return manager.executeCommandLists(0, sets.map((set) => manager.sets.contents(set)), sets);
+  return manager.executeCommandLists(
+    0,
+    sets.map((set) => manager.sets.contents(set)),
+    sets,
+  );
 }
 
 /** A contract error with this code and exactly this message (after the code). */
@@ -102,10 +119,14 @@ function views(manager: ResidencyManager): unknown {
 
 describe('residency-manager: MaxLatency at its edge', () => {
   it('a MaxLatency below 1 is refused at construction (0 would hang the first submission)', () => {
-    for (const [maxLatency, make] of [0, -1, 0.5, Number.NaN].flatMap((value) => SIDES.map((side) => [value, side.make] as const))) {
+    for (const [maxLatency, make] of [0, -1, 0.5, Number.NaN].flatMap((value) =>
+      SIDES.map((side) => [value, side.make] as const),
+    )) {
       const error = thrownBy(() => make({ ...BASE, maxLatency }));
       expect(error, `maxLatency ${maxLatency}`).toBeInstanceOf(RangeError);
-      expect((error as Error).message).toBe('maxLatency must be >= 1 (0 hangs the first submission)');
+      expect((error as Error).message).toBe(
+        'maxLatency must be >= 1 (0 hangs the first submission)',
+      );
     }
   });
 
@@ -142,12 +163,18 @@ describe('residency-manager: the grace period at exactly 0.7f pressure', () => {
     const model = new ResidencyManagerModel(BASE);
     const impl = new ResidencyManagerImpl(BASE);
     // MAXUINT64, the library's "never trim" grace (docs/spec/residency-library.md#rl-8-4).
-    expect([model.gracePeriodTicks(atThreshold, budget), impl.graceFor(atThreshold, budget)]).toEqual([18446744073709551615n, Infinity]);
+    expect([
+      model.gracePeriodTicks(atThreshold, budget),
+      impl.graceFor(atThreshold, budget),
+    ]).toEqual([18446744073709551615n, Infinity]);
     expect(NEVER_TRIM_TICKS).toBe(2n ** 64n - 1n);
     const q = ((atThreshold + 1) / budget - TRIM_THRESHOLD) / (1 - TRIM_THRESHOLD);
     const expected = Math.trunc(590 * (1 - q)) + 10;
     expect(expected).toBe(599);
-    expect([model.gracePeriodTicks(atThreshold + 1, budget), impl.graceFor(atThreshold + 1, budget)]).toEqual([BigInt(expected), expected]);
+    expect([
+      model.gracePeriodTicks(atThreshold + 1, budget),
+      impl.graceFor(atThreshold + 1, budget),
+    ]).toEqual([BigInt(expected), expected]);
   });
 });
 
@@ -157,7 +184,11 @@ for (const side of SIDES) {
       const manager = side.make(BASE);
       const [a, b] = setUp(manager, [[0, 1], [2]]);
       const before = views(manager);
-      expectContractError(() => manager.beginTracking(1), 'ALREADY_TRACKED', 'object 1 is already tracked');
+      expectContractError(
+        () => manager.beginTracking(1),
+        'ALREADY_TRACKED',
+        'object 1 is already tracked',
+      );
       expect(views(manager)).toEqual(before);
 
       // Object 3 leaves; ending it again, or a second time later, is NOT_TRACKED.
@@ -170,13 +201,21 @@ for (const side of SIDES) {
       const open = manager.sets.createSet();
       expect(manager.sets.open(open)).toBe('S_OK');
       manager.sets.insert(open, 2);
-      expectContractError(() => manager.endTracking(2), 'END_TRACKING_IN_USE', 'object 2 is in an open set or in flight');
+      expectContractError(
+        () => manager.endTracking(2),
+        'END_TRACKING_IN_USE',
+        'object 2 is in an open set or in flight',
+      );
       expect(manager.sets.close(open)).toBe('S_OK');
 
       // Submitted and not yet run on the GPU: in flight.
       expect(execute(manager, [a!])).toBe('S_OK');
       const inFlight = views(manager);
-      expectContractError(() => manager.endTracking(0), 'END_TRACKING_IN_USE', 'object 0 is in an open set or in flight');
+      expectContractError(
+        () => manager.endTracking(0),
+        'END_TRACKING_IN_USE',
+        'object 0 is in an open set or in flight',
+      );
       expect(views(manager)).toEqual(inFlight);
       manager.gpu.pagingProgress(100);
       manager.gpu.progress(0, 100);
@@ -185,8 +224,16 @@ for (const side of SIDES) {
 
       // Set a still holds object 0, no longer tracked: Execute and MakeResident refuse it.
       const refused = views(manager);
-      expectContractError(() => execute(manager, [b!, a!]), 'SET_HOLDS_UNTRACKED', holdsUntracked(a!, 0));
-      expectContractError(() => manager.makeResidentForQueue(0, a!), 'SET_HOLDS_UNTRACKED', holdsUntracked(a!, 0));
+      expectContractError(
+        () => execute(manager, [b!, a!]),
+        'SET_HOLDS_UNTRACKED',
+        holdsUntracked(a!, 0),
+      );
+      expectContractError(
+        () => manager.makeResidentForQueue(0, a!),
+        'SET_HOLDS_UNTRACKED',
+        holdsUntracked(a!, 0),
+      );
       expect(views(manager)).toEqual(refused);
       expect(manager.gpu.violations).toEqual([]);
     });
@@ -196,7 +243,10 @@ for (const side of SIDES) {
     it('an object in a queued, unprocessed paging work cannot end tracking, in every slot of the ring; once processed it can', () => {
       // MaxLatency 2: a ring of 3 slots, wrapped twice by 7 works.
       const manager = side.make({ ...BASE, mode: 'async', maxLatency: 2 });
-      const [p, q] = setUp(manager, [[0, 1], [2, 3]]);
+      const [p, q] = setUp(manager, [
+        [0, 1],
+        [2, 3],
+      ]);
       for (let round = 0; round < 7; round++) {
         const set = round % 2 === 0 ? p! : q!;
         const [first, second] = manager.sets.contents(set);
@@ -204,7 +254,11 @@ for (const side of SIDES) {
         expect(manager.makeResidentForQueue(0, set)).toBe('S_OK');
         expect(manager.queuedWorks()).toBe(1);
         for (const object of [first!, second!]) {
-          expectContractError(() => manager.endTracking(object), 'END_TRACKING_IN_USE', `object ${object} is in an open set or in flight`);
+          expectContractError(
+            () => manager.endTracking(object),
+            'END_TRACKING_IN_USE',
+            `object ${object} is in an open set or in flight`,
+          );
           expect(manager.status(object), `round ${round}`).not.toBe('untracked');
         }
         // An object of no queued work may leave (and come back, evicted).
@@ -220,13 +274,26 @@ for (const side of SIDES) {
       expect(manager.makeResidentForQueue(0, p!)).toBe('S_OK');
       expect(manager.makeResidentForQueue(0, q!)).toBe('S_OK');
       expect(manager.queuedWorks()).toBe(2);
-      expectContractError(() => manager.endTracking(3), 'END_TRACKING_IN_USE', 'object 3 is in an open set or in flight');
+      expectContractError(
+        () => manager.endTracking(3),
+        'END_TRACKING_IN_USE',
+        'object 3 is in an open set or in flight',
+      );
       expect(manager.pagingWorkerStep()).toBe(true);
       manager.endTracking(1);
-      expectContractError(() => manager.endTracking(3), 'END_TRACKING_IN_USE', 'object 3 is in an open set or in flight');
+      expectContractError(
+        () => manager.endTracking(3),
+        'END_TRACKING_IN_USE',
+        'object 3 is in an open set or in flight',
+      );
       expect(manager.pagingWorkerStep()).toBe(true);
       manager.endTracking(3);
-      expect([0, 1, 2, 3].map((object) => manager.status(object))).toEqual(['resident', 'untracked', 'resident', 'untracked']);
+      expect([0, 1, 2, 3].map((object) => manager.status(object))).toEqual([
+        'resident',
+        'untracked',
+        'resident',
+        'untracked',
+      ]);
       expect(manager.gpu.violations).toEqual([]);
     });
   });
@@ -236,7 +303,13 @@ for (const side of SIDES) {
       // Budget 7 < 8 bytes: the two sets split. The first half's aged trim is the moment the
       // other thread (here the Evict hook) opens sets on every free slot; the second half's
       // master set then finds none.
-      const manager = side.make({ ...BASE, objectSizesBytes: [4, 4, 4], startEvicted: false, localBudgetBytes: 7, slotCount: 4 });
+      const manager = side.make({
+        ...BASE,
+        objectSizesBytes: [4, 4, 4],
+        startEvicted: false,
+        localBudgetBytes: 7,
+        slotCount: 4,
+      });
       const [first, second] = setUp(manager, [[1], [2]]);
       manager.gpu.advanceClock(1000);
       manager.gpu.drainCalls();
@@ -255,7 +328,11 @@ for (const side of SIDES) {
       expect(taken).toHaveLength(4);
       expect(manager.drainEvents()).toEqual(['split', 'aged-trim']);
       // The first half ran (one list, one generation); the second executed nothing.
-      expect(manager.gpu.drainCalls()).toEqual([['evict', [2, 0]], ['execute', 0, 1], ['signal', 0, 1]]);
+      expect(manager.gpu.drainCalls()).toEqual([
+        ['evict', [2, 0]],
+        ['execute', 0, 1],
+        ['signal', 0, 1],
+      ]);
       expect(manager.currentGeneration()).toBe(1);
       expect(manager.residentList()).toEqual([1]);
       // Once the other thread closes its sets, the second set goes through.
@@ -293,21 +370,41 @@ for (const side of SIDES) {
       const limit = 2 * (1 + 1) + 8;
       const error = thrownBy(() => manager.pagingWorkerStep());
       expect(error).toBeInstanceOf(Error);
-      expect((error as Error).message).toMatch(new RegExp(`^(model: )?paging loop exceeded ${limit} rounds$`));
+      expect((error as Error).message).toMatch(
+        new RegExp(`^(model: )?paging loop exceeded ${limit} rounds$`),
+      );
       const calls = manager.gpu.drainCalls();
-      const round = [['makeResident', 'batch', [1], 'E_OUTOFMEMORY'], ['evict', []]];
+      const round = [
+        ['makeResident', 'batch', [1], 'E_OUTOFMEMORY'],
+        ['evict', []],
+      ];
       expect(calls).toEqual(Array.from({ length: limit + 1 }, () => round).flat());
-      expect(manager.drainEvents()).toEqual(Array.from({ length: limit + 1 }, () => ['make-resident-failed', 'g-minus-one']).flat());
+      expect(manager.drainEvents()).toEqual(
+        Array.from({ length: limit + 1 }, () => ['make-resident-failed', 'g-minus-one']).flat(),
+      );
     });
   });
 
   describe(`residency-manager (${side.name}): grace period at exactly 0.7f pressure`, () => {
     for (const [label, sizes, trims] of [
-      ['usage exactly 0.7f of the local budget never trims (MAXUINT64)', [atThreshold - 1, 1], false],
-      ['one byte more gives the interpolated grace (599 ticks at 10 ticks/s): objects idle for 100 s go', [atThreshold - 1, 2], true],
+      [
+        'usage exactly 0.7f of the local budget never trims (MAXUINT64)',
+        [atThreshold - 1, 1],
+        false,
+      ],
+      [
+        'one byte more gives the interpolated grace (599 ticks at 10 ticks/s): objects idle for 100 s go',
+        [atThreshold - 1, 2],
+        true,
+      ],
     ] as const) {
       it(label, () => {
-        const manager = side.make({ ...BASE, objectSizesBytes: [...sizes], startEvicted: false, localBudgetBytes: budget });
+        const manager = side.make({
+          ...BASE,
+          objectSizesBytes: [...sizes],
+          startEvicted: false,
+          localBudgetBytes: budget,
+        });
         setUp(manager, []);
         manager.gpu.drainCalls();
         manager.gpu.advanceClock(1000);
@@ -333,7 +430,11 @@ for (const side of SIDES) {
      * (the prefix that fits), object 2 does not fit; the loop waits for generation 0 and trims
      * (nothing: the projection fits), and the device fails the next MakeResident.
      */
-    function run(sizes: number[]): { manager: ResidencyManager; calls: unknown[]; events: string[] } {
+    function run(sizes: number[]): {
+      manager: ResidencyManager;
+      calls: unknown[];
+      events: string[];
+    } {
       const manager = side.make({ ...BASE, objectSizesBytes: sizes, localBudgetBytes: 10 });
       const [old, wanted] = setUp(manager, [[0], [1, 2]]);
       expect(execute(manager, [old!])).toBe('S_OK');
@@ -356,7 +457,11 @@ for (const side of SIDES) {
       expect(manager.gpu.violations).toEqual([]);
       expect([0, 1, 2].map((object) => manager.gpu.residencyRefCount(object))).toEqual([1, 1, 1]);
       expect(manager.residentList()).toEqual([0, 1, 2]);
-      expect(manager.counters()).toEqual({ resident: 3, evicted: 0, residentSizeBytes: manager.config.objectSizesBytes.reduce((a, b) => a + b, 0) });
+      expect(manager.counters()).toEqual({
+        resident: 3,
+        evicted: 0,
+        residentSizeBytes: manager.config.objectSizesBytes.reduce((a, b) => a + b, 0),
+      });
     }
 
     it('the second batch fails (1 byte free, nothing fits): the fallback makes exactly object 2, not the first batch again', () => {
@@ -401,7 +506,11 @@ for (const side of SIDES) {
       const lists = [manager.sets.contents(a!).slice()];
       expect(manager.executeCommandLists(0, lists, [a!])).toBe('S_OK');
       lists[0] = []; // the caller records its next frame into the same array
-      expectContractError(() => manager.endTracking(0), 'END_TRACKING_IN_USE', 'object 0 is in an open set or in flight');
+      expectContractError(
+        () => manager.endTracking(0),
+        'END_TRACKING_IN_USE',
+        'object 0 is in an open set or in flight',
+      );
       manager.gpu.pagingProgress(100);
       manager.gpu.progress(0, 100);
       manager.endTracking(0);
@@ -413,7 +522,12 @@ for (const side of SIDES) {
 describe("residency-manager: the benchmark's unchecked mode", () => {
   it('the implementation unchecked answers like itself checked and like the model, step by step, and records no events', () => {
     for (const mode of ['inline', 'async'] as const) {
-      const config: ResidencyManagerConfig = { ...BASE, mode, objectSizesBytes: [4, 4, 4], localBudgetBytes: 8 };
+      const config: ResidencyManagerConfig = {
+        ...BASE,
+        mode,
+        objectSizesBytes: [4, 4, 4],
+        localBudgetBytes: 8,
+      };
       const model: ResidencyManager = new ResidencyManagerModel(config);
       const checked: ResidencyManager = new ResidencyManagerImpl(config);
       const unchecked: ResidencyManager = new ResidencyManagerImpl(config, { checked: false });
@@ -442,7 +556,9 @@ describe("residency-manager: the benchmark's unchecked mode", () => {
         checkedEvents.push(...events);
         expect(unchecked.drainEvents(), `${mode}: unchecked events after ${name}`).toEqual([]);
       }
-      expect(checkedEvents, mode).toEqual(expect.arrayContaining(['split', 'forced-fallback', 'aged-trim']));
+      expect(checkedEvents, mode).toEqual(
+        expect.arrayContaining(['split', 'forced-fallback', 'aged-trim']),
+      );
       expect(checked.gpu.violations).toEqual([]);
     }
   });
@@ -450,7 +566,11 @@ describe("residency-manager: the benchmark's unchecked mode", () => {
 
 describe("the manager's set pool: validation looks at ids[from, to) only", () => {
   it('anyOpen and firstUntracked ignore the sets past `to` and before `from`, and null entries', () => {
-    const pool = new ManagerSetPool({ slotCount: 4, initialCapacity: 2, objectSizesBytes: [1, 1, 1] });
+    const pool = new ManagerSetPool({
+      slotCount: 4,
+      initialCapacity: 2,
+      objectSizesBytes: [1, 1, 1],
+    });
     const closed = pool.createSet();
     expect(pool.open(closed)).toBe('S_OK');
     pool.insert(closed, 0);

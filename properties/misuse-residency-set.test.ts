@@ -10,11 +10,19 @@ import { ResidencySetModel } from '../models/residency-set.js';
 import { ContractError } from '../src/contract.js';
 import { thrownBy } from './support.js';
 
-const config = (slotCount: number) => ({ slotCount, initialCapacity: 2, objectSizesBytes: [10, 20, 30] });
+const config = (slotCount: number) => ({
+  slotCount,
+  initialCapacity: 2,
+  objectSizesBytes: [10, 20, 30],
+});
 
 describe('residency sets: handles that name no set', () => {
   for (const [side, make, message] of [
-    ['implementation', () => new ResidencySetPoolImpl(config(4)), (id: number) => `residency set ${id} does not exist`],
+    [
+      'implementation',
+      () => new ResidencySetPoolImpl(config(4)),
+      (id: number) => `residency set ${id} does not exist`,
+    ],
     ['model', () => new ResidencySetModel(config(4)), (id: number) => `model: unknown set ${id}`],
   ] as const) {
     it(`${side}: never created, negative, fractional or destroyed handles are refused by every call`, () => {
@@ -64,7 +72,9 @@ describe('residency sets: contract errors name their set', () => {
     expect(() => pool.insert(a, 0)).toThrow(`INSERT_CLOSED: set ${a} is not open`);
     pool.failNextGrowth();
     expect(pool.insert(b, 0)).toBe(false);
-    expect(() => pool.insert(b, 1)).toThrow(`INSERT_OUT_OF_MEMORY: set ${b} is stuck out of memory`);
+    expect(() => pool.insert(b, 1)).toThrow(
+      `INSERT_OUT_OF_MEMORY: set ${b} is stuck out of memory`,
+    );
   });
 });
 

@@ -24,21 +24,37 @@ import { thrownBy } from './support.js';
 function expectContractError(action: () => unknown, code: string, message: string): void {
   const error = thrownBy(action);
   expect(error).toBeInstanceOf(ContractError);
-  expect({ code: (error as ContractError).code, message: (error as ContractError).message }).toEqual({ code, message: `${code}: ${message}` });
+  expect({
+    code: (error as ContractError).code,
+    message: (error as ContractError).message,
+  }).toEqual({ code, message: `${code}: ${message}` });
 }
 
-const reserved = (offsetBytes: number, sizeBytes: number): RingRange => ({ offsetBytes, sizeBytes, state: 'reserved', fenceValue: null });
-const submitted = (offsetBytes: number, sizeBytes: number, fenceValue: number): RingRange => ({ offsetBytes, sizeBytes, state: 'submitted', fenceValue });
+const reserved = (offsetBytes: number, sizeBytes: number): RingRange => ({
+  offsetBytes,
+  sizeBytes,
+  state: 'reserved',
+  fenceValue: null,
+});
+const submitted = (offsetBytes: number, sizeBytes: number, fenceValue: number): RingRange => ({
+  offsetBytes,
+  sizeBytes,
+  state: 'submitted',
+  fenceValue,
+});
 
 /** liveView() copied (its records may be reused by the next call). */
-const liveViewCopy = (ring: RingUploadAllocatorImpl): RingRange[] => ring.liveView().map((range) => ({ ...range }));
+const liveViewCopy = (ring: RingUploadAllocatorImpl): RingRange[] =>
+  ring.liveView().map((range) => ({ ...range }));
 
 describe('ring upload allocator: refused calls and views', () => {
   it('ring: the constructor refuses a capacity that is not a positive integer, with its message', () => {
     for (const capacityBytes of [0, -1, -1024, 0.5, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
       const error = thrownBy(() => new RingUploadAllocatorImpl(capacityBytes));
       expect(error).toBeInstanceOf(Error);
-      expect((error as Error).message).toBe(`ring: capacityBytes must be a positive integer, got ${capacityBytes}`);
+      expect((error as Error).message).toBe(
+        `ring: capacityBytes must be a positive integer, got ${capacityBytes}`,
+      );
     }
     // The smallest ring: one byte, handed out whole at 0.
     const ring = new RingUploadAllocatorImpl(1);
@@ -66,8 +82,16 @@ describe('ring upload allocator: refused calls and views', () => {
     expect(ring.allocate(64, 16)).toBe(0);
     expect(ring.allocate(64, 16)).toBe(64);
     ring.submit(64, 3);
-    expectContractError(() => ring.submit(64, 4), RingErrors.ALREADY_SUBMITTED, 'range at 64 is already submitted');
-    expectContractError(() => ring.cancel(64), RingErrors.ALREADY_SUBMITTED, 'range at 64 is submitted; only completion frees it');
+    expectContractError(
+      () => ring.submit(64, 4),
+      RingErrors.ALREADY_SUBMITTED,
+      'range at 64 is already submitted',
+    );
+    expectContractError(
+      () => ring.cancel(64),
+      RingErrors.ALREADY_SUBMITTED,
+      'range at 64 is submitted; only completion frees it',
+    );
     expect(ring.rangeAt(64)).toEqual(submitted(64, 64, 3));
     expect(liveViewCopy(ring)).toEqual([reserved(0, 64), submitted(64, 64, 3)]);
     // The refused submit did not raise the last submitted value: 3 is still accepted.
@@ -82,7 +106,11 @@ describe('ring upload allocator: refused calls and views', () => {
     const second = ring.allocate(100, 4)!;
     expect([first, second]).toEqual([0, 100]);
     ring.submit(first, 5);
-    expectContractError(() => ring.submit(second, 4), RingErrors.FENCE_ORDER, 'fence value 4 is below the last submitted 5');
+    expectContractError(
+      () => ring.submit(second, 4),
+      RingErrors.FENCE_ORDER,
+      'fence value 4 is below the last submitted 5',
+    );
     expect(ring.rangeAt(second)).toEqual(reserved(100, 100));
     expect(ring.rangeView(second)).toEqual(reserved(100, 100));
     ring.submit(second, 5);
@@ -91,12 +119,28 @@ describe('ring upload allocator: refused calls and views', () => {
 
   it('ring: submit and cancel of an offset that starts no live range are UNKNOWN_RANGE, with their messages', () => {
     const ring = new RingUploadAllocatorImpl(1024);
-    expectContractError(() => ring.submit(0, 1), RingErrors.UNKNOWN_RANGE, 'offset 0 starts no live range');
+    expectContractError(
+      () => ring.submit(0, 1),
+      RingErrors.UNKNOWN_RANGE,
+      'offset 0 starts no live range',
+    );
     expect(ring.allocate(32, 32)).toBe(0);
-    expectContractError(() => ring.cancel(8), RingErrors.UNKNOWN_RANGE, 'offset 8 starts no live range'); // interior
-    expectContractError(() => ring.submit(2048, 1), RingErrors.UNKNOWN_RANGE, 'offset 2048 starts no live range'); // outside
+    expectContractError(
+      () => ring.cancel(8),
+      RingErrors.UNKNOWN_RANGE,
+      'offset 8 starts no live range',
+    ); // interior
+    expectContractError(
+      () => ring.submit(2048, 1),
+      RingErrors.UNKNOWN_RANGE,
+      'offset 2048 starts no live range',
+    ); // outside
     ring.cancel(0);
-    expectContractError(() => ring.cancel(0), RingErrors.UNKNOWN_RANGE, 'offset 0 starts no live range'); // double cancel
+    expectContractError(
+      () => ring.cancel(0),
+      RingErrors.UNKNOWN_RANGE,
+      'offset 0 starts no live range',
+    ); // double cancel
     expect(ring.isPristine()).toBe(true);
   });
 
@@ -119,13 +163,23 @@ describe('ring upload allocator: refused calls and views', () => {
     // Capacity 256: four ranges of 64, the first two completed, two more wrap to the start; then
     // the slab grows past its 16 initial records (40 live ranges on a larger ring).
     const ring = new RingUploadAllocatorImpl(256);
-    expect([ring.allocate(64, 1), ring.allocate(64, 1), ring.allocate(64, 1), ring.allocate(64, 1)]).toEqual([0, 64, 128, 192]);
+    expect([
+      ring.allocate(64, 1),
+      ring.allocate(64, 1),
+      ring.allocate(64, 1),
+      ring.allocate(64, 1),
+    ]).toEqual([0, 64, 128, 192]);
     ring.submit(0, 1);
     ring.submit(64, 2);
     ring.submit(192, 2);
     expect(ring.collect(1)).toEqual([0]);
     expect(ring.allocate(64, 1)).toBe(0); // wrapped: allocation order 64, 128, 192, 0
-    expect(liveViewCopy(ring)).toEqual([reserved(0, 64), submitted(64, 64, 2), reserved(128, 64), submitted(192, 64, 2)]);
+    expect(liveViewCopy(ring)).toEqual([
+      reserved(0, 64),
+      submitted(64, 64, 2),
+      reserved(128, 64),
+      submitted(192, 64, 2),
+    ]);
     expect(ring.live()).toEqual(liveViewCopy(ring));
     expect(ring.rangeView(128)).toEqual(reserved(128, 64));
     expect(ring.rangeAt(128)).toEqual(reserved(128, 64));
@@ -143,18 +197,27 @@ describe('ring upload allocator: refused calls and views', () => {
     expect(liveViewCopy(big)).toEqual(expected);
     expect(big.live()).toEqual(expected);
     expect(big.usedBytes()).toBe(40 * 24);
-    expect(big.collect(39)).toEqual(expected.filter((range) => range.state === 'submitted').map((range) => range.offsetBytes));
+    expect(big.collect(39)).toEqual(
+      expected.filter((range) => range.state === 'submitted').map((range) => range.offsetBytes),
+    );
   });
 });
 
 describe('deferred-free layer: refused calls', () => {
   const make = (fence: FrameFence = { nextValueToSignal: 1, completedValue: 0 }) =>
-    new DeferredFreeAllocatorImpl(new FirstFitAllocator({ capacityBytes: 1024 }), fence, { objectSizesBytes: [64, 128], objectAlignBytes: 64 });
+    new DeferredFreeAllocatorImpl(new FirstFitAllocator({ capacityBytes: 1024 }), fence, {
+      objectSizesBytes: [64, 128],
+      objectAlignBytes: 64,
+    });
 
   it('deferred: poolAcquire of a size class the pool does not have is BAD_SIZE_CLASS, with its message', () => {
     const deferred = make();
     for (const sizeClass of [-1, -2, 0.5, 1.5, 2, 3, Number.NaN]) {
-      expectContractError(() => deferred.poolAcquire(sizeClass), DeferredErrors.BAD_SIZE_CLASS, `no size class ${sizeClass}`);
+      expectContractError(
+        () => deferred.poolAcquire(sizeClass),
+        DeferredErrors.BAD_SIZE_CLASS,
+        `no size class ${sizeClass}`,
+      );
     }
     expect(deferred.heldCount()).toBe(0);
     expect(deferred.inner.usedBytes()).toBe(0);
@@ -164,13 +227,25 @@ describe('deferred-free layer: refused calls', () => {
   it('deferred: poolRelease of a plain allocation is NOT_POOLED and of an unknown offset BAD_FREE, with their messages', () => {
     const deferred = make();
     expect(deferred.alloc(100, 4)).toBe(0);
-    expectContractError(() => deferred.poolRelease(0), DeferredErrors.NOT_POOLED, 'allocation at 0 did not come from the pool');
-    expectContractError(() => deferred.poolRelease(512), AllocErrors.BAD_FREE, 'offset 512 is not the start of a live allocation');
+    expectContractError(
+      () => deferred.poolRelease(0),
+      DeferredErrors.NOT_POOLED,
+      'allocation at 0 did not come from the pool',
+    );
+    expectContractError(
+      () => deferred.poolRelease(512),
+      AllocErrors.BAD_FREE,
+      'offset 512 is not the start of a live allocation',
+    );
     expect(deferred.pooledBytes()).toBe(0);
     expect(deferred.heldCount()).toBe(0);
     deferred.release(0); // still live: the refused poolRelease kept it
     expect(deferred.pendingBytes()).toBe(100);
-    expectContractError(() => deferred.poolRelease(0), AllocErrors.BAD_FREE, 'offset 0 is not the start of a live allocation');
+    expectContractError(
+      () => deferred.poolRelease(0),
+      AllocErrors.BAD_FREE,
+      'offset 0 is not the start of a live allocation',
+    );
   });
 
   it('deferred: a failed alloc makes nothing live, so handing its null answer back is BAD_FREE', () => {
@@ -181,8 +256,16 @@ describe('deferred-free layer: refused calls', () => {
     const failed = deferred.alloc(2048, 1);
     expect(failed).toBeNull();
     const answer = failed as unknown as number;
-    expectContractError(() => deferred.release(answer), AllocErrors.BAD_FREE, 'offset null is not the start of a live allocation');
-    expectContractError(() => deferred.poolRelease(answer), AllocErrors.BAD_FREE, 'offset null is not the start of a live allocation');
+    expectContractError(
+      () => deferred.release(answer),
+      AllocErrors.BAD_FREE,
+      'offset null is not the start of a live allocation',
+    );
+    expectContractError(
+      () => deferred.poolRelease(answer),
+      AllocErrors.BAD_FREE,
+      'offset null is not the start of a live allocation',
+    );
     expect(deferred.pendingBytes()).toBe(0);
     expect(deferred.heldCount()).toBe(0);
     fence.completedValue = 1;
@@ -202,10 +285,18 @@ describe('upload page allocators: refused calls', () => {
     const pages = heap();
     const fast = new FastAllocatorImpl(pages, fence, 4096, 0);
     for (const sizeBytes of [0, -8, 2.5]) {
-      expectContractError(() => fast.allocate(sizeBytes, 16), AllocErrors.BAD_SIZE, `sizeBytes must be a positive integer, got ${sizeBytes}`);
+      expectContractError(
+        () => fast.allocate(sizeBytes, 16),
+        AllocErrors.BAD_SIZE,
+        `sizeBytes must be a positive integer, got ${sizeBytes}`,
+      );
     }
     for (const alignBytes of [0, 3, 24, 0.5]) {
-      expectContractError(() => fast.allocate(16, alignBytes), AllocErrors.BAD_ALIGN, `alignBytes must be a power of two, got ${alignBytes}`);
+      expectContractError(
+        () => fast.allocate(16, alignBytes),
+        AllocErrors.BAD_ALIGN,
+        `alignBytes must be a power of two, got ${alignBytes}`,
+      );
     }
     expect(fast.currentPage()).toBe(-1);
     expect(pages.created).toBe(0);
@@ -216,13 +307,29 @@ describe('upload page allocators: refused calls', () => {
     const pages = heap();
     const constants = new FastConstantAllocatorImpl(pages, fence, 1024, 0);
     for (const sizeBytes of [0, -1, 0.25]) {
-      expectContractError(() => constants.allocate(sizeBytes), AllocErrors.BAD_SIZE, `sizeBytes must be a positive integer, got ${sizeBytes}`);
+      expectContractError(
+        () => constants.allocate(sizeBytes),
+        AllocErrors.BAD_SIZE,
+        `sizeBytes must be a positive integer, got ${sizeBytes}`,
+      );
     }
-    expectContractError(() => constants.allocate(1025), UploadPageErrors.CONSTANT_TOO_LARGE, 'a constant of 1025 bytes is larger than a page of 1024');
+    expectContractError(
+      () => constants.allocate(1025),
+      UploadPageErrors.CONSTANT_TOO_LARGE,
+      'a constant of 1025 bytes is larger than a page of 1024',
+    );
     for (const handle of [-1, 1.5, Number.NaN]) {
-      expectContractError(() => constants.updateUniformBuffer(handle, 16), UploadPageErrors.BAD_UNIFORM_BUFFER, `uniform buffer handle ${handle} is not a non-negative integer`);
+      expectContractError(
+        () => constants.updateUniformBuffer(handle, 16),
+        UploadPageErrors.BAD_UNIFORM_BUFFER,
+        `uniform buffer handle ${handle} is not a non-negative integer`,
+      );
     }
-    expectContractError(() => constants.updateUniformBuffer(7, 2048), UploadPageErrors.CONSTANT_TOO_LARGE, 'a constant of 2048 bytes is larger than a page of 1024');
+    expectContractError(
+      () => constants.updateUniformBuffer(7, 2048),
+      UploadPageErrors.CONSTANT_TOO_LARGE,
+      'a constant of 2048 bytes is larger than a page of 1024',
+    );
     expect(constants.uniformBufferLocation(7)).toBeNull();
     expect(constants.currentPage()).toBe(-1);
     expect(pages.created).toBe(0);

@@ -7,7 +7,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { findConfigFile, loadProject, parseConfig, projectFromConfig, projectRelative } from '../src/project.js';
+import {
+  findConfigFile,
+  loadProject,
+  parseConfig,
+  projectFromConfig,
+  projectRelative,
+} from '../src/project.js';
 import { InputError } from '../src/harness/json.js';
 import { resolveTargets } from '../src/cli/fuzz-targets.js';
 import { BUILTIN_SYSTEMS } from '../src/systems/index.js';
@@ -18,7 +24,10 @@ const EXAMPLES = path.resolve(__dirname, '..', 'examples');
 function tempProject(config: string, name = 'gpumv.config.mjs'): string {
   const root = mkdtempSync(path.join(tmpdir(), 'gpumv-project-'));
   mkdirSync(path.join(root, 'src', 'deep', 'er'), { recursive: true });
-  copyFileSync(path.join(EXAMPLES, 'simple-first-fit-allocator.mjs'), path.join(root, 'src', 'first-fit.mjs'));
+  copyFileSync(
+    path.join(EXAMPLES, 'simple-first-fit-allocator.mjs'),
+    path.join(root, 'src', 'first-fit.mjs'),
+  );
   copyFileSync(path.join(EXAMPLES, 'broken-allocator.mjs'), path.join(root, 'src', 'broken.mjs'));
   writeFileSync(path.join(root, name), config);
   return root;
@@ -26,7 +35,9 @@ function tempProject(config: string, name = 'gpumv.config.mjs'): string {
 
 describe('projects', () => {
   it('finds the config walking up from a sub-directory, and resolves its folders from the config', async () => {
-    const root = tempProject(`export default { regressions: 'verify/regs', findings: 'out', seed: 'team', builtins: false, allocators: ['src/first-fit.mjs'] };\n`);
+    const root = tempProject(
+      `export default { regressions: 'verify/regs', findings: 'out', seed: 'team', builtins: false, allocators: ['src/first-fit.mjs'] };\n`,
+    );
     const deep = path.join(root, 'src', 'deep', 'er');
     expect(findConfigFile(deep)).toBe(path.join(root, 'gpumv.config.mjs'));
     const project = await loadProject({ cwd: deep });
@@ -39,16 +50,23 @@ describe('projects', () => {
     // The allocator's system records its module relative to the root, wherever the tool runs.
     const [target] = await resolveTargets({ systems: 'all' }, project);
     expect(target!.system.name).toBe('user-allocator');
-    const [config] = fc.sample(target!.system.configArb(), { numRuns: 1, seed: 1 }) as { allocatorModule: string }[];
+    const [config] = fc.sample(target!.system.configArb(), { numRuns: 1, seed: 1 }) as {
+      allocatorModule: string;
+    }[];
     expect(config.allocatorModule).toBe('src/first-fit.mjs');
   });
 
   it('names each of several allocators apart; builtins are in by default', async () => {
-    const root = tempProject(`export default { allocators: ['src/first-fit.mjs', 'src/broken.mjs'] };\n`);
+    const root = tempProject(
+      `export default { allocators: ['src/first-fit.mjs', 'src/broken.mjs'] };\n`,
+    );
     const project = await loadProject({ cwd: root });
     expect(project.registry.systems.length).toBe(BUILTIN_SYSTEMS.length);
     const targets = await resolveTargets({ systems: 'all' }, project);
-    expect(targets.slice(-2).map((target) => target.system.name)).toEqual(['user-allocator:src/first-fit.mjs', 'user-allocator:src/broken.mjs']);
+    expect(targets.slice(-2).map((target) => target.system.name)).toEqual([
+      'user-allocator:src/first-fit.mjs',
+      'user-allocator:src/broken.mjs',
+    ]);
   });
 
   it('without a config: the built-in systems, the working directory as root', async () => {
@@ -62,9 +80,18 @@ describe('projects', () => {
   it.each([
     [`export default { regresions: 'x' };`, /gpumv\.config\.mjs: \$\.regresions: unknown field/],
     [`export default { seed: 5 };`, /gpumv\.config\.mjs: \$\.seed: /],
-    [`export default { systems: [{ name: 'x' }] };`, /gpumv\.config\.mjs: \$\.systems\[0\]: expected a system built with defineSystem/],
-    [`export default { allocators: ['src/nope.mjs'] };`, /gpumv\.config\.mjs: \$\.allocators\[0\]: no such file src\/nope\.mjs/],
-    [`export const other = 1;`, /gpumv\.config\.mjs: \$: a config file must export its config as the default export/],
+    [
+      `export default { systems: [{ name: 'x' }] };`,
+      /gpumv\.config\.mjs: \$\.systems\[0\]: expected a system built with defineSystem/,
+    ],
+    [
+      `export default { allocators: ['src/nope.mjs'] };`,
+      /gpumv\.config\.mjs: \$\.allocators\[0\]: no such file src\/nope\.mjs/,
+    ],
+    [
+      `export const other = 1;`,
+      /gpumv\.config\.mjs: \$: a config file must export its config as the default export/,
+    ],
     [`export default {;`, /gpumv\.config\.mjs: failed to load/],
   ])('a bad config %s is one error naming the file and the field', async (text, pattern) => {
     const root = tempProject(`${text}\n`);
@@ -74,16 +101,21 @@ describe('projects', () => {
   it('checks a config object by shape and writes paths with forward slashes relative to the root', () => {
     expect(() => parseConfig({ mutants: [3] }, '/x/gpumv.config.ts')).toThrow(InputError);
     expect(projectRelative('/a/b', '/a/b/c/d.mjs')).toBe('c/d.mjs');
-    expect(projectFromConfig({}, '/a/b', null).findingsDir).toBe(path.join('/a/b', '.fuzz', 'findings'));
+    expect(projectFromConfig({}, '/a/b', null).findingsDir).toBe(
+      path.join('/a/b', '.fuzz', 'findings'),
+    );
   });
 });
 
 describe('GPUMV_RUNS_SCALE', () => {
-  it('multiplies the agreement tests\' run counts; unset or blank is 1; anything but a positive number is refused', () => {
+  it("multiplies the agreement tests' run counts; unset or blank is 1; anything but a positive number is refused", () => {
     expect(runsScale(undefined)).toBe(1);
     expect(runsScale(' ')).toBe(1);
     expect(runsScale('0.25')).toBe(0.25);
     expect(runsScale('10')).toBe(10);
-    for (const bad of ['0', '-1', 'abc', 'Infinity']) expect(() => runsScale(bad)).toThrow(`GPUMV_RUNS_SCALE must be a positive number, got '${bad}'`);
+    for (const bad of ['0', '-1', 'abc', 'Infinity'])
+      expect(() => runsScale(bad)).toThrow(
+        `GPUMV_RUNS_SCALE must be a positive number, got '${bad}'`,
+      );
   });
 });

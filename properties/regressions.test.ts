@@ -22,8 +22,12 @@ import { projectFromConfig } from '../src/project.js';
 import { InputError } from '../src/harness/json.js';
 
 const ROOT = path.resolve(__dirname, '..', 'regressions');
-const lookup: Lookup = { findSystem: (name) => BUILTIN_REGISTRY.findSystem(name), mutantSystems: new Map(MUTANTS.map((mutant) => [mutant.name, mutant.system])) };
-const systemForFile = (name: string, rawConfig: unknown) => BUILTIN_REGISTRY.systemForFile(name, rawConfig);
+const lookup: Lookup = {
+  findSystem: (name) => BUILTIN_REGISTRY.findSystem(name),
+  mutantSystems: new Map(MUTANTS.map((mutant) => [mutant.name, mutant.system])),
+};
+const systemForFile = (name: string, rawConfig: unknown) =>
+  BUILTIN_REGISTRY.systemForFile(name, rawConfig);
 
 const files = allFiles(ROOT);
 
@@ -35,7 +39,11 @@ describe('regressions/', () => {
   for (const file of files) {
     const name = path.relative(ROOT, file);
     it(`${name}: is stored in canonical form, in the current format (round-trips byte for byte)`, async () => {
-      const { regression, format } = await loadRegression(file, lookup.mutantSystems, systemForFile);
+      const { regression, format } = await loadRegression(
+        file,
+        lookup.mutantSystems,
+        systemForFile,
+      );
       expect(format, 'an old format: run npm run regress -- migrate').toBe(REGRESSION_FORMAT);
       expect(readFileSync(file, 'utf8')).toBe(serializeRegression(regression, file));
     });
@@ -61,7 +69,8 @@ describe('every invariant of every system fires in a stored counterexample', () 
     const missing: string[] = [];
     for (const system of BUILTIN_SYSTEMS) {
       for (const invariant of system.invariants) {
-        if (!firing.get(system.name)?.has(invariant.name)) missing.push(`${system.name}/${invariant.name}`);
+        if (!firing.get(system.name)?.has(invariant.name))
+          missing.push(`${system.name}/${invariant.name}`);
       }
     }
     expect(missing, 'invariants with no stored counterexample that they catch first').toEqual([]);
@@ -94,30 +103,55 @@ describe('regression file errors name the file and the JSON path', () => {
     expect(parse({ ...good, format: 1 })).toEqual(parse(good));
   });
   it('rejects invalid JSON', () => {
-    expect(() => parseRegression('{', 'bad.json', lookup)).toThrow(/^bad\.json: \$: not valid JSON/);
+    expect(() => parseRegression('{', 'bad.json', lookup)).toThrow(
+      /^bad\.json: \$: not valid JSON/,
+    );
   });
   it('rejects an unknown op with its index', () => {
     const error = errorOf({ ...good, commands: [{ op: 'create' }, { op: 'opn', set: 0 }] });
     expect(error.message).toMatch(/^x\.json: \$\.commands\[1\]\.op: unknown op 'opn'/);
   });
   it('rejects a bad field type', () => {
-    expect(errorOf({ ...good, commands: [{ op: 'open', set: -1 }] }).jsonPath).toBe('$.commands[0].set');
-    expect(errorOf({ ...good, commands: [{ op: 'open' }] }).message).toMatch(/\$\.commands\[0\]\.set: missing field/);
-    expect(errorOf({ ...good, commands: [{ op: 'open', set: 0, sett: 1 }] }).message).toMatch(/\$\.commands\[0\]\.sett: unknown field/);
+    expect(errorOf({ ...good, commands: [{ op: 'open', set: -1 }] }).jsonPath).toBe(
+      '$.commands[0].set',
+    );
+    expect(errorOf({ ...good, commands: [{ op: 'open' }] }).message).toMatch(
+      /\$\.commands\[0\]\.set: missing field/,
+    );
+    expect(errorOf({ ...good, commands: [{ op: 'open', set: 0, sett: 1 }] }).message).toMatch(
+      /\$\.commands\[0\]\.sett: unknown field/,
+    );
   });
   it('rejects an unknown system, format, mutant or a bad config', () => {
     expect(errorOf({ ...good, system: 'nope' }).jsonPath).toBe('$.system');
     expect(errorOf({ ...good, format: 3 }).jsonPath).toBe('$.format');
-    expect(errorOf({ ...good, description: 7 }).message).toMatch(/^x\.json: \$\.description: expected string, got 7/);
+    expect(errorOf({ ...good, description: 7 }).message).toMatch(
+      /^x\.json: \$\.description: expected string, got 7/,
+    );
     expect(errorOf({ ...good, origin: { tool: 'x' } }).jsonPath).toBe('$.origin.date');
     expect(errorOf({ ...good, extra: 1 }).message).toMatch(/^x\.json: \$\.extra: unknown field/);
     expect(errorOf({ ...good, catches: ['no-such-mutant'] }).jsonPath).toBe('$.catches[0]');
-    expect(errorOf({ ...good, catches: ['bf-chooses-first-fit'] }).message).toMatch(/\$\.catches\[0\]: mutant 'bf-chooses-first-fit' belongs to system alloc-best-fit/);
+    expect(errorOf({ ...good, catches: ['bf-chooses-first-fit'] }).message).toMatch(
+      /\$\.catches\[0\]: mutant 'bf-chooses-first-fit' belongs to system alloc-best-fit/,
+    );
     expect(errorOf({ ...good, commands: [] }).jsonPath).toBe('$.commands');
-    expect(errorOf({ ...good, commands: [{ op: 'create', toString: 1 }] }).jsonPath).toBe('$.commands[0].toString');
-    expect(errorOf({ ...good, config: JSON.parse('{"slotCount":2,"initialCapacity":2,"objectSizesBytes":[1],"__proto__":{}}') }).jsonPath).toBe('$.config.__proto__');
-    expect(errorOf({ ...good, config: { ...good.config, initialCapacity: 1 } }).message).toMatch(/\$\.config: initialCapacity must be >= 2/);
-    expect(errorOf({ ...good, config: { slotCount: 2 } }).jsonPath).toBe('$.config.initialCapacity');
+    expect(errorOf({ ...good, commands: [{ op: 'create', toString: 1 }] }).jsonPath).toBe(
+      '$.commands[0].toString',
+    );
+    expect(
+      errorOf({
+        ...good,
+        config: JSON.parse(
+          '{"slotCount":2,"initialCapacity":2,"objectSizesBytes":[1],"__proto__":{}}',
+        ),
+      }).jsonPath,
+    ).toBe('$.config.__proto__');
+    expect(errorOf({ ...good, config: { ...good.config, initialCapacity: 1 } }).message).toMatch(
+      /\$\.config: initialCapacity must be >= 2/,
+    );
+    expect(errorOf({ ...good, config: { slotCount: 2 } }).jsonPath).toBe(
+      '$.config.initialCapacity',
+    );
   });
   it('never overwrites a file without force, and writes the same bytes for the same regression', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'regress-'));

@@ -24,8 +24,15 @@ const CONFIG: ResidencyManagerConfig = {
 };
 
 function simulatedGpu(config: ResidencyManagerConfig): SimGpu {
-  const { objectSizesBytes, queueCount, ticksPerSecond, localBudgetBytes, nonLocalBudgetBytes } = config;
-  return new SimGpu({ objectSizesBytes, queueCount, ticksPerSecond, localBudgetBytes, nonLocalBudgetBytes });
+  const { objectSizesBytes, queueCount, ticksPerSecond, localBudgetBytes, nonLocalBudgetBytes } =
+    config;
+  return new SimGpu({
+    objectSizesBytes,
+    queueCount,
+    ticksPerSecond,
+    localBudgetBytes,
+    nonLocalBudgetBytes,
+  });
 }
 
 /** A device that forwards every port call to a simulated GPU and names each call it forwarded. */
@@ -77,7 +84,13 @@ function scenario(manager: ResidencyManagerImpl<ResidencyDevice>, gpu: SimGpu): 
     manager.sets.close(set);
     return set;
   });
-  answers.push(manager.executeCommandLists(0, sets.map((set) => manager.sets.contents(set)), sets));
+  answers.push(
+    manager.executeCommandLists(
+      0,
+      sets.map((set) => manager.sets.contents(set)),
+      sets,
+    ),
+  );
   gpu.pagingProgress(8);
   gpu.progress(0, 16);
   answers.push(manager.executeCommandLists(0, [manager.sets.contents(sets[0]!)], [sets[0]!]));

@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { residencyManagerSystem } from '../src/systems/residency-manager.js';
 import { ResidencyManagerModel } from '../models/residency-manager.js';
 import { ResidencyManagerImpl } from '../src/residency/residency-manager.js';
-import { NEVER_TRIM_TICKS, TRIM_THRESHOLD, type ResidencyManager, type ResidencyManagerConfig } from '../src/residency/residency-manager-types.js';
+import {
+  NEVER_TRIM_TICKS,
+  TRIM_THRESHOLD,
+  type ResidencyManager,
+  type ResidencyManagerConfig,
+} from '../src/residency/residency-manager-types.js';
 import { SimGpu } from '../src/gpu/sim-gpu.js';
 import { describeSystem } from './support.js';
 
@@ -30,9 +35,14 @@ const SIDES: [string, Factory][] = [
 ];
 
 /** Creates a manager tracking every object and one closed set per given object list. */
-function setUp(make: Factory, config: ResidencyManagerConfig, contents: number[][]): { manager: ResidencyManager; sets: number[] } {
+function setUp(
+  make: Factory,
+  config: ResidencyManagerConfig,
+  contents: number[][],
+): { manager: ResidencyManager; sets: number[] } {
   const manager = make(config);
-  for (let object = 0; object < config.objectSizesBytes.length; object++) manager.beginTracking(object);
+  for (let object = 0; object < config.objectSizesBytes.length; object++)
+    manager.beginTracking(object);
   const sets = contents.map((objects) => {
     const set = manager.sets.createSet();
     expect(manager.sets.open(set)).toBe('S_OK');
@@ -45,13 +55,20 @@ function setUp(make: Factory, config: ResidencyManagerConfig, contents: number[]
 }
 
 function execute(manager: ResidencyManager, sets: number[]): string {
-  return manager.executeCommandLists(0, sets.map((set) => manager.sets.contents(set)), sets);
+  return manager.executeCommandLists(
+    0,
+    sets.map((set) => manager.sets.contents(set)),
+    sets,
+  );
 }
 
 describe('residency-manager: grace period (0.7f threshold, 60 s down to 1 s)', () => {
   const model = new ResidencyManagerModel({ ...BASE, ticksPerSecond: 10 });
   const impl = new ResidencyManagerImpl({ ...BASE, ticksPerSecond: 10 });
-  const both = (usage: number, budget: number): [bigint, number] => [model.gracePeriodTicks(usage, budget), impl.graceFor(usage, budget)];
+  const both = (usage: number, budget: number): [bigint, number] => [
+    model.gracePeriodTicks(usage, budget),
+    impl.graceFor(usage, budget),
+  ];
 
   it('the threshold is 0.7f, 0.699999988079071 as a double', () => {
     expect(TRIM_THRESHOLD).toBe(0.699999988079071);
@@ -64,7 +81,13 @@ describe('residency-manager: grace period (0.7f threshold, 60 s down to 1 s)', (
     expect(both(70, 100)).toEqual([599n, 599]);
   });
   it('full pressure, over budget, 0/0 (NaN) and x/0 (+Infinity) all give the 1 s minimum', () => {
-    for (const [usage, budget] of [[100, 100], [150, 100], [0, 0], [5, 0]] as const) expect(both(usage, budget)).toEqual([10n, 10]);
+    for (const [usage, budget] of [
+      [100, 100],
+      [150, 100],
+      [0, 0],
+      [5, 0],
+    ] as const)
+      expect(both(usage, budget)).toEqual([10n, 10]);
   });
   it('interpolates linearly in between (85 %: trunc(590 * (1 - q)) + 10)', () => {
     const q = (0.85 - TRIM_THRESHOLD) / (1 - TRIM_THRESHOLD);
@@ -87,16 +110,29 @@ for (const [name, make] of SIDES) {
       ]);
       const async = setUp(make, { ...BASE, mode: 'async' }, [[0]]);
       expect(execute(async.manager, async.sets)).toBe('S_OK');
-      expect(async.manager.gpu.drainCalls()).toEqual([['gpuWait', 0, 1], ['execute', 0, 1], ['signal', 0, 1]]);
+      expect(async.manager.gpu.drainCalls()).toEqual([
+        ['gpuWait', 0, 1],
+        ['execute', 0, 1],
+        ['signal', 0, 1],
+      ]);
       expect(async.manager.pagingWorkerStep()).toBe(true);
-      expect(async.manager.gpu.drainCalls()).toEqual([['makeResident', 'batch', [0]], ['cpuSignalPaging', 1]]);
+      expect(async.manager.gpu.drainCalls()).toEqual([
+        ['makeResident', 'batch', [0]],
+        ['cpuSignalPaging', 1],
+      ]);
     });
 
     it('splits only when the unique total is strictly greater than local + non-local budget', () => {
-      const equal = setUp(make, { ...BASE, localBudgetBytes: 6, nonLocalBudgetBytes: 2 }, [[0], [1, 0]]);
+      const equal = setUp(make, { ...BASE, localBudgetBytes: 6, nonLocalBudgetBytes: 2 }, [
+        [0],
+        [1, 0],
+      ]);
       expect(execute(equal.manager, equal.sets)).toBe('S_OK');
       expect(equal.manager.drainEvents()).not.toContain('split');
-      const over = setUp(make, { ...BASE, localBudgetBytes: 6, nonLocalBudgetBytes: 1 }, [[0], [1, 0]]);
+      const over = setUp(make, { ...BASE, localBudgetBytes: 6, nonLocalBudgetBytes: 1 }, [
+        [0],
+        [1, 0],
+      ]);
       expect(execute(over.manager, over.sets)).toBe('S_OK');
       expect(over.manager.drainEvents()).toContain('split');
       // Both halves ran: two submissions, two generations.
@@ -116,7 +152,10 @@ for (const [name, make] of SIDES) {
     });
 
     it('G-1: the worker behind the submission thread waits for G-1 and trims what completed', () => {
-      const { manager, sets } = setUp(make, { ...BASE, mode: 'async', localBudgetBytes: 4 }, [[0], [1]]);
+      const { manager, sets } = setUp(make, { ...BASE, mode: 'async', localBudgetBytes: 4 }, [
+        [0],
+        [1],
+      ]);
       expect(execute(manager, [sets[0]!])).toBe('S_OK');
       expect(manager.pagingWorkerStep()).toBe(true);
       manager.gpu.progress(0, 10);
@@ -124,13 +163,19 @@ for (const [name, make] of SIDES) {
       manager.gpu.drainCalls();
       expect(manager.pagingWorkerStep()).toBe(true);
       expect(manager.drainEvents()).toEqual(['g-minus-one', 'pressure-trim']);
-      expect(manager.gpu.drainCalls()).toEqual([['evict', [0]], ['makeResident', 'batch', [1]], ['cpuSignalPaging', 2]]);
+      expect(manager.gpu.drainCalls()).toEqual([
+        ['evict', [0]],
+        ['makeResident', 'batch', [1]],
+        ['cpuSignalPaging', 2],
+      ]);
       manager.gpu.progress(0, 10);
       expect(manager.gpu.violations).toEqual([]);
     });
 
     it('G = 0 never reaches G-1: the resident head is this work, so the fallback is taken', () => {
-      const { manager, sets } = setUp(make, { ...BASE, mode: 'async', localBudgetBytes: 4 }, [[0, 1]]);
+      const { manager, sets } = setUp(make, { ...BASE, mode: 'async', localBudgetBytes: 4 }, [
+        [0, 1],
+      ]);
       expect(execute(manager, sets)).toBe('S_OK');
       expect(manager.pagingWorkerStep()).toBe(true);
       expect(manager.drainEvents()).toEqual(['forced-fallback']);
@@ -154,7 +199,7 @@ for (const [name, make] of SIDES) {
       expect(manager.residentList()).toEqual([0, 1]);
     });
 
-    it("Unreal: backgrounded, the local budget is 0 and the grace period 0, so idle objects go at the next submission", () => {
+    it('Unreal: backgrounded, the local budget is 0 and the grace period 0, so idle objects go at the next submission', () => {
       const config = { ...BASE, startEvicted: false, unrealBudgetCap: true, localBudgetBytes: 100 };
       const { manager, sets } = setUp(make, config, [[0]]);
       expect(execute(manager, sets)).toBe('S_OK');
@@ -175,14 +220,26 @@ for (const [name, make] of SIDES) {
 
 describe('simulated GPU', () => {
   it('reports a list touching an object that is not resident, with the object history', () => {
-    const gpu = new SimGpu({ objectSizesBytes: [4], queueCount: 1, ticksPerSecond: 1, localBudgetBytes: 4, nonLocalBudgetBytes: 0 });
+    const gpu = new SimGpu({
+      objectSizesBytes: [4],
+      queueCount: 1,
+      ticksPerSecond: 1,
+      localBudgetBytes: 4,
+      nonLocalBudgetBytes: 0,
+    });
     gpu.createObject(0, false);
     gpu.executeCommandLists(0, [[0]]);
     expect(gpu.violations.map((v) => v.kind)).toEqual(['touch-not-resident']);
     expect(gpu.violations[0]!.message).toMatch(/history of object 0:\n\s+t=0: created evicted/);
   });
   it('a queue blocks on the paging fence; usage follows device residency; failures are one-shot', () => {
-    const gpu = new SimGpu({ objectSizesBytes: [4, 6], queueCount: 1, ticksPerSecond: 1, localBudgetBytes: 10, nonLocalBudgetBytes: 0 });
+    const gpu = new SimGpu({
+      objectSizesBytes: [4, 6],
+      queueCount: 1,
+      ticksPerSecond: 1,
+      localBudgetBytes: 10,
+      nonLocalBudgetBytes: 0,
+    });
     gpu.createObject(0, false);
     gpu.createObject(1, false);
     gpu.failNext('enqueueMakeResident');
@@ -206,15 +263,26 @@ describe('simulated GPU', () => {
 describe('bookkeeping-matches-device: list walks', () => {
   // A side whose lists are doctored: the check must name an object listed twice or on both lists
   // (the counters and statuses alone cannot show it when another object is missing).
-  const check = residencyManagerSystem.invariants.find((invariant) => invariant.name === 'bookkeeping-matches-device')!.check;
+  const check = residencyManagerSystem.invariants.find(
+    (invariant) => invariant.name === 'bookkeeping-matches-device',
+  )!.check;
   const config = { ...BASE, objectSizesBytes: [4, 4, 4], benchmarkTwin: false };
   const fakeSide = (resident: number[], evicted: number[]) => {
     const manager = {
       residentList: () => resident,
       evictedList: () => evicted,
-      counters: () => ({ resident: resident.length, evicted: evicted.length, residentSizeBytes: resident.length * 4 }),
-      status: (object: number) => (resident.includes(object) ? 'resident' : evicted.includes(object) ? 'evicted' : 'untracked'),
-      gpu: { residencyRefCount: (object: number) => (resident.includes(object) ? 1 : 0), violations: [], objectHistory: () => [] },
+      counters: () => ({
+        resident: resident.length,
+        evicted: evicted.length,
+        residentSizeBytes: resident.length * 4,
+      }),
+      status: (object: number) =>
+        resident.includes(object) ? 'resident' : evicted.includes(object) ? 'evicted' : 'untracked',
+      gpu: {
+        residencyRefCount: (object: number) => (resident.includes(object) ? 1 : 0),
+        violations: [],
+        objectHistory: () => [],
+      },
     };
     return { manager, config } as never;
   };
@@ -222,13 +290,19 @@ describe('bookkeeping-matches-device: list walks', () => {
     expect(check(fakeSide([0, 1], [2]), fakeSide([0, 1], [2]), config)).toBeNull();
   });
   it('names an object listed twice in the resident list', () => {
-    expect(check(fakeSide([0, 1], [2]), fakeSide([0, 0], [2]), config)).toBe('implementation: object 0 is twice in the resident list');
+    expect(check(fakeSide([0, 1], [2]), fakeSide([0, 0], [2]), config)).toBe(
+      'implementation: object 0 is twice in the resident list',
+    );
   });
   it('names an object on both lists', () => {
-    expect(check(fakeSide([0, 1], [2]), fakeSide([0, 1], [1]), config)).toBe('implementation: object 1 is in both lists');
+    expect(check(fakeSide([0, 1], [2]), fakeSide([0, 1], [1]), config)).toBe(
+      'implementation: object 1 is in both lists',
+    );
   });
   it('names an object listed twice in the evicted list', () => {
-    expect(check(fakeSide([0, 1], [2, 2]), fakeSide([0, 1], [2]), config)).toBe('model: object 2 is twice in the evicted list');
+    expect(check(fakeSide([0, 1], [2, 2]), fakeSide([0, 1], [2]), config)).toBe(
+      'model: object 2 is twice in the evicted list',
+    );
   });
 });
 
@@ -237,7 +311,11 @@ describe('benchmark twin', () => {
     const config = residencyManagerSystem.parseConfig({ ...BASE }, 'old.json', '$.config');
     expect(config.benchmarkTwin).toBeUndefined();
     expect(residencyManagerSystem.createImpl(config, { probe: () => {} }).twin).toBeNull();
-    const twinned = residencyManagerSystem.parseConfig({ ...BASE, benchmarkTwin: true }, 'new.json', '$.config');
+    const twinned = residencyManagerSystem.parseConfig(
+      { ...BASE, benchmarkTwin: true },
+      'new.json',
+      '$.config',
+    );
     expect(residencyManagerSystem.createImpl(twinned, { probe: () => {} }).twin).not.toBeNull();
   });
 });

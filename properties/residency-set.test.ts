@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { GROWTH_PROBES, residencySetSystem, scaleConfigArb, type ScaleShape } from '../src/systems/residency-set.js';
+import {
+  GROWTH_PROBES,
+  residencySetSystem,
+  scaleConfigArb,
+  type ScaleShape,
+} from '../src/systems/residency-set.js';
 import { checkSystem } from '../src/harness/property.js';
 import { RunContext } from '../src/harness/runner.js';
 import { ResidencySetPoolImpl } from '../src/residency/residency-set.js';
@@ -21,9 +26,15 @@ describe('residency-set: scale configs reach the growth paths', () => {
     const growth = GROWTH_PROBES[shape];
     it(`${shape}: the model agrees over ${numRuns} runs and ${growth.join(', ')} fire`, () => {
       const context = new RunContext();
-      const result = checkSystem({ ...residencySetSystem, configArb: () => scaleConfigArb(shape) }, { seed: TEST_SEED, numRuns, context, unbiased: true });
+      const result = checkSystem(
+        { ...residencySetSystem, configArb: () => scaleConfigArb(shape) },
+        { seed: TEST_SEED, numRuns, context, unbiased: true },
+      );
       expect(result.failed).toBe(false);
-      expect(growth.filter((probe) => (context.probeCounts.get(probe) ?? 0) === 0), 'growth probes the scale configs never reached').toEqual([]);
+      expect(
+        growth.filter((probe) => (context.probeCounts.get(probe) ?? 0) === 0),
+        'growth probes the scale configs never reached',
+      ).toEqual([]);
     });
   }
 });
@@ -36,7 +47,11 @@ describe('residency-set: spec examples', () => {
   });
 
   it('uses 128 bytes of flags per object with 1024 slots', () => {
-    const pool = new ResidencySetPoolImpl({ slotCount: 1024, initialCapacity: 4096, objectSizesBytes: [1] });
+    const pool = new ResidencySetPoolImpl({
+      slotCount: 1024,
+      initialCapacity: 4096,
+      objectSizesBytes: [1],
+    });
     expect(pool.flagBytesPerObject).toBe(128);
   });
 
@@ -56,8 +71,24 @@ describe('residency-set: spec examples', () => {
   });
 
   for (const [name, make] of [
-    ['model', (slots: number) => new ResidencySetModel({ slotCount: slots, initialCapacity: 2, objectSizesBytes: [10, 20, 30] })],
-    ['implementation', (slots: number) => new ResidencySetPoolImpl({ slotCount: slots, initialCapacity: 2, objectSizesBytes: [10, 20, 30] })],
+    [
+      'model',
+      (slots: number) =>
+        new ResidencySetModel({
+          slotCount: slots,
+          initialCapacity: 2,
+          objectSizesBytes: [10, 20, 30],
+        }),
+    ],
+    [
+      'implementation',
+      (slots: number) =>
+        new ResidencySetPoolImpl({
+          slotCount: slots,
+          initialCapacity: 2,
+          objectSizesBytes: [10, 20, 30],
+        }),
+    ],
   ] as const) {
     it(`${name}: contents survive Close and Open empties; the master needs a slot`, () => {
       const pool = make(2);
@@ -71,7 +102,11 @@ describe('residency-set: spec examples', () => {
       expect(pool.close(a)).toBe('E_INVALIDARG');
       expect(pool.contents(a)).toEqual([1, 2]);
       expect(() => pool.insert(a, 0)).toThrow(ContractError);
-      expect(pool.execute([a, null, a])).toEqual({ hr: 'S_OK', objects: [1, 2], totalSizeBytes: 50 });
+      expect(pool.execute([a, null, a])).toEqual({
+        hr: 'S_OK',
+        objects: [1, 2],
+        totalSizeBytes: 50,
+      });
       // Two sets open hold both slots: the master set cannot open.
       expect(pool.open(a)).toBe('S_OK');
       expect(pool.contents(a)).toEqual([]);

@@ -18,9 +18,15 @@ describeSystem(ringUploadSystem, { numRuns: 400, mutantRuns: 300 });
 describe('ring-upload: scale configs reach the growth paths', () => {
   it('dozens of small ranges in flight grow the record table and the queues, with the model agreeing', () => {
     const context = new RunContext();
-    const result = checkSystem({ ...ringUploadSystem, configArb: scaleConfigArb }, { seed: TEST_SEED, numRuns: 30, context, unbiased: true });
+    const result = checkSystem(
+      { ...ringUploadSystem, configArb: scaleConfigArb },
+      { seed: TEST_SEED, numRuns: 30, context, unbiased: true },
+    );
     expect(result.failed).toBe(false);
-    expect(GROWTH_PROBES.filter((probe) => (context.probeCounts.get(probe) ?? 0) === 0), 'growth probes the scale configs never reached').toEqual([]);
+    expect(
+      GROWTH_PROBES.filter((probe) => (context.probeCounts.get(probe) ?? 0) === 0),
+      'growth probes the scale configs never reached',
+    ).toEqual([]);
   });
 });
 
@@ -48,7 +54,7 @@ const SEED_1024_EXAMPLE: Command[] = [
   { op: 'allocate', sizeBytes: 256, alignBytes: 256 },
 ];
 
-describe('ring-upload: the seed\'s examples', () => {
+describe("ring-upload: the seed's examples", () => {
   for (const [name, make] of [
     ['model', (capacityBytes: number) => new RingUploadModel(capacityBytes)],
     ['implementation', (capacityBytes: number) => new RingUploadAllocatorImpl(capacityBytes)],
@@ -61,7 +67,9 @@ describe('ring-upload: the seed\'s examples', () => {
       ring.cancel(512);
       expect(ring.collect(6)).toEqual([]);
       expect(ring.allocate(256, 256)).toBeNull();
-      expect(ring.live()).toEqual([{ offsetBytes: 0, sizeBytes: 512, state: 'submitted', fenceValue: 7 }]);
+      expect(ring.live()).toEqual([
+        { offsetBytes: 0, sizeBytes: 512, state: 'submitted', fenceValue: 7 },
+      ]);
       expect(ring.collect(7)).toEqual([0]);
       expect(ring.isPristine()).toBe(true);
       expect(ring.freeBytes()).toBe(1024);
@@ -108,26 +116,35 @@ describe('ring-upload: the seed\'s examples', () => {
     });
   }
 
-  it('the seed\'s 1024-byte example passes side by side and catches a wrap that ignores submitted ranges', () => {
+  it("the seed's 1024-byte example passes side by side and catches a wrap that ignores submitted ranges", () => {
     const config = { capacityBytes: 1024 };
-    expect(runSequence(ringUploadSystem, config, SEED_1024_EXAMPLE)).toEqual({ ok: true, steps: SEED_1024_EXAMPLE.length });
-    const outcome = runSequence(ringUploadSystem, config, SEED_1024_EXAMPLE, { implFactory: mutantNamed('ring-wrap-ignores-submitted').createImpl });
+    expect(runSequence(ringUploadSystem, config, SEED_1024_EXAMPLE)).toEqual({
+      ok: true,
+      steps: SEED_1024_EXAMPLE.length,
+    });
+    const outcome = runSequence(ringUploadSystem, config, SEED_1024_EXAMPLE, {
+      implFactory: mutantNamed('ring-wrap-ignores-submitted').createImpl,
+    });
     expect(outcome.ok).toBe(false);
     if (!outcome.ok) {
-      expect(outcome.failure.step).toBe(SEED_1024_EXAMPLE.findIndex((command) => command.op === 'cancel') + 1);
+      expect(outcome.failure.step).toBe(
+        SEED_1024_EXAMPLE.findIndex((command) => command.op === 'cancel') + 1,
+      );
       expect(outcome.failure.check).toBe('gpu-in-flight-untouched');
       expect(outcome.failure.implObservation).toEqual({ offsetBytes: 0 });
     }
   });
 
-  it('the seed\'s race: a ring that checks only submitted ranges gives two reservations the same bytes', () => {
+  it("the seed's race: a ring that checks only submitted ranges gives two reservations the same bytes", () => {
     const program: Command[] = [
       { op: 'allocate', sizeBytes: 256, alignBytes: 1 },
       { op: 'allocate', sizeBytes: 256, alignBytes: 1 },
     ];
     const config = { capacityBytes: 1024 };
     expect(runSequence(ringUploadSystem, config, program).ok).toBe(true);
-    const outcome = runSequence(ringUploadSystem, config, program, { implFactory: mutantNamed('ring-tracks-only-submitted').createImpl });
+    const outcome = runSequence(ringUploadSystem, config, program, {
+      implFactory: mutantNamed('ring-tracks-only-submitted').createImpl,
+    });
     expect(outcome.ok ? null : outcome.failure.check).toBe('no-overlap');
   });
 });
@@ -140,7 +157,11 @@ describe('ring-upload: accounting is judged against the caller, not against the 
 
   it('a ring that counts holes and padding as free is caught by accounting even when it is both sides', () => {
     const mutant = mutantNamed('ring-free-ignores-holes');
-    const result = checkSystem(twin(mutant.createImpl), { seed: TEST_SEED, numRuns: 300, implFactory: mutant.createImpl });
+    const result = checkSystem(twin(mutant.createImpl), {
+      seed: TEST_SEED,
+      numRuns: 300,
+      implFactory: mutant.createImpl,
+    });
     expect(result.failed).toBe(true);
     if (result.failed) expect(result.failure.check).toBe('accounting');
     // The smallest case: a hole behind the head, model and implementation in full agreement.
@@ -149,8 +170,12 @@ describe('ring-upload: accounting is judged against the caller, not against the 
       { op: 'allocate', sizeBytes: 40, alignBytes: 1 },
       { op: 'cancel', index: 1 },
     ];
-    const outcome = runSequence(twin(mutant.createImpl), { capacityBytes: 100 }, program, { implFactory: mutant.createImpl });
-    expect(outcome.ok ? null : [outcome.failure.step, outcome.failure.check, outcome.failure.diff]).toEqual([2, 'accounting', []]);
+    const outcome = runSequence(twin(mutant.createImpl), { capacityBytes: 100 }, program, {
+      implFactory: mutant.createImpl,
+    });
+    expect(
+      outcome.ok ? null : [outcome.failure.step, outcome.failure.check, outcome.failure.diff],
+    ).toEqual([2, 'accounting', []]);
   });
 
   it('the shipped ring is its own twin: the checks against the caller hold', () => {
@@ -207,7 +232,12 @@ describe('queue timeline (the GPU judge)', () => {
     const timeline = new QueueTimeline();
     timeline.submitRead(0, 64, timeline.nextValueToSignal, 1);
     expect(timeline.advance(5)).toBe(0);
-    expect(timeline.findInFlightOverlap(32, 1)).toEqual({ offsetBytes: 0, sizeBytes: 64, fenceValue: 1, ownerId: 1 });
+    expect(timeline.findInFlightOverlap(32, 1)).toEqual({
+      offsetBytes: 0,
+      sizeBytes: 64,
+      fenceValue: 1,
+      ownerId: 1,
+    });
     expect(timeline.findInFlightOverlap(64, 1)).toBeNull();
     expect(timeline.signal()).toBe(1);
     timeline.submitRead(64, 64, timeline.nextValueToSignal, 2);

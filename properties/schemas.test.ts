@@ -33,12 +33,19 @@ describe('schema/', () => {
     expect(files.length).toBeGreaterThan(0);
     for (const file of files) {
       const ok = regressionSchema(JSON.parse(readFileSync(file, 'utf8')));
-      expect(ok, `${path.relative(ROOT, file)}: ${JSON.stringify(regressionSchema.errors)}`).toBe(true);
+      expect(ok, `${path.relative(ROOT, file)}: ${JSON.stringify(regressionSchema.errors)}`).toBe(
+        true,
+      );
     }
   });
 
   it('ajv refuses a file with a bad config, command, unknown field or a command of another system', () => {
-    const good = JSON.parse(readFileSync(files.find((file) => file.includes(`${path.sep}residency-set${path.sep}`))!, 'utf8'));
+    const good = JSON.parse(
+      readFileSync(
+        files.find((file) => file.includes(`${path.sep}residency-set${path.sep}`))!,
+        'utf8',
+      ),
+    );
     expect(regressionSchema(good)).toBe(true);
     const broken = [
       { ...good, config: { ...good.config, slotCount: -1 } },
@@ -48,7 +55,8 @@ describe('schema/', () => {
       { ...good, typo: 1 },
       { ...good, system: 'alloc-buddy' },
     ];
-    for (const value of broken) expect(regressionSchema(value), JSON.stringify(value).slice(0, 200)).toBe(false);
+    for (const value of broken)
+      expect(regressionSchema(value), JSON.stringify(value).slice(0, 200)).toBe(false);
   });
 
   it('ajv accepts a fresh campaign summary, and refuses a broken one', () => {
@@ -56,7 +64,12 @@ describe('schema/', () => {
     const shard = { index: 0, count: 1 };
     const summary = emptySummary('schema-test', shard, BUILTIN_SYSTEMS, 4);
     for (const system of BUILTIN_SYSTEMS) {
-      for (let runIndex = 0; runIndex < 4; runIndex++) recordRun(summary.systems[system.name]!, executeRun(system, planRun('schema-test', system, runIndex)), shard);
+      for (let runIndex = 0; runIndex < 4; runIndex++)
+        recordRun(
+          summary.systems[system.name]!,
+          executeRun(system, planRun('schema-test', system, runIndex)),
+          shard,
+        );
     }
     const value = JSON.parse(JSON.stringify(summary));
     expect(summarySchema(value), JSON.stringify(summarySchema.errors)).toBe(true);

@@ -20,12 +20,15 @@ class CorruptibleBestFit extends BestFitAllocator {
   /** The list's nodes from the head, in offset order. */
   blockNodes(): number[] {
     const nodes: number[] = [];
-    for (let node = this.head; node !== NIL && nodes.length <= 64; node = this.next[node]!) nodes.push(node);
+    for (let node = this.head; node !== NIL && nodes.length <= 64; node = this.next[node]!)
+      nodes.push(node);
     return nodes;
   }
   /** The node of the block starting at `offsetBytes`. */
   nodeAt(offsetBytes: number): number {
-    const node = this.blockNodes().find((n) => this.offsetUnits[n]! * this.poolAlignBytes === offsetBytes);
+    const node = this.blockNodes().find(
+      (n) => this.offsetUnits[n]! * this.poolAlignBytes === offsetBytes,
+    );
     if (node === undefined) throw new Error(`test setup: no block at ${offsetBytes}`);
     return node;
   }
@@ -110,7 +113,9 @@ function threeHoles(): CorruptibleBestFit {
 
 describe('best-fit checkIndexes: every condition reported when (and only when) it is broken', () => {
   it('the corruption helpers shadow no method of the allocator', () => {
-    const own = Object.getOwnPropertyNames(CorruptibleBestFit.prototype).filter((name) => name !== 'constructor');
+    const own = Object.getOwnPropertyNames(CorruptibleBestFit.prototype).filter(
+      (name) => name !== 'constructor',
+    );
     expect(own.filter((name) => name in BestFitAllocator.prototype)).toEqual([]);
   });
 
@@ -141,21 +146,27 @@ describe('best-fit checkIndexes: every condition reported when (and only when) i
     const pool = threeHoles();
     const hole = pool.nodeAt(1792);
     pool.setFreeFlag(hole, false);
-    expect(pool.checkIndexes()).toBe(`the size index lists node ${hole} under size 9 but it is not a free block of that size`);
+    expect(pool.checkIndexes()).toBe(
+      `the size index lists node ${hole} under size 9 but it is not a free block of that size`,
+    );
   });
 
   it('an indexed node whose size is not its heap', () => {
     const pool = threeHoles();
     const hole = pool.nodeAt(1792);
     pool.setSizeUnits(hole, 8);
-    expect(pool.checkIndexes()).toBe(`the size index lists node ${hole} under size 9 but it is not a free block of that size`);
+    expect(pool.checkIndexes()).toBe(
+      `the size index lists node ${hole} under size 9 but it is not a free block of that size`,
+    );
   });
 
   it('a heap whose count runs past its array', () => {
     const pool = threeHoles();
     const room = (pool.heapOf(9).length >> 1) - 1;
     pool.setHeapCount(9, room + 1);
-    expect(pool.checkIndexes()).toBe(`size 9: the heap counts ${room + 1} entries but has room for ${room}`);
+    expect(pool.checkIndexes()).toBe(
+      `size 9: the heap counts ${room + 1} entries but has room for ${room}`,
+    );
   });
 
   it('a heap entry that names no node', () => {
@@ -183,15 +194,19 @@ describe('best-fit checkIndexes: every condition reported when (and only when) i
     const pool = threeHoles();
     expect(pool.heapOf(1)[0]).toBe(3);
     expect(pool.entry(1, 1)[0]).toBe(256);
-    expect([1, 2, 3].map((i) => pool.entry(1, i)[0]).sort((a, b) => a - b)).toEqual([256, 768, 1280]);
+    expect([1, 2, 3].map((i) => pool.entry(1, i)[0]).sort((a, b) => a - b)).toEqual([
+      256, 768, 1280,
+    ]);
     for (const i of [1, 2, 3]) expect(pool.offsetOf(pool.entry(1, i)[1])).toBe(pool.entry(1, i)[0]);
   });
 
-  it('a heap entry whose offset key is not its node\'s offset', () => {
+  it("a heap entry whose offset key is not its node's offset", () => {
     const pool = threeHoles();
     const [offset, node] = pool.entry(1, 2);
     pool.setEntry(1, 2, 3840, node);
-    expect(pool.checkIndexes()).toBe(`size 1: heap entry 2 keeps offset 3840 for node ${node} at ${offset}`);
+    expect(pool.checkIndexes()).toBe(
+      `size 1: heap entry 2 keeps offset 3840 for node ${node} at ${offset}`,
+    );
   });
 
   it('a node whose recorded heap position is not where it sits', () => {
@@ -209,7 +224,9 @@ describe('best-fit checkIndexes: every condition reported when (and only when) i
     pool.setEntry(1, 2, topOffset, top);
     pool.setHeapPosition(child, 1);
     pool.setHeapPosition(top, 2);
-    expect(pool.checkIndexes()).toBe(`size 1: node ${top} sits below a parent with a higher offset`);
+    expect(pool.checkIndexes()).toBe(
+      `size 1: node ${top} sits below a parent with a higher offset`,
+    );
   });
 
   it('siblings in either order are allowed (the heap orders parent to child only)', () => {
@@ -242,7 +259,9 @@ describe('best-fit checkIndexes: every condition reported when (and only when) i
     const pool = threeHoles();
     const nodes = pool.blockNodes();
     pool.setPrev(nodes[3]!, nodes[1]!);
-    expect(pool.checkIndexes()).toBe(`node ${nodes[3]}: prev link does not point at the previous block`);
+    expect(pool.checkIndexes()).toBe(
+      `node ${nodes[3]}: prev link does not point at the previous block`,
+    );
   });
 
   it('a free block missing from the size index', () => {

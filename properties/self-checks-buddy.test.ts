@@ -53,7 +53,9 @@ function oneAllocation(): CorruptibleBuddy {
 
 describe('buddy checkIndexes: every condition reported when (and only when) it is broken', () => {
   it('the corruption helpers shadow no method of the allocator', () => {
-    const own = Object.getOwnPropertyNames(CorruptibleBuddy.prototype).filter((name) => name !== 'constructor');
+    const own = Object.getOwnPropertyNames(CorruptibleBuddy.prototype).filter(
+      (name) => name !== 'constructor',
+    );
     expect(own.filter((name) => name in BuddyAllocator.prototype)).toEqual([]);
   });
 
@@ -126,7 +128,12 @@ describe('buddy checkIndexes: every condition reported when (and only when) it i
   it('the walk is recomputed after every alloc and free (no stale answer)', () => {
     const heap = oneAllocation();
     expect(heap.checkIndexes()).toBeNull();
-    expect(heap.blocks().map((b) => `${b.free ? 'f' : 'u'}${b.offsetBytes}+${b.sizeBytes}`).join(' ')).toBe('u0+64 f64+64 f128+128 f256+256 f512+512');
+    expect(
+      heap
+        .blocks()
+        .map((b) => `${b.free ? 'f' : 'u'}${b.offsetBytes}+${b.sizeBytes}`)
+        .join(' '),
+    ).toBe('u0+64 f64+64 f128+128 f256+256 f512+512');
     heap.free(0);
     expect(heap.blocks()).toEqual([{ offsetBytes: 0, sizeBytes: 1024, free: true }]);
     expect(heap.alloc(512, 1)).toBe(0);

@@ -74,7 +74,7 @@ describe('first-fit checkIndexes: every condition reported when (and only when) 
     expect(pool.blocks().filter((block) => block.free)).toHaveLength(41);
   });
 
-  it("a head that is not the block at offset 0", () => {
+  it('a head that is not the block at offset 0', () => {
     const pool = withHoles(4);
     pool.store.setStart(pool.store.head, 3);
     expect(pool.checkIndexes()).toBe("the list's head is not a first block at offset 0");
@@ -83,13 +83,17 @@ describe('first-fit checkIndexes: every condition reported when (and only when) 
   it('a link to an id outside the node store', () => {
     const pool = withHoles(4);
     pool.store.setNext(pool.nodeOf(2 * B), 1 << 20);
-    expect(pool.checkIndexes()).toBe(`the block at ${2 * B} links to node ${1 << 20}, outside the node store (${pool.store.room} nodes)`);
+    expect(pool.checkIndexes()).toBe(
+      `the block at ${2 * B} links to node ${1 << 20}, outside the node store (${pool.store.room} nodes)`,
+    );
   });
 
   it('a block that does not start where the one before it ends', () => {
     const pool = withHoles(4);
     pool.store.setStart(pool.nodeOf(3 * B), 3 * B + 2);
-    expect(pool.checkIndexes()).toBe(`the block at ${3 * B + 2} does not start where the block before it ends (${3 * B})`);
+    expect(pool.checkIndexes()).toBe(
+      `the block at ${3 * B + 2} does not start where the block before it ends (${3 * B})`,
+    );
   });
 
   it('a block of size 0', () => {
@@ -103,20 +107,26 @@ describe('first-fit checkIndexes: every condition reported when (and only when) 
     const pool = withHoles(4);
     const node = pool.nodeOf(3 * B);
     pool.store.setPrev(node, pool.nodeOf(0));
-    expect(pool.checkIndexes()).toBe(`the block at ${3 * B} links back to node ${pool.nodeOf(0)}, not to the block before it (node ${pool.nodeOf(2 * B)})`);
+    expect(pool.checkIndexes()).toBe(
+      `the block at ${3 * B} links back to node ${pool.nodeOf(0)}, not to the block before it (node ${pool.nodeOf(2 * B)})`,
+    );
   });
 
   it('blocks that end before the capacity', () => {
     const pool = withHoles(4);
     const tail = pool.nodeOf(9 * B);
     pool.store.setSize(tail, CAPACITY - 9 * B - 1);
-    expect(pool.checkIndexes()).toBe(`the blocks end at ${CAPACITY - 1}, not at the capacity ${CAPACITY}`);
+    expect(pool.checkIndexes()).toBe(
+      `the blocks end at ${CAPACITY - 1}, not at the capacity ${CAPACITY}`,
+    );
   });
 
   it('used bytes recorded that the allocated blocks do not hold', () => {
     const pool = withHoles(4);
     pool.recordUsed(5 * B + 1);
-    expect(pool.checkIndexes()).toBe(`${5 * B + 1} used bytes recorded, the allocated blocks hold ${5 * B}`);
+    expect(pool.checkIndexes()).toBe(
+      `${5 * B + 1} used bytes recorded, the allocated blocks hold ${5 * B}`,
+    );
   });
 
   it('an allocation count the list does not hold', () => {
@@ -129,20 +139,26 @@ describe('first-fit checkIndexes: every condition reported when (and only when) 
     const pool = withHoles(4);
     const highest = pool.store.highWater - 1;
     pool.store.highWater = highest;
-    expect(pool.checkIndexes()).toBe(`node ${highest} is listed but not below the ${highest} ids handed out`);
+    expect(pool.checkIndexes()).toBe(
+      `node ${highest} is listed but not below the ${highest} ids handed out`,
+    );
   });
 
   it('a spare id that is also listed', () => {
     const pool = withHoles(4);
     pool.store.spare[pool.store.spareCount++] = pool.nodeOf(B);
-    expect(pool.checkIndexes()).toBe(`spare id ${pool.nodeOf(B)} is listed, repeated or never handed out`);
+    expect(pool.checkIndexes()).toBe(
+      `spare id ${pool.nodeOf(B)} is listed, repeated or never handed out`,
+    );
   });
 
   it('an id handed out that is neither listed nor spare', () => {
     const pool = withHoles(4);
     const { highWater, spareCount } = pool.store;
     pool.store.highWater = highWater + 1;
-    expect(pool.checkIndexes()).toBe(`node ids: ${highWater + 1} handed out, ${highWater - spareCount} listed and ${spareCount} spare`);
+    expect(pool.checkIndexes()).toBe(
+      `node ids: ${highWater + 1} handed out, ${highWater - spareCount} listed and ${spareCount} spare`,
+    );
   });
 
   it('a block starting in a chunk beyond the tree (split off by hand, not noted)', () => {
@@ -154,7 +170,9 @@ describe('first-fit checkIndexes: every condition reported when (and only when) 
     pool.store.setSize(tail, far - 9 * B);
     pool.store.insertAfter(tail, split);
     pool.directory.setLeaf(0, 0, far - 9 * B); // the shrunk tail's value: only the far block is wrong
-    expect(pool.checkIndexes()).toBe(`the block at ${far} starts in chunk ${FAN}, beyond the directory's ${FAN} chunks`);
+    expect(pool.checkIndexes()).toBe(
+      `the block at ${far} starts in chunk ${FAN}, beyond the directory's ${FAN} chunks`,
+    );
   });
 
   it("a chunk's first-block record that is not the first block starting in it", () => {
@@ -162,9 +180,13 @@ describe('first-fit checkIndexes: every condition reported when (and only when) 
     const chunk = pool.directory.chunkOf(16 * B);
     expect(pool.directory.first[chunk]).toBe(pool.nodeOf(16 * B));
     pool.directory.first[chunk] = pool.nodeOf(17 * B);
-    expect(pool.checkIndexes()).toBe(`chunk ${chunk} records the block at ${17 * B} as its first block, the first block starting in it is the block at ${16 * B}`);
+    expect(pool.checkIndexes()).toBe(
+      `chunk ${chunk} records the block at ${17 * B} as its first block, the first block starting in it is the block at ${16 * B}`,
+    );
     pool.directory.first[chunk] = NIL;
-    expect(pool.checkIndexes()).toBe(`chunk ${chunk} records none as its first block, the first block starting in it is the block at ${16 * B}`);
+    expect(pool.checkIndexes()).toBe(
+      `chunk ${chunk} records none as its first block, the first block starting in it is the block at ${16 * B}`,
+    );
   });
 
   it("a chunk's largest usable size that is not its free blocks' largest", () => {
@@ -173,7 +195,9 @@ describe('first-fit checkIndexes: every condition reported when (and only when) 
     const depth = pool.directory.depth;
     expect(pool.treeValue(0, depth, 1)).toBe(B);
     pool.setTreeValue(0, depth, 1, B + 1);
-    expect(pool.checkIndexes()).toBe(`chunk 1: largest usable size at alignment 1 is ${B + 1}, should be ${B}`);
+    expect(pool.checkIndexes()).toBe(
+      `chunk 1: largest usable size at alignment 1 is ${B + 1}, should be ${B}`,
+    );
     expect(leaves).toBe(FAN);
   });
 
@@ -182,7 +206,9 @@ describe('first-fit checkIndexes: every condition reported when (and only when) 
     const depth = pool.directory.depth;
     expect(pool.directory.first[7]).toBe(NIL); // covered by the free tail, which starts in chunk 5
     pool.setTreeValue(0, depth, 7, 5);
-    expect(pool.checkIndexes()).toBe('chunk 7: largest usable size at alignment 1 is 5, should be 0');
+    expect(pool.checkIndexes()).toBe(
+      'chunk 7: largest usable size at alignment 1 is 5, should be 0',
+    );
   });
 
   it('an inner tree node below its largest child', () => {
@@ -190,12 +216,14 @@ describe('first-fit checkIndexes: every condition reported when (and only when) 
     const child = pool.directory.childMax(0, 0, 0);
     expect(pool.treeValue(0, 0, 0)).toBeGreaterThanOrEqual(child);
     pool.setTreeValue(0, 0, 0, child - 1);
-    expect(pool.checkIndexes()).toBe(`tree node 0 of level 0 at alignment 1 holds ${child - 1}, below its largest child ${child}`);
+    expect(pool.checkIndexes()).toBe(
+      `tree node 0 of level 0 at alignment 1 holds ${child - 1}, below its largest child ${child}`,
+    );
   });
 });
 
 describe('first-fit max trees', () => {
-  it('a block starting beyond the leaves adds a level: the values move to the new leaves, the answers stay the model\'s', () => {
+  it("a block starting beyond the leaves adds a level: the values move to the new leaves, the answers stay the model's", () => {
     const capacityBytes = CAPACITY; // 16 KiB chunks: 1024, beyond the first 16 leaves
     const pool = new CorruptibleFirstFit(capacityBytes);
     const model = new FirstFitModel({ capacityBytes });
@@ -233,7 +261,7 @@ describe('first-fit max trees', () => {
     expect(pool.alloc(B, 1)).toBe(B);
   });
 
-  it('every alignment slot in use (1 B up to twice the heap): offsets the model\'s, a sound directory after every step', () => {
+  it("every alignment slot in use (1 B up to twice the heap): offsets the model's, a sound directory after every step", () => {
     const capacityBytes = 1 << 12;
     const pool = new CorruptibleFirstFit(capacityBytes);
     const model = new FirstFitModel({ capacityBytes });
@@ -270,7 +298,9 @@ describe('first-fit beside the model on a small heap, checked after every step',
         const sizeBytes = 1 + Math.floor(2 ** (next() * 6));
         const alignBytes = 2 ** Math.floor(next() * next() * 14);
         const offset = pool.alloc(sizeBytes, alignBytes);
-        expect(offset, `step ${step}: alloc(${sizeBytes}, ${alignBytes})`).toBe(model.alloc(sizeBytes, alignBytes));
+        expect(offset, `step ${step}: alloc(${sizeBytes}, ${alignBytes})`).toBe(
+          model.alloc(sizeBytes, alignBytes),
+        );
         if (offset !== null) live.push(offset);
       } else {
         const offset = takeRandom(live, next);
@@ -285,11 +315,24 @@ describe('first-fit beside the model on a small heap, checked after every step',
   });
 });
 
-describe('first-fit free(): BAD_FREE for every offset that is not a live allocation\'s start', () => {
+describe("first-fit free(): BAD_FREE for every offset that is not a live allocation's start", () => {
   it('inside an allocation, inside or at a free block, twice, out of range, not an integer', () => {
     const pool = withHoles(4);
-    for (const offset of [1, B, B + 1, 9 * B, 9 * B + 1, -B, CAPACITY, CAPACITY + B, 2.5, Number.NaN]) {
-      expect((thrownBy(() => pool.free(offset)) as { code?: string }).code, `free(${offset})`).toBe(AllocErrors.BAD_FREE);
+    for (const offset of [
+      1,
+      B,
+      B + 1,
+      9 * B,
+      9 * B + 1,
+      -B,
+      CAPACITY,
+      CAPACITY + B,
+      2.5,
+      Number.NaN,
+    ]) {
+      expect((thrownBy(() => pool.free(offset)) as { code?: string }).code, `free(${offset})`).toBe(
+        AllocErrors.BAD_FREE,
+      );
     }
     pool.free(0);
     expect((thrownBy(() => pool.free(0)) as { code?: string }).code).toBe(AllocErrors.BAD_FREE);

@@ -13,7 +13,16 @@ describe('BitsetIndex.findNext from at or past bitCount', () => {
       bits.set(0);
       bits.set(bitCount - 1);
       // A start of 2^32 + k names word k >>> 5 after `>>> 5`: the set bits there must not answer.
-      for (const from of [bitCount, bitCount + 1, 2 ** 31, 2 ** 32, 2 ** 32 + 1, 2 ** 32 + bitCount - 1, 2 ** 40, 2 ** 53 - 1]) {
+      for (const from of [
+        bitCount,
+        bitCount + 1,
+        2 ** 31,
+        2 ** 32,
+        2 ** 32 + 1,
+        2 ** 32 + bitCount - 1,
+        2 ** 40,
+        2 ** 53 - 1,
+      ]) {
         expect(bits.findNext(from), `${bitCount} bits, from ${from}`).toBe(-1);
       }
       expect([bits.findNext(0), bits.findNext(1)]).toEqual([0, bitCount === 1 ? -1 : bitCount - 1]);

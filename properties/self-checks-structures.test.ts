@@ -47,9 +47,13 @@ function nextIn(set: ReadonlySet<number>, from: number): number {
 // ---------------------------------------------------------------------------------------------
 
 /** Sizes around every word edge and level edge (1 word, 32 words = one level-1 word, 1024 words). */
-const BIT_COUNTS = [1, 2, 31, 32, 33, 63, 64, 65, 100, 1023, 1024, 1025, 32767, 32768, 32769, 33000];
+const BIT_COUNTS = [
+  1, 2, 31, 32, 33, 63, 64, 65, 100, 1023, 1024, 1025, 32767, 32768, 32769, 33000,
+];
 /** Positions where a word or a level changes. */
-const EDGES = [0, 1, 30, 31, 32, 33, 63, 64, 65, 95, 96, 1023, 1024, 1025, 2047, 2048, 32767, 32768];
+const EDGES = [
+  0, 1, 30, 31, 32, 33, 63, 64, 65, 95, 96, 1023, 1024, 1025, 2047, 2048, 32767, 32768,
+];
 
 /** An index in [0, bitCount): a word/level edge, the last bit, or anywhere. */
 const bitIndex = fc.oneof(
@@ -60,11 +64,15 @@ const bitIndex = fc.oneof(
 /** A findNext start: any index, or one of the places outside [0, bitCount). */
 const bitFrom = fc.oneof(
   bitIndex,
-  fc.constantFrom(-1, -33, 0, 1).map((offset) => (bitCount: number) => (offset <= 0 ? offset : bitCount)),
+  fc
+    .constantFrom(-1, -33, 0, 1)
+    .map((offset) => (bitCount: number) => (offset <= 0 ? offset : bitCount)),
   fc.constant((bitCount: number) => bitCount + 1),
   fc.constant(() => 2 ** 31 + 7),
 );
-type BitOp = { kind: 'set' | 'clear' | 'test'; at: (bitCount: number) => number } | { kind: 'next'; at: (bitCount: number) => number };
+type BitOp =
+  | { kind: 'set' | 'clear' | 'test'; at: (bitCount: number) => number }
+  | { kind: 'next'; at: (bitCount: number) => number };
 const bitOp: fc.Arbitrary<BitOp> = fc.oneof(
   { weight: 4, arbitrary: bitIndex.map((at) => ({ kind: 'set' as const, at })) },
   { weight: 2, arbitrary: bitIndex.map((at) => ({ kind: 'clear' as const, at })) },
@@ -74,8 +82,19 @@ const bitOp: fc.Arbitrary<BitOp> = fc.oneof(
 
 describe('BitsetIndex against a Set of numbers', () => {
   it('refuses a bit count that is not an integer in [1, 2^31], with its message', () => {
-    for (const bitCount of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 31 + 1, 2 ** 32, 2 ** 53]) {
-      expect(() => new BitsetIndex(bitCount)).toThrow(new Error(`BitsetIndex: bitCount ${bitCount} out of range`));
+    for (const bitCount of [
+      0,
+      -1,
+      1.5,
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      2 ** 31 + 1,
+      2 ** 32,
+      2 ** 53,
+    ]) {
+      expect(() => new BitsetIndex(bitCount)).toThrow(
+        new Error(`BitsetIndex: bitCount ${bitCount} out of range`),
+      );
     }
   });
 
@@ -84,7 +103,13 @@ describe('BitsetIndex against a Set of numbers', () => {
     expect(one.bitCount).toBe(1);
     expect([one.count, one.findFirst(), one.findNext(0), one.test(0)]).toEqual([0, -1, -1, false]);
     one.set(0);
-    expect([one.count, one.findFirst(), one.findNext(0), one.findNext(1), one.test(0)]).toEqual([1, 0, 0, -1, true]);
+    expect([one.count, one.findFirst(), one.findNext(0), one.findNext(1), one.test(0)]).toEqual([
+      1,
+      0,
+      0,
+      -1,
+      true,
+    ]);
     one.clear(0);
     expect([one.count, one.findFirst(), one.findNext(0), one.test(0)]).toEqual([0, -1, -1, false]);
 
@@ -94,19 +119,32 @@ describe('BitsetIndex against a Set of numbers', () => {
     const last = 2 ** 31 - 1;
     expect(huge.findFirst()).toBe(-1);
     huge.set(last);
-    expect([huge.count, huge.findFirst(), huge.findNext(0), huge.findNext(last), huge.findNext(2 ** 31), huge.test(last)]).toEqual([1, last, last, last, -1, true]);
+    expect([
+      huge.count,
+      huge.findFirst(),
+      huge.findNext(0),
+      huge.findNext(last),
+      huge.findNext(2 ** 31),
+      huge.test(last),
+    ]).toEqual([1, last, last, last, -1, true]);
     huge.set(2 ** 30);
     expect([huge.count, huge.findFirst(), huge.findNext(2 ** 30 + 1)]).toEqual([2, 2 ** 30, last]);
     huge.clear(2 ** 30);
     huge.clear(last);
-    expect([huge.count, huge.findFirst(), huge.findNext(0), huge.test(last)]).toEqual([0, -1, -1, false]);
+    expect([huge.count, huge.findFirst(), huge.findNext(0), huge.test(last)]).toEqual([
+      0,
+      -1,
+      -1,
+      false,
+    ]);
   });
 
   it('an empty set answers -1 from everywhere, at every size', () => {
     for (const bitCount of BIT_COUNTS) {
       const bits = new BitsetIndex(bitCount);
       expect(bits.findFirst()).toBe(-1);
-      for (const from of [-5, 0, 31, 32, 63, 64, bitCount - 1, bitCount, bitCount + 40]) expect(bits.findNext(from), `${bitCount} from ${from}`).toBe(-1);
+      for (const from of [-5, 0, 31, 32, 63, 64, bitCount - 1, bitCount, bitCount + 40])
+        expect(bits.findNext(from), `${bitCount} from ${from}`).toBe(-1);
       expect(bits.count).toBe(0);
     }
   });
@@ -119,7 +157,9 @@ describe('BitsetIndex against a Set of numbers', () => {
         bits.set(bit);
         expect(bits.findFirst(), `${bitCount}: bit ${bit}`).toBe(bit);
         for (const from of [-1, ...positions, bitCount]) {
-          expect(bits.findNext(from), `${bitCount}: bit ${bit} from ${from}`).toBe(from <= bit ? bit : -1);
+          expect(bits.findNext(from), `${bitCount}: bit ${bit} from ${from}`).toBe(
+            from <= bit ? bit : -1,
+          );
         }
         for (const other of positions) expect(bits.test(other)).toBe(other === bit);
         bits.clear(bit);
@@ -133,7 +173,14 @@ describe('BitsetIndex against a Set of numbers', () => {
     const bits = new BitsetIndex(bitCount);
     bits.set(2 ** 20);
     bits.set(5);
-    expect([bits.findFirst(), bits.findNext(0), bits.findNext(5), bits.findNext(6), bits.findNext(2 ** 20), bits.findNext(2 ** 20 + 1)]).toEqual([5, 5, 5, 2 ** 20, 2 ** 20, -1]);
+    expect([
+      bits.findFirst(),
+      bits.findNext(0),
+      bits.findNext(5),
+      bits.findNext(6),
+      bits.findNext(2 ** 20),
+      bits.findNext(2 ** 20 + 1),
+    ]).toEqual([5, 5, 5, 2 ** 20, 2 ** 20, -1]);
     bits.set(32768 * 17 + 3);
     expect(bits.findNext(6)).toBe(32768 * 17 + 3);
     expect(bits.findNext(32768 * 17 + 4)).toBe(2 ** 20);
@@ -160,31 +207,37 @@ describe('BitsetIndex against a Set of numbers', () => {
 
   it('random set/clear/test/findNext sequences agree with a Set after every step', () => {
     fc.assert(
-      fc.property(fc.constantFrom(...BIT_COUNTS), fc.array(bitOp, { maxLength: 80 }), (bitCount, ops) => {
-        const bits = new BitsetIndex(bitCount);
-        const reference = new Set<number>();
-        for (const op of ops) {
-          const at = op.at(bitCount);
-          if (op.kind === 'set') {
-            bits.set(at);
-            reference.add(at);
-          } else if (op.kind === 'clear') {
-            bits.clear(at);
-            reference.delete(at);
-          } else if (op.kind === 'test') {
-            expect(bits.test(at)).toBe(reference.has(at));
-          } else {
-            expect(bits.findNext(at), `findNext(${at})`).toBe(at >= bitCount ? -1 : nextIn(reference, at));
+      fc.property(
+        fc.constantFrom(...BIT_COUNTS),
+        fc.array(bitOp, { maxLength: 80 }),
+        (bitCount, ops) => {
+          const bits = new BitsetIndex(bitCount);
+          const reference = new Set<number>();
+          for (const op of ops) {
+            const at = op.at(bitCount);
+            if (op.kind === 'set') {
+              bits.set(at);
+              reference.add(at);
+            } else if (op.kind === 'clear') {
+              bits.clear(at);
+              reference.delete(at);
+            } else if (op.kind === 'test') {
+              expect(bits.test(at)).toBe(reference.has(at));
+            } else {
+              expect(bits.findNext(at), `findNext(${at})`).toBe(
+                at >= bitCount ? -1 : nextIn(reference, at),
+              );
+            }
+            expect(bits.count).toBe(reference.size);
+            expect(bits.findFirst()).toBe(nextIn(reference, 0));
           }
-          expect(bits.count).toBe(reference.size);
-          expect(bits.findFirst()).toBe(nextIn(reference, 0));
-        }
-        for (const member of reference) expect(bits.test(member)).toBe(true);
-        // Walking findNext from the first bit lists the members in order.
-        const walked: number[] = [];
-        for (let at = bits.findFirst(); at >= 0; at = bits.findNext(at + 1)) walked.push(at);
-        expect(walked).toEqual([...reference].sort((a, b) => a - b));
-      }),
+          for (const member of reference) expect(bits.test(member)).toBe(true);
+          // Walking findNext from the first bit lists the members in order.
+          const walked: number[] = [];
+          for (let at = bits.findFirst(); at >= 0; at = bits.findNext(at + 1)) walked.push(at);
+          expect(walked).toEqual([...reference].sort((a, b) => a - b));
+        },
+      ),
       { seed: 1, numRuns: 200 },
     );
   });
@@ -219,7 +272,9 @@ describe('BitsetIndex against a Set of numbers', () => {
 const SPREAD = 2 ** 20;
 const mapKey = fc.oneof(
   fc.integer({ min: 0, max: 40 }),
-  fc.tuple(fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 15 })).map(([base, i]) => base + i * SPREAD),
+  fc
+    .tuple(fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 15 }))
+    .map(([base, i]) => base + i * SPREAD),
   fc.integer({ min: 0, max: 20 }).map((i) => 2 ** 32 + i),
   fc.integer({ min: 0, max: 20 }).map((i) => 2 ** 32 * (i + 1)), // same low 32 bits (zero), different high parts
   fc.integer({ min: 0, max: 20 }).map((i) => 2 ** 52 + i * 4096),
@@ -227,10 +282,17 @@ const mapKey = fc.oneof(
   fc.constantFrom(0xffffffff, 0x100000000, 0x7fffffff, 0x80000000),
   fc.maxSafeNat(),
 );
-const mapValue = fc.oneof(fc.integer({ min: -1000, max: 1000 }), fc.double({ noNaN: false }), fc.constant(-1));
+const mapValue = fc.oneof(
+  fc.integer({ min: -1000, max: 1000 }),
+  fc.double({ noNaN: false }),
+  fc.constant(-1),
+);
 type MapOp = { kind: 'set'; key: number; value: number } | { kind: 'delete' | 'get'; key: number };
 const mapOp: fc.Arbitrary<MapOp> = fc.oneof(
-  { weight: 5, arbitrary: fc.record({ kind: fc.constant('set' as const), key: mapKey, value: mapValue }) },
+  {
+    weight: 5,
+    arbitrary: fc.record({ kind: fc.constant('set' as const), key: mapKey, value: mapValue }),
+  },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('delete' as const), key: mapKey }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('get' as const), key: mapKey }) },
 );
@@ -243,10 +305,18 @@ function entriesOf(map: Iterable<[number, number]>): [number, number][] {
 }
 
 /** Every key of `reference` and every probed key answers as the Map does; iteration lists exactly its entries. */
-function expectSameMap(map: NumberMap, reference: Map<number, number>, probes: Iterable<number>): void {
+function expectSameMap(
+  map: NumberMap,
+  reference: Map<number, number>,
+  probes: Iterable<number>,
+): void {
   // One comparison of whole answer lists (an expect per lookup would dominate the run time).
   const keys = [...probes, ...IMPOSSIBLE];
-  const answers = (m: { size: number; has(key: number): boolean; get(key: number): number | undefined }) => ({
+  const answers = (m: {
+    size: number;
+    has(key: number): boolean;
+    get(key: number): number | undefined;
+  }) => ({
     size: m.size,
     lookups: keys.map((key) => [key, m.has(key), m.get(key)]),
   });
@@ -266,7 +336,9 @@ describe('NumberMap against a JS Map', () => {
   it('refuses a negative or NaN key with its message and stays unchanged', () => {
     const map = new NumberMap().set(3, 30);
     for (const key of [-1, -0.5, -(2 ** 40), Number.NaN, Number.NEGATIVE_INFINITY]) {
-      expect(() => map.set(key, 1)).toThrow(new Error(`NumberMap: keys are non-negative, got ${key}`));
+      expect(() => map.set(key, 1)).toThrow(
+        new Error(`NumberMap: keys are non-negative, got ${key}`),
+      );
     }
     expectSameMap(map, new Map([[3, 30]]), [3, 0]);
   });
@@ -297,30 +369,47 @@ describe('NumberMap against a JS Map', () => {
   it('grows past many entries (every doubling), then shrinks back by deletes, answering like a Map', () => {
     const map = new NumberMap();
     const reference = new Map<number, number>();
-    const keyOf = (i: number): number => (i % 3 === 0 ? i * 256 : i % 3 === 1 ? 2 ** 32 + i * 7 : 2 ** 52 + i * 4096);
+    const keyOf = (i: number): number =>
+      i % 3 === 0 ? i * 256 : i % 3 === 1 ? 2 ** 32 + i * 7 : 2 ** 52 + i * 4096;
     for (let i = 0; i < 3000; i++) {
       map.set(keyOf(i), i);
       reference.set(keyOf(i), i);
       // Check around each rebuild (the table doubles when it is half full: 9, 17, 33, ... entries).
-      if ((i & (i - 1)) === 0 || ((i + 1) & i) === 0) expectSameMap(map, reference, [keyOf(i), keyOf(i + 1), 0]);
+      if ((i & (i - 1)) === 0 || ((i + 1) & i) === 0)
+        expectSameMap(map, reference, [keyOf(i), keyOf(i + 1), 0]);
     }
-    expectSameMap(map, reference, Array.from({ length: 3001 }, (_, i) => keyOf(i)));
+    expectSameMap(
+      map,
+      reference,
+      Array.from({ length: 3001 }, (_, i) => keyOf(i)),
+    );
     for (let i = 0; i < 3000; i += 2) {
       expect(map.delete(keyOf(i))).toBe(true);
       reference.delete(keyOf(i));
     }
-    expectSameMap(map, reference, Array.from({ length: 3000 }, (_, i) => keyOf(i)));
+    expectSameMap(
+      map,
+      reference,
+      Array.from({ length: 3000 }, (_, i) => keyOf(i)),
+    );
     for (let i = 1; i < 3000; i += 2) {
       map.set(keyOf(i), -i); // overwrite after the churn
       reference.set(keyOf(i), -i);
     }
-    expectSameMap(map, reference, Array.from({ length: 3000 }, (_, i) => keyOf(i)));
+    expectSameMap(
+      map,
+      reference,
+      Array.from({ length: 3000 }, (_, i) => keyOf(i)),
+    );
   });
 
   it('runs of keys that probe together: deleting from any place of the run keeps the rest reachable', () => {
     // 16 bases (so some runs start near the end of the 16-slot table and wrap to its start), 8
     // keys each (the most the first table holds), deleted in 24 orders each, checked after every delete.
-    const orders = fc.sample(fc.shuffledSubarray([0, 1, 2, 3, 4, 5, 6, 7], { minLength: 8, maxLength: 8 }), { seed: 3, numRuns: 24 });
+    const orders = fc.sample(
+      fc.shuffledSubarray([0, 1, 2, 3, 4, 5, 6, 7], { minLength: 8, maxLength: 8 }),
+      { seed: 3, numRuns: 24 },
+    );
     for (let base = 0; base < 16; base++) {
       const keys = Array.from({ length: 8 }, (_, i) => base + i * SPREAD);
       for (const order of orders) {
@@ -344,7 +433,8 @@ describe('NumberMap against a JS Map', () => {
     const reference = new Map<number, number>();
     const live: number[] = [];
     let next = 0;
-    const keyOf = (i: number): number => (i % 4) + Math.floor(i / 4) * SPREAD + (i % 5 === 0 ? 2 ** 33 : 0);
+    const keyOf = (i: number): number =>
+      (i % 4) + Math.floor(i / 4) * SPREAD + (i % 5 === 0 ? 2 ** 33 : 0);
     for (; next < 8; next++) {
       map.set(keyOf(next), next);
       reference.set(keyOf(next), next);
@@ -394,7 +484,11 @@ describe('NumberMap against a JS Map', () => {
 
 function expectSameDeque(deque: NumberDeque, reference: readonly number[]): void {
   const contents = Array.from({ length: deque.count }, (_, i) => deque.at(i));
-  expect({ count: deque.count, contents, front: deque.count > 0 ? deque.peekFront() : undefined }).toEqual({
+  expect({
+    count: deque.count,
+    contents,
+    front: deque.count > 0 ? deque.peekFront() : undefined,
+  }).toEqual({
     count: reference.length,
     contents: reference,
     front: reference[0],
@@ -403,8 +497,27 @@ function expectSameDeque(deque: NumberDeque, reference: readonly number[]): void
 
 describe('NumberDeque against a plain array', () => {
   it('refuses an initial capacity that is not a power of two, with its message', () => {
-    for (const capacity of [0, -1, -4, 3, 6, 12, 1.5, 0.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53, 2 ** 53 + 2, 2 ** 32 + 2, 3 * 2 ** 32, 2 ** 31 + 2 ** 30, 2 ** 31]) {
-      expect(() => new NumberDeque(capacity)).toThrow(new Error(`deque: initial capacity must be a power of two from 1 to 2^30, got ${capacity}`));
+    for (const capacity of [
+      0,
+      -1,
+      -4,
+      3,
+      6,
+      12,
+      1.5,
+      0.5,
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      2 ** 53,
+      2 ** 53 + 2,
+      2 ** 32 + 2,
+      3 * 2 ** 32,
+      2 ** 31 + 2 ** 30,
+      2 ** 31,
+    ]) {
+      expect(() => new NumberDeque(capacity)).toThrow(
+        new Error(`deque: initial capacity must be a power of two from 1 to 2^30, got ${capacity}`),
+      );
     }
   });
 
@@ -453,24 +566,31 @@ describe('NumberDeque against a plain array', () => {
   });
 
   it('random push/pop sequences agree with an array after every step', () => {
-    const op = fc.oneof(fc.record({ push: fc.double({ noNaN: true }) }), fc.record({ pops: fc.integer({ min: 1, max: 5 }) }));
+    const op = fc.oneof(
+      fc.record({ push: fc.double({ noNaN: true }) }),
+      fc.record({ pops: fc.integer({ min: 1, max: 5 }) }),
+    );
     fc.assert(
-      fc.property(fc.constantFrom(1, 2, 4, 8, 16, 32), fc.array(op, { maxLength: 150 }), (capacity, ops) => {
-        const deque = new NumberDeque(capacity);
-        const reference: number[] = [];
-        for (const step of ops) {
-          if ('push' in step) {
-            deque.push(step.push);
-            reference.push(step.push);
-          } else {
-            for (let i = 0; i < step.pops && reference.length > 0; i++) {
-              deque.popFront();
-              reference.shift();
+      fc.property(
+        fc.constantFrom(1, 2, 4, 8, 16, 32),
+        fc.array(op, { maxLength: 150 }),
+        (capacity, ops) => {
+          const deque = new NumberDeque(capacity);
+          const reference: number[] = [];
+          for (const step of ops) {
+            if ('push' in step) {
+              deque.push(step.push);
+              reference.push(step.push);
+            } else {
+              for (let i = 0; i < step.pops && reference.length > 0; i++) {
+                deque.popFront();
+                reference.shift();
+              }
             }
+            expectSameDeque(deque, reference);
           }
-          expectSameDeque(deque, reference);
-        }
-      }),
+        },
+      ),
       { seed: 5, numRuns: 200 },
     );
   });
@@ -491,7 +611,10 @@ function xorshiftReference(state: number): number {
 }
 
 /** A binary search tree over nodes 0..n-1 (inserted in `order`), links in typed arrays. */
-function buildTree(order: readonly number[], nil: number): { root: number; left: Int32Array; right: Int32Array; height: number } {
+function buildTree(
+  order: readonly number[],
+  nil: number,
+): { root: number; left: Int32Array; right: Int32Array; height: number } {
   const n = order.length;
   const left = new Int32Array(Math.max(n, 1)).fill(nil);
   const right = new Int32Array(Math.max(n, 1)).fill(nil);
@@ -519,13 +642,28 @@ function buildTree(order: readonly number[], nil: number): { root: number; left:
   return { root, left, right, height };
 }
 
-function inOrderReference(root: number, nil: number, left: Int32Array, right: Int32Array): number[] {
+function inOrderReference(
+  root: number,
+  nil: number,
+  left: Int32Array,
+  right: Int32Array,
+): number[] {
   if (root === nil) return [];
-  return [...inOrderReference(left[root]!, nil, left, right), root, ...inOrderReference(right[root]!, nil, left, right)];
+  return [
+    ...inOrderReference(left[root]!, nil, left, right),
+    root,
+    ...inOrderReference(right[root]!, nil, left, right),
+  ];
 }
 
 /** Runs inOrderNodes with `out`/`stack` of bound + 1 entries plus a guard tail that must stay untouched. */
-function walk(root: number, nil: number, left: Int32Array, right: Int32Array, bound: number): number[] {
+function walk(
+  root: number,
+  nil: number,
+  left: Int32Array,
+  right: Int32Array,
+  bound: number,
+): number[] {
   const GUARD = 12345;
   const out = new Int32Array(bound + 1 + 8).fill(GUARD);
   const stack = new Int32Array(bound + 1 + 8).fill(GUARD);
@@ -561,7 +699,12 @@ describe('typed-array helpers', () => {
     expect(walk(-1, -1, new Int32Array(1), new Int32Array(1), 4)).toEqual([]);
     fc.assert(
       fc.property(
-        fc.integer({ min: 1, max: 40 }).chain((n) => fc.shuffledSubarray(Array.from({ length: n }, (_, i) => i), { minLength: n, maxLength: n })),
+        fc.integer({ min: 1, max: 40 }).chain((n) =>
+          fc.shuffledSubarray(
+            Array.from({ length: n }, (_, i) => i),
+            { minLength: n, maxLength: n },
+          ),
+        ),
         fc.constantFrom(-1, 1 << 30),
         fc.integer({ min: 0, max: 3 }),
         (order, nil, slack) => {
@@ -572,7 +715,8 @@ describe('typed-array helpers', () => {
           expect(walk(root, nil, left, right, order.length - 1 + slack)).toEqual(expected);
           // A smaller bound stops after bound + 1 nodes (when the tree is no deeper than that).
           const bound = Math.max(0, order.length - 2 - slack);
-          if (bound + 1 < order.length && height <= bound + 1) expect(walk(root, nil, left, right, bound)).toEqual(expected.slice(0, bound + 1));
+          if (bound + 1 < order.length && height <= bound + 1)
+            expect(walk(root, nil, left, right, bound)).toEqual(expected.slice(0, bound + 1));
         },
       ),
       { seed: 6, numRuns: 200 },
@@ -582,11 +726,15 @@ describe('typed-array helpers', () => {
   it('inOrderNodes stops within its bound on corrupt links (cycles), writing nothing past bound + 1 entries', () => {
     const nil = -1;
     // A node that is its own left child: the descent never reaches nil.
-    expect(walk(0, nil, Int32Array.from([0]), Int32Array.from([nil]), 5)).toEqual([0, 0, 0, 0, 0, 0]);
+    expect(walk(0, nil, Int32Array.from([0]), Int32Array.from([nil]), 5)).toEqual([
+      0, 0, 0, 0, 0, 0,
+    ]);
     // Node 1 (the root's left child) links right back to the root: each return to the root pushes
     // it and node 1 again, so the stack grows by one per node listed; once it holds bound + 1
     // entries the descent stops at the root, which is listed last.
-    expect(walk(0, nil, Int32Array.from([1, nil]), Int32Array.from([nil, 0]), 6)).toEqual([1, 1, 1, 1, 1, 1, 0]);
+    expect(walk(0, nil, Int32Array.from([1, nil]), Int32Array.from([nil, 0]), 6)).toEqual([
+      1, 1, 1, 1, 1, 1, 0,
+    ]);
     // A right link to itself.
     expect(walk(0, nil, Int32Array.from([nil]), Int32Array.from([0]), 3)).toEqual([0, 0, 0, 0]);
     // Bound 0: at most one node.
@@ -612,7 +760,8 @@ describe('typed-array helpers', () => {
       }),
       { seed: 7, numRuns: 300 },
     );
-    for (const seed of [1, 0x80000000, 0xffffffff, 0x7fffffff, 0x10000, 0x20000]) expect(xorshift32(seed)).toBe(xorshiftReference(seed));
+    for (const seed of [1, 0x80000000, 0xffffffff, 0x7fffffff, 0x10000, 0x20000])
+      expect(xorshift32(seed)).toBe(xorshiftReference(seed));
   });
 });
 
@@ -628,17 +777,31 @@ function expectContractError(error: unknown, code: string, message: string): voi
 
 describe('allocator.ts helpers', () => {
   it('the error codes are their own names', () => {
-    expect(AllocErrors).toEqual({ BAD_SIZE: 'BAD_SIZE', BAD_ALIGN: 'BAD_ALIGN', BAD_FREE: 'BAD_FREE' });
+    expect(AllocErrors).toEqual({
+      BAD_SIZE: 'BAD_SIZE',
+      BAD_ALIGN: 'BAD_ALIGN',
+      BAD_FREE: 'BAD_FREE',
+    });
   });
 
   it('alignUp rounds up to a multiple of a power of two, as BigInt arithmetic does', () => {
-    expect([alignUp(0, 256), alignUp(1, 256), alignUp(256, 256), alignUp(257, 256), alignUp(5, 1)]).toEqual([0, 256, 256, 512, 5]);
+    expect([
+      alignUp(0, 256),
+      alignUp(1, 256),
+      alignUp(256, 256),
+      alignUp(257, 256),
+      alignUp(5, 1),
+    ]).toEqual([0, 256, 256, 512, 5]);
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 2 ** 45 }), fc.integer({ min: 0, max: 20 }), (value, log2) => {
-        const align = 2 ** log2;
-        const big = BigInt(align);
-        expect(alignUp(value, align)).toBe(Number(((BigInt(value) + big - 1n) / big) * big));
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 2 ** 45 }),
+        fc.integer({ min: 0, max: 20 }),
+        (value, log2) => {
+          const align = 2 ** log2;
+          const big = BigInt(align);
+          expect(alignUp(value, align)).toBe(Number(((BigInt(value) + big - 1n) / big) * big));
+        },
+      ),
       { seed: 8, numRuns: 300 },
     );
   });
@@ -675,7 +838,11 @@ describe('allocator.ts helpers', () => {
 
   it('badFree returns (does not throw) a BAD_FREE error naming the offset', () => {
     for (const offset of [0, 12, 2 ** 40, -1]) {
-      expectContractError(badFree(offset), 'BAD_FREE', `offset ${offset} is not the start of a live allocation`);
+      expectContractError(
+        badFree(offset),
+        'BAD_FREE',
+        `offset ${offset} is not the start of a live allocation`,
+      );
       expect(badFree(offset)).toBeInstanceOf(Error);
     }
   });

@@ -21,7 +21,12 @@ export interface SuiteOptions {
 
 /** The repo's suites use the package's own vitest helper (src/vitest.ts), with the catalog's mutants. */
 export function describeSystem(system: AnySystem, options: SuiteOptions): void {
-  describeSystemWith(system, { seed: TEST_SEED, numRuns: options.numRuns, mutants: MUTANTS, ...(options.mutantRuns === undefined ? {} : { mutantRuns: options.mutantRuns }) });
+  describeSystemWith(system, {
+    seed: TEST_SEED,
+    numRuns: options.numRuns,
+    mutants: MUTANTS,
+    ...(options.mutantRuns === undefined ? {} : { mutantRuns: options.mutantRuns }),
+  });
 }
 
 /** Every .json file under `dir`, in sorted order (regression files, fixtures): the preflight's own walk. */

@@ -21,7 +21,12 @@ export class ContractError {
   }
   /** Code that adds context to errors may assign a stack; it becomes this error's own. */
   set stack(value: string) {
-    Object.defineProperty(this, 'stack', { value, writable: true, configurable: true, enumerable: false });
+    Object.defineProperty(this, 'stack', {
+      value,
+      writable: true,
+      configurable: true,
+      enumerable: false,
+    });
   }
   toString(): string {
     return this.stack;

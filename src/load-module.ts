@@ -24,7 +24,8 @@ export function isTypeScriptFile(file: string): boolean {
 }
 
 /** What loading a TypeScript file without tsx installed says (tsx is an optional peer dependency). */
-export const TSX_MISSING = 'a TypeScript file needs the tsx package to load: npm install --save-dev tsx (or write the file as .mjs)';
+export const TSX_MISSING =
+  'a TypeScript file needs the tsx package to load: npm install --save-dev tsx (or write the file as .mjs)';
 
 /**
  * Registers tsx's hooks in this thread (once); the repo's own tsx-run tools already have them.
@@ -38,7 +39,8 @@ export function registerTypeScript(): Promise<void> {
     try {
       api = await import('tsx/esm/api');
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND') throw new Error(TSX_MISSING);
+      if ((error as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND')
+        throw new Error(TSX_MISSING);
       throw error;
     }
     api.register();
@@ -53,7 +55,10 @@ function isRunningTypeScript(): boolean {
 
 /** A module that cannot be loaded; the message is one line naming the file. */
 export class ModuleLoadError extends Error {
-  constructor(readonly file: string, detail: string) {
+  constructor(
+    readonly file: string,
+    detail: string,
+  ) {
     super(`${file}: ${detail}`);
     this.name = 'ModuleLoadError';
   }
@@ -63,12 +68,16 @@ export class ModuleLoadError extends Error {
 export function exportNames(loaded: Record<string, unknown>): string[] {
   const names = new Set(Object.keys(loaded).filter((name) => name !== 'default'));
   const fallback = loaded.default;
-  if (typeof fallback === 'object' && fallback !== null) for (const name of Object.keys(fallback)) names.add(name);
+  if (typeof fallback === 'object' && fallback !== null)
+    for (const name of Object.keys(fallback)) names.add(name);
   return [...names].sort();
 }
 
 /** Imports `file` (absolute, or relative to `baseDir`), TypeScript included. */
-export async function importUserModule(file: string, baseDir = process.cwd()): Promise<Record<string, unknown>> {
+export async function importUserModule(
+  file: string,
+  baseDir = process.cwd(),
+): Promise<Record<string, unknown>> {
   const absolute = path.resolve(baseDir, file);
   if (!existsSync(absolute)) throw new ModuleLoadError(file, 'no such file');
   if (isTypeScriptFile(absolute)) {
@@ -98,7 +107,10 @@ export function loadErrorText(error: unknown, absolute: string): string {
   const esbuild = new RegExp(`${escaped(absolute)}:(\\d+):(\\d+): ERROR: (.*)`).exec(error.message);
   if (esbuild !== null) return `line ${esbuild[1]}:${esbuild[2]}: ${esbuild[3]}`;
   // A first line that only announces the errors ("Parse failed with 1 error:") is joined with the next.
-  const lines = error.message.split('\n').map((line) => line.trim()).filter((line) => line !== '');
+  const lines = error.message
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
   const head = lines[0] ?? '';
   const text = head.endsWith(':') && lines[1] !== undefined ? `${head} ${lines[1]}` : head;
   const what = `${error.name === 'Error' ? '' : `${error.name}: `}${text}`;
@@ -109,6 +121,10 @@ export function loadErrorText(error: unknown, absolute: string): string {
     if (line !== null) return `line ${line[1]}: ${what}`;
   }
   const stack = error.stack ?? '';
-  const located = new RegExp(`(?:${escaped(url)}|${escaped(absolute)}):(\\d+)(?::(\\d+))?`).exec(stack);
-  return located === null ? what : `line ${located[1]}${located[2] === undefined ? '' : `:${located[2]}`}: ${what}`;
+  const located = new RegExp(`(?:${escaped(url)}|${escaped(absolute)}):(\\d+)(?::(\\d+))?`).exec(
+    stack,
+  );
+  return located === null
+    ? what
+    : `line ${located[1]}${located[2] === undefined ? '' : `:${located[2]}`}: ${what}`;
 }

@@ -27,14 +27,28 @@ import type { AnyMutant, AnySystem } from './harness/system.js';
 import { InputError } from './harness/json.js';
 import { BUILTIN_SYSTEMS, loadBuiltinMutants } from './systems/index.js';
 import { USER_ALLOCATOR_SYSTEM, userAllocatorSystemFromModule } from './systems/user-allocator.js';
-import { ALLOCATOR_POLICIES, loadUserAllocator, UserAllocatorError } from './user-allocator-module.js';
+import {
+  ALLOCATOR_POLICIES,
+  loadUserAllocator,
+  UserAllocatorError,
+} from './user-allocator-module.js';
 import { NATIVE_ALLOCATOR_SYSTEM, nativeAllocatorResolver } from './native/native-allocator.js';
 import type { AllocatorPolicy } from './alloc/allocator.js';
-import { exportNames, importUserModule, isTypeScriptFile, registerTypeScript } from './load-module.js';
+import {
+  exportNames,
+  importUserModule,
+  isTypeScriptFile,
+  registerTypeScript,
+} from './load-module.js';
 import { DEFAULT_SEED } from './harness/seed.js';
 
 /** File names a config may have, in the order they are looked for in each folder. */
-export const CONFIG_FILE_NAMES = ['gpumv.config.ts', 'gpumv.config.mts', 'gpumv.config.js', 'gpumv.config.mjs'] as const;
+export const CONFIG_FILE_NAMES = [
+  'gpumv.config.ts',
+  'gpumv.config.mts',
+  'gpumv.config.js',
+  'gpumv.config.mjs',
+] as const;
 
 /** What a config file exports (as its default export). */
 export interface GpumvConfig {
@@ -65,10 +79,16 @@ export function defineConfig(config: GpumvConfig): GpumvConfig {
 // The config's plain-data fields are checked by a schema; systems and mutants by shape.
 const ConfigFileSchema = Strict(
   {
-    systems: Type.Optional(Type.Array(Type.Unknown(), { description: 'systems written with defineSystem' })),
+    systems: Type.Optional(
+      Type.Array(Type.Unknown(), { description: 'systems written with defineSystem' }),
+    ),
     mutants: Type.Optional(Type.Array(Type.Unknown(), { description: 'mutants of your systems' })),
-    allocators: Type.Optional(Type.Array(Str({ description: 'allocator module, relative to the config folder' }))),
-    regressions: Type.Optional(Str({ description: 'regressions folder, relative to the config folder' })),
+    allocators: Type.Optional(
+      Type.Array(Str({ description: 'allocator module, relative to the config folder' })),
+    ),
+    regressions: Type.Optional(
+      Str({ description: 'regressions folder, relative to the config folder' }),
+    ),
     findings: Type.Optional(Str({ description: 'findings folder, relative to the config folder' })),
     seed: Type.Optional(Str({ description: 'default seed' })),
     builtins: Type.Optional(Bool({ description: 'include the built-in systems' })),
@@ -107,11 +127,23 @@ export function findConfigFile(dir: string): string | null {
 }
 
 function isSystem(value: unknown): value is AnySystem {
-  return typeof value === 'object' && value !== null && typeof (value as AnySystem).name === 'string' && typeof (value as AnySystem).apply === 'function' && typeof (value as AnySystem).commandArb === 'function';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as AnySystem).name === 'string' &&
+    typeof (value as AnySystem).apply === 'function' &&
+    typeof (value as AnySystem).commandArb === 'function'
+  );
 }
 
 function isMutant(value: unknown): value is AnyMutant {
-  return typeof value === 'object' && value !== null && typeof (value as AnyMutant).name === 'string' && typeof (value as AnyMutant).system === 'string' && typeof (value as AnyMutant).createImpl === 'function';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as AnyMutant).name === 'string' &&
+    typeof (value as AnyMutant).system === 'string' &&
+    typeof (value as AnyMutant).createImpl === 'function'
+  );
 }
 
 /** A module path as it is written into files: relative to the project root, with forward slashes. */
@@ -124,37 +156,66 @@ export function projectRelative(root: string, file: string): string {
  * Builds the user-allocator system for a module path relative to the project root (what a
  * regression file's config holds, whichever folder the tool runs from).
  */
-export async function userAllocatorForProject(root: string, modulePath: string, policy?: AllocatorPolicy): Promise<AnySystem> {
+export async function userAllocatorForProject(
+  root: string,
+  modulePath: string,
+  policy?: AllocatorPolicy,
+): Promise<AnySystem> {
   const absolute = path.resolve(root, modulePath);
-  if (isTypeScriptFile(absolute)) await registerTypeScript().catch((error: unknown) => Promise.reject(new UserAllocatorError(modulePath, (error as Error).message)));
+  if (isTypeScriptFile(absolute))
+    await registerTypeScript().catch((error: unknown) =>
+      Promise.reject(new UserAllocatorError(modulePath, (error as Error).message)),
+    );
   const loaded = await loadUserAllocator(absolute).catch((error: unknown) => {
-    if (error instanceof UserAllocatorError) throw new UserAllocatorError(modulePath, error.message.slice(error.modulePath.length + 2));
+    if (error instanceof UserAllocatorError)
+      throw new UserAllocatorError(modulePath, error.message.slice(error.modulePath.length + 2));
     throw error;
   });
-  return userAllocatorSystemFromModule(loaded, policy ?? loaded.policy, projectRelative(root, absolute));
+  return userAllocatorSystemFromModule(
+    loaded,
+    policy ?? loaded.policy,
+    projectRelative(root, absolute),
+  );
 }
 
 /** The resolver of user-allocator files: the module named in the config, relative to the project root. */
 function userAllocatorResolver(root: string) {
   return async (rawConfig: unknown): Promise<AnySystem> => {
-    const config = typeof rawConfig === 'object' && rawConfig !== null ? (rawConfig as Record<string, unknown>) : {};
+    const config =
+      typeof rawConfig === 'object' && rawConfig !== null
+        ? (rawConfig as Record<string, unknown>)
+        : {};
     const modulePath = config.allocatorModule;
-    if (typeof modulePath !== 'string') throw new Error(`user-allocator config: allocatorModule must be a string, got ${JSON.stringify(modulePath)}`);
+    if (typeof modulePath !== 'string')
+      throw new Error(
+        `user-allocator config: allocatorModule must be a string, got ${JSON.stringify(modulePath)}`,
+      );
     const policy = ALLOCATOR_POLICIES.find((candidate) => candidate === config.policy);
-    if (policy === undefined) throw new UserAllocatorError(modulePath, `the config names an unknown policy ${JSON.stringify(config.policy)}`);
+    if (policy === undefined)
+      throw new UserAllocatorError(
+        modulePath,
+        `the config names an unknown policy ${JSON.stringify(config.policy)}`,
+      );
     return userAllocatorForProject(root, modulePath, policy);
   };
 }
 
 /** Builds a project from a config object whose relative paths are relative to `root`. */
-export function projectFromConfig(config: GpumvConfig, root: string, configFile: string | null): Project {
+export function projectFromConfig(
+  config: GpumvConfig,
+  root: string,
+  configFile: string | null,
+): Project {
   const builtins = config.builtins ?? true;
   const systems = [...(builtins ? BUILTIN_SYSTEMS : []), ...(config.systems ?? [])];
   const own = config.mutants ?? [];
   const registry = new Registry({
     systems,
     loadMutants: async () => [...(builtins ? await loadBuiltinMutants() : []), ...own],
-    resolvers: { [USER_ALLOCATOR_SYSTEM]: userAllocatorResolver(root), [NATIVE_ALLOCATOR_SYSTEM]: nativeAllocatorResolver(root) },
+    resolvers: {
+      [USER_ALLOCATOR_SYSTEM]: userAllocatorResolver(root),
+      [NATIVE_ALLOCATOR_SYSTEM]: nativeAllocatorResolver(root),
+    },
   });
   return {
     root,
@@ -172,14 +233,29 @@ export function projectFromConfig(config: GpumvConfig, root: string, configFile:
 export function parseConfig(value: unknown, file: string): GpumvConfig {
   const config = parseWith(ConfigFileSchema, value, file, '$');
   (config.systems ?? []).forEach((system, index) => {
-    if (!isSystem(system)) throw new InputError(file, `$.systems[${index}]`, 'expected a system built with defineSystem');
+    if (!isSystem(system))
+      throw new InputError(
+        file,
+        `$.systems[${index}]`,
+        'expected a system built with defineSystem',
+      );
   });
   (config.mutants ?? []).forEach((mutant, index) => {
-    if (!isMutant(mutant)) throw new InputError(file, `$.mutants[${index}]`, 'expected a mutant ({ name, system, createImpl, ... })');
+    if (!isMutant(mutant))
+      throw new InputError(
+        file,
+        `$.mutants[${index}]`,
+        'expected a mutant ({ name, system, createImpl, ... })',
+      );
   });
   const root = path.dirname(file);
   (config.allocators ?? []).forEach((modulePath, index) => {
-    if (!existsSync(path.resolve(root, modulePath))) throw new InputError(file, `$.allocators[${index}]`, `no such file ${modulePath} (paths are relative to the config's folder)`);
+    if (!existsSync(path.resolve(root, modulePath)))
+      throw new InputError(
+        file,
+        `$.allocators[${index}]`,
+        `no such file ${modulePath} (paths are relative to the config's folder)`,
+      );
   });
   return config as GpumvConfig;
 }
@@ -197,13 +273,19 @@ export interface LoadProjectOptions {
  */
 export async function loadProject(options: LoadProjectOptions = {}): Promise<Project> {
   const cwd = path.resolve(options.cwd ?? process.cwd());
-  const file = options.configFile !== undefined ? path.resolve(cwd, options.configFile) : findConfigFile(cwd);
+  const file =
+    options.configFile !== undefined ? path.resolve(cwd, options.configFile) : findConfigFile(cwd);
   if (file === null) return projectFromConfig({}, cwd, null);
-  if (!existsSync(file)) throw new InputError(options.configFile ?? file, '$', 'no such config file');
+  if (!existsSync(file))
+    throw new InputError(options.configFile ?? file, '$', 'no such config file');
   const loaded = await importUserModule(file);
   const exported = loaded.default ?? loaded.config;
   if (exported === undefined) {
-    throw new InputError(file, '$', `a config file must export its config as the default export (export default defineConfig({ ... })); it exports: ${exportNames(loaded).join(', ') || 'nothing'}`);
+    throw new InputError(
+      file,
+      '$',
+      `a config file must export its config as the default export (export default defineConfig({ ... })); it exports: ${exportNames(loaded).join(', ') || 'nothing'}`,
+    );
   }
   return projectFromConfig(parseConfig(exported, file), path.dirname(file), file);
 }

@@ -20,9 +20,18 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { exportNames, loadErrorText } from './load-module.js';
 import { isPowerOfTwo, type Allocator, type AllocatorPolicy } from './alloc/allocator.js';
-import { promiseProblem, type AllocatorPromise, type PromiseFunction } from './systems/alloc-promise.js';
+import {
+  promiseProblem,
+  type AllocatorPromise,
+  type PromiseFunction,
+} from './systems/alloc-promise.js';
 
-export const ALLOCATOR_POLICIES: readonly AllocatorPolicy[] = ['first-fit', 'best-fit', 'buddy', 'any'];
+export const ALLOCATOR_POLICIES: readonly AllocatorPolicy[] = [
+  'first-fit',
+  'best-fit',
+  'buddy',
+  'any',
+];
 const MODULE_EXTENSIONS = ['.js', '.mjs', '.cjs', '.ts', '.mts'];
 
 export interface UserAllocatorModule {
@@ -42,7 +51,10 @@ export interface UserAllocatorModule {
 
 /** A problem with a user's allocator module; the message is one line naming the file. */
 export class UserAllocatorError extends Error {
-  constructor(readonly modulePath: string, detail: string) {
+  constructor(
+    readonly modulePath: string,
+    detail: string,
+  ) {
     super(`${modulePath}: ${detail}`);
     this.name = 'UserAllocatorError';
   }
@@ -57,7 +69,10 @@ export async function loadUserAllocator(modulePath: string): Promise<UserAllocat
   const absolute = path.resolve(modulePath);
   if (!existsSync(absolute)) throw new UserAllocatorError(modulePath, 'no such file');
   if (!MODULE_EXTENSIONS.includes(path.extname(absolute))) {
-    throw new UserAllocatorError(modulePath, `expected a module ending in ${MODULE_EXTENSIONS.join(', ')}`);
+    throw new UserAllocatorError(
+      modulePath,
+      `expected a module ending in ${MODULE_EXTENSIONS.join(', ')}`,
+    );
   }
   let loaded: Record<string, unknown>;
   try {
@@ -70,25 +85,52 @@ export async function loadUserAllocator(modulePath: string): Promise<UserAllocat
   const pick = (name: string): unknown => (name in loaded ? loaded[name] : fallback[name]);
   const createAllocator = pick('createAllocator');
   if (typeof createAllocator !== 'function') {
-    const found = createAllocator === undefined ? `no such export (it exports: ${exportNames(loaded).join(', ') || 'nothing'})` : typeof createAllocator;
-    throw new UserAllocatorError(modulePath, `must export a function createAllocator(capacityBytes); found ${found}`);
+    const found =
+      createAllocator === undefined
+        ? `no such export (it exports: ${exportNames(loaded).join(', ') || 'nothing'})`
+        : typeof createAllocator;
+    throw new UserAllocatorError(
+      modulePath,
+      `must export a function createAllocator(capacityBytes); found ${found}`,
+    );
   }
   const policy = pick('policy') ?? 'any';
   if (!ALLOCATOR_POLICIES.includes(policy as AllocatorPolicy)) {
-    throw new UserAllocatorError(modulePath, `export policy must be one of ${ALLOCATOR_POLICIES.map((p) => `'${p}'`).join(', ')}; got ${JSON.stringify(policy)}`);
+    throw new UserAllocatorError(
+      modulePath,
+      `export policy must be one of ${ALLOCATOR_POLICIES.map((p) => `'${p}'`).join(', ')}; got ${JSON.stringify(policy)}`,
+    );
   }
   const minBlockBytes = pick('minBlockBytes') ?? 256;
-  if (!isPow2(minBlockBytes)) throw new UserAllocatorError(modulePath, `export minBlockBytes must be a power of two; got ${JSON.stringify(minBlockBytes)}`);
+  if (!isPow2(minBlockBytes))
+    throw new UserAllocatorError(
+      modulePath,
+      `export minBlockBytes must be a power of two; got ${JSON.stringify(minBlockBytes)}`,
+    );
   const poolAlignBytes = pick('poolAlignBytes') ?? 256;
-  if (!isPow2(poolAlignBytes)) throw new UserAllocatorError(modulePath, `export poolAlignBytes must be a power of two; got ${JSON.stringify(poolAlignBytes)}`);
+  if (!isPow2(poolAlignBytes))
+    throw new UserAllocatorError(
+      modulePath,
+      `export poolAlignBytes must be a power of two; got ${JSON.stringify(poolAlignBytes)}`,
+    );
   const promise = declaredPromise(modulePath, pick('promise'), pick('promises'));
   const maxCapacityBytes = pick('maxCapacityBytes');
-  if (maxCapacityBytes !== undefined && !(Number.isSafeInteger(maxCapacityBytes) && (maxCapacityBytes as number) >= 1)) {
-    throw new UserAllocatorError(modulePath, `export maxCapacityBytes must be a positive integer (bytes); got ${JSON.stringify(maxCapacityBytes)}`);
+  if (
+    maxCapacityBytes !== undefined &&
+    !(Number.isSafeInteger(maxCapacityBytes) && (maxCapacityBytes as number) >= 1)
+  ) {
+    throw new UserAllocatorError(
+      modulePath,
+      `export maxCapacityBytes must be a positive integer (bytes); got ${JSON.stringify(maxCapacityBytes)}`,
+    );
   }
-  const minPoolBytes = promise === undefined || typeof promise === 'function' ? 1 : (promise.minPoolBytes ?? 1);
+  const minPoolBytes =
+    promise === undefined || typeof promise === 'function' ? 1 : (promise.minPoolBytes ?? 1);
   if (maxCapacityBytes !== undefined && (maxCapacityBytes as number) < minPoolBytes) {
-    throw new UserAllocatorError(modulePath, `export maxCapacityBytes (${String(maxCapacityBytes)}) is below promise.minPoolBytes (${minPoolBytes}): no pool is left to test`);
+    throw new UserAllocatorError(
+      modulePath,
+      `export maxCapacityBytes (${String(maxCapacityBytes)}) is below promise.minPoolBytes (${minPoolBytes}): no pool is left to test`,
+    );
   }
   return {
     modulePath: absolute,
@@ -102,10 +144,22 @@ export async function loadUserAllocator(modulePath: string): Promise<UserAllocat
 }
 
 /** The promise a module declares: export promise (an object) or export promises (a function), not both. */
-function declaredPromise(modulePath: string, promise: unknown, promises: unknown): AllocatorPromise | PromiseFunction | undefined {
-  if (promise !== undefined && promises !== undefined) throw new UserAllocatorError(modulePath, 'export either promise (an object) or promises (a function), not both');
+function declaredPromise(
+  modulePath: string,
+  promise: unknown,
+  promises: unknown,
+): AllocatorPromise | PromiseFunction | undefined {
+  if (promise !== undefined && promises !== undefined)
+    throw new UserAllocatorError(
+      modulePath,
+      'export either promise (an object) or promises (a function), not both',
+    );
   if (promises !== undefined) {
-    if (typeof promises !== 'function') throw new UserAllocatorError(modulePath, `export promises must be a function (capacityBytes, sizeBytes, alignBytes) => boolean; got ${typeof promises}`);
+    if (typeof promises !== 'function')
+      throw new UserAllocatorError(
+        modulePath,
+        `export promises must be a function (capacityBytes, sizeBytes, alignBytes) => boolean; got ${typeof promises}`,
+      );
     return promises as PromiseFunction;
   }
   if (promise === undefined) return undefined;

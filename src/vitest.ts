@@ -28,7 +28,11 @@ import { loadProject, projectRelative, userAllocatorForProject, type Project } f
 import type { AllocatorPolicy } from './alloc/allocator.js';
 import { USER_ALLOCATOR_SYSTEM } from './systems/user-allocator.js';
 import { fileSystemName } from './cli/fuzz-targets.js';
-import { isWatchdogFile, notARegression, regressionFilesUnder as filesUnder } from './cli/preflight.js';
+import {
+  isWatchdogFile,
+  notARegression,
+  regressionFilesUnder as filesUnder,
+} from './cli/preflight.js';
 
 export interface SystemTestParameters {
   /** fast-check seed (default: fast-check's global seed, else the project's fixed seed). */
@@ -60,19 +64,27 @@ function knownSeed(seed: number | undefined): number | undefined {
 /** Projects by config file (the working directory's when none is named), each loaded once. */
 const projects = new Map<string, Promise<Project>>();
 
-function projectOf(parameters: { readonly project?: Project; readonly configFile?: string }): Promise<Project> {
+function projectOf(parameters: {
+  readonly project?: Project;
+  readonly configFile?: string;
+}): Promise<Project> {
   if (parameters.project !== undefined) return Promise.resolve(parameters.project);
   const key = parameters.configFile ?? '';
   let loaded = projects.get(key);
   if (loaded === undefined) {
-    loaded = loadProject(parameters.configFile === undefined ? {} : { configFile: parameters.configFile });
+    loaded = loadProject(
+      parameters.configFile === undefined ? {} : { configFile: parameters.configFile },
+    );
     projects.set(key, loaded);
   }
   return loaded;
 }
 
 /** The seed of a test: the parameter's, else fast-check's global one, else the project config's `seed` (default: the fixed seed). */
-async function resolveSeed(seed: number | undefined, parameters: { readonly project?: Project; readonly configFile?: string } = {}): Promise<number> {
+async function resolveSeed(
+  seed: number | undefined,
+  parameters: { readonly project?: Project; readonly configFile?: string } = {},
+): Promise<number> {
   return knownSeed(seed) ?? seedNumber((await projectOf(parameters)).seed);
 }
 
@@ -92,7 +104,8 @@ function seedTitle(seed: number | undefined): string {
 export function runsScale(raw: string | undefined = process.env.GPUMV_RUNS_SCALE): number {
   if (raw === undefined || raw.trim() === '') return 1;
   const scale = Number(raw);
-  if (!(Number.isFinite(scale) && scale > 0)) throw new Error(`GPUMV_RUNS_SCALE must be a positive number, got '${raw}'`);
+  if (!(Number.isFinite(scale) && scale > 0))
+    throw new Error(`GPUMV_RUNS_SCALE must be a positive number, got '${raw}'`);
   return scale;
 }
 
@@ -102,7 +115,12 @@ function resolveRuns(numRuns: number | undefined, scaled = true): number {
 }
 
 /** The error a failing check throws: the readable report, the replay parameters and the save command. */
-export function findingError(system: AnySystem, result: Extract<CheckResult, { failed: true }>, implFactory?: ImplFactory, mutant?: string): Error {
+export function findingError(
+  system: AnySystem,
+  result: Extract<CheckResult, { failed: true }>,
+  implFactory?: ImplFactory,
+  mutant?: string,
+): Error {
   const save =
     system.name === USER_ALLOCATOR_SYSTEM || fileSystemName(system.name) === USER_ALLOCATOR_SYSTEM
       ? `${cliCommand('regress')} save --allocator ${String(result.config.allocatorModule)} --seed ${result.seed} --path ${result.path}`
@@ -112,7 +130,10 @@ export function findingError(system: AnySystem, result: Extract<CheckResult, { f
     failure: result.failure,
     commands: result.commands,
     runOptions: implFactory === undefined ? {} : { implFactory },
-    notes: [`replay: { seed: ${result.seed}, path: ${JSON.stringify(result.path)} }`, `shrunk from ${result.originalLength} to ${result.commands.length} commands`],
+    notes: [
+      `replay: { seed: ${result.seed}, path: ${JSON.stringify(result.path)} }`,
+      `shrunk from ${result.originalLength} to ${result.commands.length} commands`,
+    ],
   });
   const error = new Error(`${report}\n\nStore it as a regression:\n  ${save}`);
   error.name = 'PropertyFailure';
@@ -124,7 +145,11 @@ export function findingError(system: AnySystem, result: Extract<CheckResult, { f
  * seed: the parameter's, else fast-check's global one, else `seed` (the project's, when the
  * caller resolved it), else the fixed default.
  */
-export function assertSystem(system: AnySystem, parameters: SystemTestParameters = {}, projectSeed?: number): { numRuns: number; probesMissed: string[] } {
+export function assertSystem(
+  system: AnySystem,
+  parameters: SystemTestParameters = {},
+  projectSeed?: number,
+): { numRuns: number; probesMissed: string[] } {
   const context = new RunContext();
   const seed = knownSeed(parameters.seed) ?? projectSeed ?? seedNumber(DEFAULT_SEED);
   const numRuns = resolveRuns(parameters.numRuns);
@@ -146,10 +171,14 @@ export function assertSystem(system: AnySystem, parameters: SystemTestParameters
  * invariant holds, and (unless `requireProbes: false`) every probe of the system fires.
  */
 export function testSystem(system: AnySystem, parameters: SystemTestParameters = {}): void {
-  const runs = parameters.path === undefined ? `${resolveRuns(parameters.numRuns)} generated sequences` : `the counterexample at path ${parameters.path}`;
+  const runs =
+    parameters.path === undefined
+      ? `${resolveRuns(parameters.numRuns)} generated sequences`
+      : `the counterexample at path ${parameters.path}`;
   it(`${system.name}: model and implementation agree step for step over ${runs} (${seedTitle(parameters.seed)})`, async () => {
     const { probesMissed } = assertSystem(system, parameters, await resolveSeed(parameters.seed));
-    if (parameters.requireProbes ?? true) expect(probesMissed, 'probes the generator never reached').toEqual([]);
+    if (parameters.requireProbes ?? true)
+      expect(probesMissed, 'probes the generator never reached').toEqual([]);
   });
 }
 
@@ -157,19 +186,35 @@ export function testSystem(system: AnySystem, parameters: SystemTestParameters =
  * One test per mutant: it is caught, by the check it names. Plus: every invariant of the system
  * is the expected check of at least one mutant (an invariant no mutant trips is not shown to fire).
  */
-export function testMutants(system: AnySystem, mutants: readonly AnyMutant[], parameters: Omit<SystemTestParameters, 'implFactory' | 'path'> = {}): void {
+export function testMutants(
+  system: AnySystem,
+  mutants: readonly AnyMutant[],
+  parameters: Omit<SystemTestParameters, 'implFactory' | 'path'> = {},
+): void {
   const own = mutants.filter((mutant) => mutant.system === system.name);
   it(`${system.name}: every invariant is the named check of some mutant`, () => {
     expect(own.length, 'mutants of this system').toBeGreaterThan(0);
     const expected = new Set(own.map((mutant) => mutant.expectedCheck));
-    expect(system.invariants.map((invariant) => invariant.name).filter((name) => !expected.has(name)), 'invariants no mutant is expected to trip').toEqual([]);
+    expect(
+      system.invariants.map((invariant) => invariant.name).filter((name) => !expected.has(name)),
+      'invariants no mutant is expected to trip',
+    ).toEqual([]);
   });
   for (const mutant of own) {
     it(`${system.name}: catches ${mutant.name} with ${mutant.expectedCheck}`, async () => {
       const numRuns = resolveRuns(parameters.numRuns, false);
-      const result = checkSystem(system, { seed: await resolveSeed(parameters.seed), numRuns, implFactory: mutant.createImpl, ...(parameters.maxLength === undefined ? {} : { maxLength: parameters.maxLength }) });
+      const result = checkSystem(system, {
+        seed: await resolveSeed(parameters.seed),
+        numRuns,
+        implFactory: mutant.createImpl,
+        ...(parameters.maxLength === undefined ? {} : { maxLength: parameters.maxLength }),
+      });
       expect(result.failed, `${mutant.name} survived ${numRuns} runs`).toBe(true);
-      if (result.failed) expect(result.failure.check, findingError(system, result, mutant.createImpl, mutant.name).message).toBe(mutant.expectedCheck);
+      if (result.failed)
+        expect(
+          result.failure.check,
+          findingError(system, result, mutant.createImpl, mutant.name).message,
+        ).toBe(mutant.expectedCheck);
     });
   }
 }
@@ -179,7 +224,10 @@ export function describeSystem(system: AnySystem, parameters: DescribeSystemPara
   describe(`${system.name}: model and implementation`, () => testSystem(system, parameters));
   if (parameters.mutants !== undefined) {
     describe(`${system.name}: mutants`, () =>
-      testMutants(system, parameters.mutants!, { ...parameters, ...(parameters.mutantRuns === undefined ? {} : { numRuns: parameters.mutantRuns }) }));
+      testMutants(system, parameters.mutants!, {
+        ...parameters,
+        ...(parameters.mutantRuns === undefined ? {} : { numRuns: parameters.mutantRuns }),
+      }));
   }
 }
 
@@ -215,9 +263,21 @@ export function replayRegressions(parameters: ReplayParameters = {}): void {
         continue;
       }
       it(`${name}: passes against the implementation and fails against its mutants`, async () => {
-        const { regression, system } = await loadRegression(file, await project.registry.mutantSystems(), (name, rawConfig) => project.registry.systemForFile(name, rawConfig));
+        const { regression, system } = await loadRegression(
+          file,
+          await project.registry.mutantSystems(),
+          (name, rawConfig) => project.registry.systemForFile(name, rawConfig),
+        );
         const result = replayRegression(file, regression, system, await project.registry.mutants());
-        if (!result.real.ok) throw new Error(formatReport({ system, failure: result.real.failure, commands: regression.commands, notes: [`file: ${file}`] }));
+        if (!result.real.ok)
+          throw new Error(
+            formatReport({
+              system,
+              failure: result.real.failure,
+              commands: regression.commands,
+              notes: [`file: ${file}`],
+            }),
+          );
         expect(replayProblems(result)).toEqual([]);
       });
     }
@@ -248,11 +308,17 @@ export interface DescribeAllocatorParameters extends ReplayParameters {
  *
  *   describeAllocator('src/my-allocator.mjs', { numRuns: 500 });
  */
-export function describeAllocator(modulePath: string, parameters: DescribeAllocatorParameters = {}): void {
+export function describeAllocator(
+  modulePath: string,
+  parameters: DescribeAllocatorParameters = {},
+): void {
   describe(`allocator ${modulePath}`, async () => {
     const project = await projectOf(parameters);
     const system = await userAllocatorForProject(project.root, modulePath, parameters.policy);
-    const runs = parameters.path === undefined ? `${resolveRuns(parameters.numRuns)} generated sequences` : `the counterexample at path ${parameters.path}`;
+    const runs =
+      parameters.path === undefined
+        ? `${resolveRuns(parameters.numRuns)} generated sequences`
+        : `the counterexample at path ${parameters.path}`;
     const testParameters: SystemTestParameters = {
       ...(parameters.seed === undefined ? {} : { seed: parameters.seed }),
       ...(parameters.numRuns === undefined ? {} : { numRuns: parameters.numRuns }),
@@ -268,12 +334,26 @@ export function describeAllocator(modulePath: string, parameters: DescribeAlloca
     });
     const own = projectRelative(project.root, modulePath);
     const dir = path.resolve(project.regressionsDir);
-    const files = (existsSync(dir) ? filesUnder(dir) : []).filter((file) => !isWatchdogFile(file) && regressionModule(file) === own);
+    const files = (existsSync(dir) ? filesUnder(dir) : []).filter(
+      (file) => !isWatchdogFile(file) && regressionModule(file) === own,
+    );
     for (const file of files) {
       it(`${path.relative(dir, file)}: the stored regression passes`, async () => {
-        const { regression, system: stored } = await loadRegression(file, await project.registry.mutantSystems(), (name, rawConfig) => project.registry.systemForFile(name, rawConfig));
+        const { regression, system: stored } = await loadRegression(
+          file,
+          await project.registry.mutantSystems(),
+          (name, rawConfig) => project.registry.systemForFile(name, rawConfig),
+        );
         const result = replayRegression(file, regression, stored, []);
-        if (!result.real.ok) throw new Error(formatReport({ system: stored, failure: result.real.failure, commands: regression.commands, notes: [`file: ${file}`] }));
+        if (!result.real.ok)
+          throw new Error(
+            formatReport({
+              system: stored,
+              failure: result.real.failure,
+              commands: regression.commands,
+              notes: [`file: ${file}`],
+            }),
+          );
       });
     }
   });
@@ -282,7 +362,9 @@ export function describeAllocator(modulePath: string, parameters: DescribeAlloca
 /** The allocator module a regression file's config names, or null for any other file. */
 function regressionModule(file: string): string | null {
   try {
-    const parsed = JSON.parse(readFileSync(file, 'utf8')) as { config?: { allocatorModule?: unknown } };
+    const parsed = JSON.parse(readFileSync(file, 'utf8')) as {
+      config?: { allocatorModule?: unknown };
+    };
     const module = parsed.config?.allocatorModule;
     return typeof module === 'string' ? module : null;
   } catch {
@@ -298,14 +380,25 @@ function regressionModule(file: string): string | null {
  */
 export function assertEmptyPoolPromise(system: AnySystem, runs: number, seed: number): void {
   const cases = fc.sample(
-    system.configArb().chain((config) => fc.record({ config: fc.constant(config), command: system.commandArb(config) })),
+    system
+      .configArb()
+      .chain((config) =>
+        fc.record({ config: fc.constant(config), command: system.commandArb(config) }),
+      ),
     { seed, numRuns: runs },
   );
   for (const { config, command } of cases) {
     if ((command as { op: string }).op !== 'alloc') continue;
     const outcome = runSequence(system, config, [command]);
     if (!outcome.ok) {
-      throw new Error(formatReport({ system, failure: outcome.failure, commands: [command], notes: [`an empty pool, one request (seed ${seed})`] }));
+      throw new Error(
+        formatReport({
+          system,
+          failure: outcome.failure,
+          commands: [command],
+          notes: [`an empty pool, one request (seed ${seed})`],
+        }),
+      );
     }
   }
 }

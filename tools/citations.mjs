@@ -16,7 +16,17 @@ import { readFileSync, writeFileSync, readdirSync, statSync, existsSync } from '
 import { join, relative, dirname, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const DEFAULT_ROOTS = ['src', 'models', 'mutants', 'properties', 'bench', 'examples', 'docs', 'tools', 'README.md'];
+const DEFAULT_ROOTS = [
+  'src',
+  'models',
+  'mutants',
+  'properties',
+  'bench',
+  'examples',
+  'docs',
+  'tools',
+  'README.md',
+];
 const EXTENSIONS = /\.(ts|mts|cts|js|mjs|cjs|md)$/;
 /** Files that talk about the citation forms themselves, not citations. */
 const SELF = ['tools/citations.mjs', 'properties/citations.test.ts'];
@@ -37,7 +47,11 @@ const SEED_NAMES = 'd3d12-memory-allocation|ue5-dx12-residency-set|gpu-resource-
 const SEED_PREFIX = `(?:(?:the${WS})?[Ss]eeds?(?:'s)?,?${WS})?`;
 const LIFETIME_SECTIONS = '环形上传区间|池复用';
 
-const SEED_FILE = { 'd3d12-memory-allocation': 'mem', 'ue5-dx12-residency-set': 'rs', 'gpu-resource-lifetime': 'life' };
+const SEED_FILE = {
+  'd3d12-memory-allocation': 'mem',
+  'ue5-dx12-residency-set': 'rs',
+  'gpu-resource-lifetime': 'life',
+};
 const LIFETIME_ANCHOR = { 环形上传区间: 'life-ring', 池复用: 'life-pool' };
 const ALLOCATOR_TITLES = [
   ['common contract', 'al-common'],
@@ -91,7 +105,10 @@ function sectionAnchors(chain, prefix) {
   for (const raw of items) {
     const item = raw.replace(new RegExp(WS, 'g'), ' ').trim();
     if (item === '') continue;
-    const m = /^§(\d+(?:\.\d+)*)(?:\s+steps?\s+(\d+(?:\.\d+)*)(?:-(\d+(?:\.\d+)*))?|\s+constraint\s+([①②③④]))?(?:[-–]§(\d+(?:\.\d+)*))?$/.exec(item);
+    const m =
+      /^§(\d+(?:\.\d+)*)(?:\s+steps?\s+(\d+(?:\.\d+)*)(?:-(\d+(?:\.\d+)*))?|\s+constraint\s+([①②③④]))?(?:[-–]§(\d+(?:\.\d+)*))?$/.exec(
+        item,
+      );
     if (!m) return null;
     const [, sec, step, stepTo, circled, secTo] = m;
     const base = `${prefix}-${dashed(sec)}`;
@@ -136,16 +153,23 @@ function mapOld(m, context) {
     return { file: 'allocators.md', anchors: [[hit ? hit[1] : `?${g.alTitle}`, ', ']], context };
   }
   if (g.rl !== undefined) {
-    if (g.rlChain === undefined) return { file: 'residency-library.md', anchors: [], context: 'rl' };
-    return { file: 'residency-library.md', anchors: sectionAnchors(g.rlChain, 'rl'), context: 'rl' };
+    if (g.rlChain === undefined)
+      return { file: 'residency-library.md', anchors: [], context: 'rl' };
+    return {
+      file: 'residency-library.md',
+      anchors: sectionAnchors(g.rlChain, 'rl'),
+      context: 'rl',
+    };
   }
   if (g.seed !== undefined) {
     const prefix = SEED_FILE[g.seed];
     if (g.seedChain !== undefined) {
       return { file: 'engine.md', anchors: sectionAnchors(g.seedChain, prefix), context: prefix };
     }
-    if (g.seedNamed !== undefined) return { file: 'engine.md', anchors: namedAnchors(g.seedNamed, prefix), context };
-    if (g.seedLife !== undefined) return { file: 'engine.md', anchors: [[LIFETIME_ANCHOR[g.seedLife], ', ']], context };
+    if (g.seedNamed !== undefined)
+      return { file: 'engine.md', anchors: namedAnchors(g.seedNamed, prefix), context };
+    if (g.seedLife !== undefined)
+      return { file: 'engine.md', anchors: [[LIFETIME_ANCHOR[g.seedLife], ', ']], context };
     return { file: 'engine.md', anchors: [[prefix, ', ']], context };
   }
   if (g.seedless !== undefined) {
@@ -159,7 +183,9 @@ function mapOld(m, context) {
 /** The new text of a citation: plain in code, links in Markdown (relative to `fromFile`). */
 function render(file, anchors, fromFile) {
   const isMd = fromFile.endsWith('.md');
-  const rel = isMd ? relative(dirname(fromFile), join(SPEC_DIR, file)).split(sep).join('/') : `${SPEC_DIR}/${file}`;
+  const rel = isMd
+    ? relative(dirname(fromFile), join(SPEC_DIR, file)).split(sep).join('/')
+    : `${SPEC_DIR}/${file}`;
   if (anchors.length === 0) return isMd ? `[${file}](${rel})` : rel;
   if (isMd) return anchors.map(([a, j], i) => `${i === 0 ? '' : j}[${a}](${rel}#${a})`).join('');
   return anchors.map(([a, j], i) => (i === 0 ? `${rel}#${a}` : `${j}#${a}`)).join('');
@@ -222,23 +248,37 @@ export function scanText(text, file, root) {
     const path = join(root, SPEC_DIR, specFile);
     const anchors = anchorsOf(path);
     if (anchors === null) {
-      problems.push({ file, line: lineOf(text, index), message: `${shown}: ${SPEC_DIR}/${specFile} does not exist` });
+      problems.push({
+        file,
+        line: lineOf(text, index),
+        message: `${shown}: ${SPEC_DIR}/${specFile} does not exist`,
+      });
     } else if (anchor !== undefined && !anchors.has(anchor)) {
-      problems.push({ file, line: lineOf(text, index), message: `${shown}: no anchor #${anchor} in ${SPEC_DIR}/${specFile}` });
+      problems.push({
+        file,
+        line: lineOf(text, index),
+        message: `${shown}: no anchor #${anchor} in ${SPEC_DIR}/${specFile}`,
+      });
     }
   };
 
   // New forms.
   for (const m of text.matchAll(NEW)) {
     const [whole, specFile, first, rest] = m;
-    const anchors = first === undefined ? [undefined] : [first, ...[...(rest ?? '').matchAll(/#([\w-]+)/g)].map((r) => r[1])];
+    const anchors =
+      first === undefined
+        ? [undefined]
+        : [first, ...[...(rest ?? '').matchAll(/#([\w-]+)/g)].map((r) => r[1])];
     for (const a of anchors) resolveSpec(specFile, a, m.index, short(whole));
   }
   // Markdown links into docs/spec (and links between the spec files).
   if (file.endsWith('.md')) {
     for (const m of text.matchAll(MD_LINK)) {
       const [whole, target, hash] = m;
-      const targetPath = target === undefined || target === '' ? file : join(dirname(file), target).split(sep).join('/');
+      const targetPath =
+        target === undefined || target === ''
+          ? file
+          : join(dirname(file), target).split(sep).join('/');
       if (!targetPath.startsWith(`${SPEC_DIR}/`)) continue;
       if (target === undefined && !inSpec) continue;
       resolveSpec(targetPath.slice(SPEC_DIR.length + 1), hash?.slice(1), m.index, short(whole));
@@ -256,7 +296,11 @@ export function scanText(text, file, root) {
     count++;
     const line = lineOf(text, m.index);
     if (mapped.anchors === null) {
-      problems.push({ file, line, message: `'${short(m[0])}': a section with no spec named before it in this file` });
+      problems.push({
+        file,
+        line,
+        message: `'${short(m[0])}': a section with no spec named before it in this file`,
+      });
       continue;
     }
     context = mapped.context;
@@ -264,18 +308,25 @@ export function scanText(text, file, root) {
     const replacement = bad ? null : render(mapped.file, mapped.anchors, file);
     if (replacement !== null) {
       const anchors = anchorsOf(join(root, SPEC_DIR, mapped.file));
-      const missing = mapped.anchors.map(([a]) => a).filter((a) => anchors === null || !anchors.has(a));
+      const missing = mapped.anchors
+        .map(([a]) => a)
+        .filter((a) => anchors === null || !anchors.has(a));
       if (missing.length > 0) {
-        problems.push({ file, line, message: `'${short(m[0])}': maps to ${SPEC_DIR}/${mapped.file}#${missing.join(', #')}, which does not exist` });
+        problems.push({
+          file,
+          line,
+          message: `'${short(m[0])}': maps to ${SPEC_DIR}/${mapped.file}#${missing.join(', #')}, which does not exist`,
+        });
         continue;
       }
     }
     problems.push({
       file,
       line,
-      message: replacement === null
-        ? `'${short(m[0])}': no section of ${SPEC_DIR}/${mapped.file} is titled so`
-        : `'${short(m[0])}': names a file the package does not ship; --fix writes ${replacement}`,
+      message:
+        replacement === null
+          ? `'${short(m[0])}': no section of ${SPEC_DIR}/${mapped.file} is titled so`
+          : `'${short(m[0])}': names a file the package does not ship; --fix writes ${replacement}`,
       fixable: replacement !== null,
     });
     if (replacement !== null) {
@@ -300,7 +351,10 @@ function reflow(text, isMd) {
   let carried = -1;
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i];
-    if (line.length <= WIDTH || (carried !== i && !line.includes(`${SPEC_DIR}/`) && !(isMd && line.includes('spec/')))) {
+    if (
+      line.length <= WIDTH ||
+      (carried !== i && !line.includes(`${SPEC_DIR}/`) && !(isMd && line.includes('spec/')))
+    ) {
       continue;
     }
     const banner = /^(\s*\/\/ -+ .*? )(-{3,})$/.exec(line);
@@ -324,8 +378,12 @@ function reflow(text, isMd) {
     const next = lines[i + 1];
     const nextBody = next?.startsWith(prefix) ? next.slice(prefix.length) : null;
     const continues =
-      nextBody !== null && nextBody.trim() !== '' && !/^\s*(?:- |@|\*\/)/.test(nextBody) && !next.includes('*/') &&
-      nextBody.startsWith(indent) && !nextBody.startsWith(`${indent} `);
+      nextBody !== null &&
+      nextBody.trim() !== '' &&
+      !/^\s*(?:- |@|\*\/)/.test(nextBody) &&
+      !next.includes('*/') &&
+      nextBody.startsWith(indent) &&
+      !nextBody.startsWith(`${indent} `);
     lines[i] = keep;
     if (continues) lines[i + 1] = `${prefix}${indent}${overflow} ${nextBody.slice(indent.length)}`;
     else lines.splice(i + 1, 0, `${prefix}${indent}${overflow}`);
@@ -340,7 +398,8 @@ function walk(root, rel, out) {
   const st = statSync(path);
   if (st.isDirectory()) {
     for (const name of readdirSync(path).sort()) {
-      if (name === 'node_modules' || name === 'dist' || name.startsWith('.') || name === 'fixtures') continue;
+      if (name === 'node_modules' || name === 'dist' || name.startsWith('.') || name === 'fixtures')
+        continue;
       walk(root, rel === '' ? name : `${rel}/${name}`, out);
     }
   } else if (EXTENSIONS.test(rel) && !SELF.includes(rel)) {
@@ -398,7 +457,9 @@ function main(argv) {
     } else paths.push(a);
   }
   if (!existsSync(join(root, SPEC_DIR))) {
-    console.error(`error: ${join(root, SPEC_DIR)}: no such folder (--root names the repository root)`);
+    console.error(
+      `error: ${join(root, SPEC_DIR)}: no such folder (--root names the repository root)`,
+    );
     return 2;
   }
   for (const p of paths) {
@@ -426,7 +487,8 @@ function main(argv) {
     }
     for (const p of problems) console.log(`${p.file}:${p.line}: ${p.message}`);
     unresolved += problems.length;
-    if (list && problems.length === 0 && count > 0) console.log(`${file}: ${count} citation(s) resolve`);
+    if (list && problems.length === 0 && count > 0)
+      console.log(`${file}: ${count} citation(s) resolve`);
   }
   if (fix) console.log(`rewrote ${rewritten} file(s)`);
   console.log(`${total} citation(s) in ${files.length} file(s); ${unresolved} unresolved`);

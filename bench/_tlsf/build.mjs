@@ -8,11 +8,14 @@ import { fileURLToPath } from 'node:url';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const { error, stderr } = await asc.main([
   path.join(here, 'tlsf.ts'),
-  '--outFile', path.join(here, 'tlsf.wasm'),
-  '--runtime', 'minimal',
+  '--outFile',
+  path.join(here, 'tlsf.wasm'),
+  '--runtime',
+  'minimal',
   '-O3',
   '--noAssert',
-  '--maximumMemory', '65536',
+  '--maximumMemory',
+  '65536',
 ]);
 if (error) {
   console.error(stderr.toString());

@@ -75,16 +75,25 @@ export interface InspectableAllocator extends Allocator {
  */
 export function validateRequest(sizeBytes: number, alignBytes: number): void {
   if (!Number.isSafeInteger(sizeBytes) || sizeBytes <= 0) {
-    throw new ContractError(AllocErrors.BAD_SIZE, `sizeBytes must be a positive integer, got ${sizeBytes}`);
+    throw new ContractError(
+      AllocErrors.BAD_SIZE,
+      `sizeBytes must be a positive integer, got ${sizeBytes}`,
+    );
   }
   if (!isPowerOfTwo(alignBytes)) {
-    throw new ContractError(AllocErrors.BAD_ALIGN, `alignBytes must be a power of two, got ${alignBytes}`);
+    throw new ContractError(
+      AllocErrors.BAD_ALIGN,
+      `alignBytes must be a power of two, got ${alignBytes}`,
+    );
   }
 }
 
 /** The BAD_FREE error for `offsetBytes` (double free, interior offset, never allocated). */
 export function badFree(offsetBytes: number): ContractError {
-  return new ContractError(AllocErrors.BAD_FREE, `offset ${offsetBytes} is not the start of a live allocation`);
+  return new ContractError(
+    AllocErrors.BAD_FREE,
+    `offset ${offsetBytes} is not the start of a live allocation`,
+  );
 }
 
 /** One block of an allocator's tiling of [0, capacity), for structure invariants and tests. */
@@ -122,7 +131,12 @@ export function inspectLive(allocator: InspectableAllocator): readonly LiveAlloc
 }
 
 /** Sets entry `index` of a reusable live view (reusing its record when there is one). */
-export function setLiveEntry(view: { offsetBytes: number; sizeBytes: number }[], index: number, offsetBytes: number, sizeBytes: number): void {
+export function setLiveEntry(
+  view: { offsetBytes: number; sizeBytes: number }[],
+  index: number,
+  offsetBytes: number,
+  sizeBytes: number,
+): void {
   const entry = view[index];
   if (entry === undefined) {
     view.push({ offsetBytes, sizeBytes });
@@ -133,7 +147,13 @@ export function setLiveEntry(view: { offsetBytes: number; sizeBytes: number }[],
 }
 
 /** Sets entry `index` of a reusable block view (reusing its record when there is one). */
-export function setBlockEntry(view: { offsetBytes: number; sizeBytes: number; free: boolean }[], index: number, offsetBytes: number, sizeBytes: number, free: boolean): void {
+export function setBlockEntry(
+  view: { offsetBytes: number; sizeBytes: number; free: boolean }[],
+  index: number,
+  offsetBytes: number,
+  sizeBytes: number,
+  free: boolean,
+): void {
   const entry = view[index];
   if (entry === undefined) {
     view.push({ offsetBytes, sizeBytes, free });
@@ -147,13 +167,19 @@ export function setBlockEntry(view: { offsetBytes: number; sizeBytes: number; fr
 /** Fresh copies of a live view (`live()` of allocators whose views reuse their records). */
 export function copyLive(view: readonly LiveAllocation[]): LiveAllocation[] {
   const out: LiveAllocation[] = new Array(view.length);
-  for (let i = 0; i < view.length; i++) out[i] = { offsetBytes: view[i]!.offsetBytes, sizeBytes: view[i]!.sizeBytes };
+  for (let i = 0; i < view.length; i++)
+    out[i] = { offsetBytes: view[i]!.offsetBytes, sizeBytes: view[i]!.sizeBytes };
   return out;
 }
 
 /** Fresh copies of a block view (`blocks()` of allocators whose views reuse their records). */
 export function copyBlocks(view: readonly BlockInfo[]): BlockInfo[] {
   const out: BlockInfo[] = new Array(view.length);
-  for (let i = 0; i < view.length; i++) out[i] = { offsetBytes: view[i]!.offsetBytes, sizeBytes: view[i]!.sizeBytes, free: view[i]!.free };
+  for (let i = 0; i < view.length; i++)
+    out[i] = {
+      offsetBytes: view[i]!.offsetBytes,
+      sizeBytes: view[i]!.sizeBytes,
+      free: view[i]!.free,
+    };
   return out;
 }

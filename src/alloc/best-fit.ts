@@ -21,8 +21,23 @@
  * Steps are protected methods so the bug catalog (mutants/) can re-create a pitfall by
  * overriding one of them; nothing in src/ depends on that catalog.
  */
-import { alignUp, badFree, copyBlocks, copyLive, setBlockEntry, setLiveEntry, validateRequest, type BlockAllocator, type BlockInfo, type LiveAllocation } from './allocator.js';
-import { checkSubAllocatorConfig, DEFAULT_POOL_ALIGN_BYTES, type SubAllocatorConfig } from './config.js';
+import {
+  alignUp,
+  badFree,
+  copyBlocks,
+  copyLive,
+  setBlockEntry,
+  setLiveEntry,
+  validateRequest,
+  type BlockAllocator,
+  type BlockInfo,
+  type LiveAllocation,
+} from './allocator.js';
+import {
+  checkSubAllocatorConfig,
+  DEFAULT_POOL_ALIGN_BYTES,
+  type SubAllocatorConfig,
+} from './config.js';
 import { BitsetIndex } from './bitset-index.js';
 import { grownCopy } from './typed-arrays.js';
 
@@ -222,7 +237,10 @@ export class BestFitAllocator implements BlockAllocator {
     const size = this.sizeUnits[node]!;
     let slot = this.heapSlot[size]!;
     if (slot === NIL) {
-      slot = this.spareSlots.length > 0 ? this.spareSlots.pop()! : this.heaps.push(new Int32Array(16)) - 1;
+      slot =
+        this.spareSlots.length > 0
+          ? this.spareSlots.pop()!
+          : this.heaps.push(new Int32Array(16)) - 1;
       this.heapSlot[size] = slot;
       this.freeSizes.set(size);
     }
@@ -364,7 +382,8 @@ export class BestFitAllocator implements BlockAllocator {
     let live = 0;
     for (let i = 0; i < count; i++) {
       const node = nodes[i]!;
-      if (this.isFree[node] === 0) setLiveEntry(view, live++, this.userOffsetBytes[node]!, this.userSizeBytes[node]!);
+      if (this.isFree[node] === 0)
+        setLiveEntry(view, live++, this.userOffsetBytes[node]!, this.userSizeBytes[node]!);
     }
     view.length = live;
     return view;
@@ -383,7 +402,12 @@ export class BestFitAllocator implements BlockAllocator {
   }
 
   isPristine(): boolean {
-    return this.liveCount === 0 && this.next[this.head] === NIL && this.isFree[this.head] === 1 && this.sizeUnits[this.head] === this.capacityUnits;
+    return (
+      this.liveCount === 0 &&
+      this.next[this.head] === NIL &&
+      this.isFree[this.head] === 1 &&
+      this.sizeUnits[this.head] === this.capacityUnits
+    );
   }
 
   blocks(): BlockInfo[] {
@@ -410,14 +434,22 @@ export class BestFitAllocator implements BlockAllocator {
   /** The free blocks in the index's order: size ascending, then offset (the spec's FreeBlocks). */
   freeBlocksBySize(): { offsetBytes: number; sizeBytes: number }[] {
     const out: { offsetBytes: number; sizeBytes: number }[] = [];
-    for (let size = this.freeSizes.findNext(0); size >= 0; size = this.freeSizes.findNext(size + 1)) {
+    for (
+      let size = this.freeSizes.findNext(0);
+      size >= 0;
+      size = this.freeSizes.findNext(size + 1)
+    ) {
       const heap = this.heaps[this.heapSlot[size]!]!;
       const count = heap[0]!;
       // A heap is ordered only from parent to child: its offsets, sorted, are the size's run.
       const offsets: number[] = [];
       for (let i = 1; i <= count; i++) offsets.push(heap[2 * i]!);
       offsets.sort((a, b) => a - b);
-      for (const offsetUnits of offsets) out.push({ offsetBytes: offsetUnits * this.poolAlignBytes, sizeBytes: size * this.poolAlignBytes });
+      for (const offsetUnits of offsets)
+        out.push({
+          offsetBytes: offsetUnits * this.poolAlignBytes,
+          sizeBytes: size * this.poolAlignBytes,
+        });
     }
     return out;
   }
@@ -429,7 +461,8 @@ export class BestFitAllocator implements BlockAllocator {
     // name free nodes of that size by their offset, each entry's recorded position is where it
     // is, and no parent's offset is above its child's. Nodes reached are marked with this
     // call's epoch.
-    if (this.marks.length < this.offsetUnits.length) this.marks = new Int32Array(this.offsetUnits.length);
+    if (this.marks.length < this.offsetUnits.length)
+      this.marks = new Int32Array(this.offsetUnits.length);
     if (this.markEpoch >= 0x3fffffff) {
       this.marks.fill(0);
       this.markEpoch = 0;
@@ -437,41 +470,59 @@ export class BestFitAllocator implements BlockAllocator {
     const marks = this.marks;
     const epoch = ++this.markEpoch;
     let indexedSize = 0;
-    for (let size = this.freeSizes.findNext(0); size >= 0; size = this.freeSizes.findNext(size + 1)) {
+    for (
+      let size = this.freeSizes.findNext(0);
+      size >= 0;
+      size = this.freeSizes.findNext(size + 1)
+    ) {
       const slot = this.heapSlot[size]!;
       const heap = slot === NIL ? undefined : this.heaps[slot];
-      if (heap === undefined || heap[0]! < 1) return `size ${size} has its bit set but no free blocks`;
+      if (heap === undefined || heap[0]! < 1)
+        return `size ${size} has its bit set but no free blocks`;
       const count = heap[0]!;
-      if (2 * count + 1 >= heap.length) return `size ${size}: the heap counts ${count} entries but has room for ${(heap.length >> 1) - 1}`;
+      if (2 * count + 1 >= heap.length)
+        return `size ${size}: the heap counts ${count} entries but has room for ${(heap.length >> 1) - 1}`;
       for (let i = 1; i <= count; i++) {
         const node = heap[2 * i + 1]!;
-        if (!(node >= 0 && node < this.nodeHighWater)) return `size ${size}: heap entry ${i} names no node (${node})`;
+        if (!(node >= 0 && node < this.nodeHighWater))
+          return `size ${size}: heap entry ${i} names no node (${node})`;
         if (marks[node] === epoch) return `the size index reaches node ${node} twice`;
-        if (this.isFree[node] !== 1 || this.sizeUnits[node] !== size) return `the size index lists node ${node} under size ${size} but it is not a free block of that size`;
-        if (heap[2 * i] !== this.offsetUnits[node]) return `size ${size}: heap entry ${i} keeps offset ${heap[2 * i]! * this.poolAlignBytes} for node ${node} at ${this.offsetUnits[node]! * this.poolAlignBytes}`;
-        if (this.heapPos[node] !== i) return `size ${size}: node ${node} records heap position ${this.heapPos[node]} but sits at ${i}`;
-        if (i > 1 && heap[2 * (i >> 1)]! > heap[2 * i]!) return `size ${size}: node ${node} sits below a parent with a higher offset`;
+        if (this.isFree[node] !== 1 || this.sizeUnits[node] !== size)
+          return `the size index lists node ${node} under size ${size} but it is not a free block of that size`;
+        if (heap[2 * i] !== this.offsetUnits[node])
+          return `size ${size}: heap entry ${i} keeps offset ${heap[2 * i]! * this.poolAlignBytes} for node ${node} at ${this.offsetUnits[node]! * this.poolAlignBytes}`;
+        if (this.heapPos[node] !== i)
+          return `size ${size}: node ${node} records heap position ${this.heapPos[node]} but sits at ${i}`;
+        if (i > 1 && heap[2 * (i >> 1)]! > heap[2 * i]!)
+          return `size ${size}: node ${node} sits below a parent with a higher offset`;
         marks[node] = epoch;
         indexedSize++;
       }
     }
     for (let size = 0; size < this.heapSlot.length; size++) {
-      if (this.heapSlot[size] !== NIL && !this.freeSizes.test(size)) return `size ${size} has free blocks but its bit is clear`;
+      if (this.heapSlot[size] !== NIL && !this.freeSizes.test(size))
+        return `size ${size} has free blocks but its bit is clear`;
     }
-    if (indexedSize !== this.indexedCount) return `the size index holds ${indexedSize} entries but counts ${this.indexedCount}`;
+    if (indexedSize !== this.indexedCount)
+      return `the size index holds ${indexedSize} entries but counts ${this.indexedCount}`;
     let freeCount = 0;
     for (let i = 0; i < nodeCount; i++) {
       const node = nodes[i]!;
-      if (i > 0 && this.prev[node] !== nodes[i - 1]) return `node ${node}: prev link does not point at the previous block`;
+      if (i > 0 && this.prev[node] !== nodes[i - 1])
+        return `node ${node}: prev link does not point at the previous block`;
       if (this.isFree[node] === 1) {
         freeCount++;
-        if (marks[node] !== epoch) return `free block at ${this.offsetUnits[node]! * this.poolAlignBytes} is missing from the size index`;
+        if (marks[node] !== epoch)
+          return `free block at ${this.offsetUnits[node]! * this.poolAlignBytes} is missing from the size index`;
       } else if (this.liveNodeOrNil(this.userOffsetBytes[node]!) !== node) {
         return `allocated block at ${this.offsetUnits[node]! * this.poolAlignBytes} is not found by its caller offset`;
       }
     }
-    if (freeCount !== this.indexedCount) return `the size index holds ${this.indexedCount} entries for ${freeCount} free blocks`;
-    return this.liveCount === nodeCount - freeCount ? null : `${this.liveCount} live allocations counted for ${nodeCount - freeCount} allocated blocks`;
+    if (freeCount !== this.indexedCount)
+      return `the size index holds ${this.indexedCount} entries for ${freeCount} free blocks`;
+    return this.liveCount === nodeCount - freeCount
+      ? null
+      : `${this.liveCount} live allocations counted for ${nodeCount - freeCount} allocated blocks`;
   }
 
   /** The list's nodes from the head into listScratch (bounded by the node count); returns how many. */
@@ -480,7 +531,8 @@ export class BestFitAllocator implements BlockAllocator {
     if (this.listScratch.length < bound + 2) this.listScratch = new Int32Array(bound + 2);
     const nodes = this.listScratch;
     let count = 0;
-    for (let node = this.head; node !== NIL && count <= bound; node = this.next[node]!) nodes[count++] = node;
+    for (let node = this.head; node !== NIL && count <= bound; node = this.next[node]!)
+      nodes[count++] = node;
     return count;
   }
 }

@@ -15,7 +15,8 @@ export class BitsetIndex {
   private setCount = 0;
 
   constructor(readonly bitCount: number) {
-    if (!Number.isSafeInteger(bitCount) || bitCount < 1 || bitCount > 2 ** 31) throw new Error(`BitsetIndex: bitCount ${bitCount} out of range`);
+    if (!Number.isSafeInteger(bitCount) || bitCount < 1 || bitCount > 2 ** 31)
+      throw new Error(`BitsetIndex: bitCount ${bitCount} out of range`);
     const starts: number[] = [0];
     let words = Math.ceil(bitCount / 32);
     let total = 0;

@@ -15,8 +15,23 @@
  * Steps are protected methods so the bug catalog (mutants/) can re-create a pitfall by
  * overriding one of them; nothing in src/ depends on that catalog.
  */
-import { badFree, copyBlocks, copyLive, setBlockEntry, setLiveEntry, validateRequest, type BlockAllocator, type BlockInfo, type LiveAllocation } from './allocator.js';
-import { buddyMaxOrder, checkSubAllocatorConfig, DEFAULT_MIN_BLOCK_BYTES, type SubAllocatorConfig } from './config.js';
+import {
+  badFree,
+  copyBlocks,
+  copyLive,
+  setBlockEntry,
+  setLiveEntry,
+  validateRequest,
+  type BlockAllocator,
+  type BlockInfo,
+  type LiveAllocation,
+} from './allocator.js';
+import {
+  buddyMaxOrder,
+  checkSubAllocatorConfig,
+  DEFAULT_MIN_BLOCK_BYTES,
+  type SubAllocatorConfig,
+} from './config.js';
 import { BitsetIndex, lowestBit } from './bitset-index.js';
 
 export class BuddyAllocator implements BlockAllocator {
@@ -55,9 +70,11 @@ export class BuddyAllocator implements BlockAllocator {
     this.minBlockBytes = config.minBlockBytes ?? DEFAULT_MIN_BLOCK_BYTES;
     this.maxOrder = buddyMaxOrder(config);
     const units = 2 ** this.maxOrder;
-    for (let order = 0; order <= this.maxOrder; order++) this.freeLists.push(new BitsetIndex(2 ** (this.maxOrder - order)));
+    for (let order = 0; order <= this.maxOrder; order++)
+      this.freeLists.push(new BitsetIndex(2 ** (this.maxOrder - order)));
     this.allocationOrder = new Int8Array(units).fill(-1);
-    this.allocationSizeBytes = this.capacityBytes <= 2 ** 32 ? new Uint32Array(units) : new Float64Array(units);
+    this.allocationSizeBytes =
+      this.capacityBytes <= 2 ** 32 ? new Uint32Array(units) : new Float64Array(units);
     this.pushFree(0, this.maxOrder);
   }
 
@@ -110,7 +127,8 @@ export class BuddyAllocator implements BlockAllocator {
    * left half each time (the right halves go to the free lists); returns the unit it keeps.
    */
   protected split(unit: number, fromOrder: number, toOrder: number): number {
-    for (let order = fromOrder - 1; order >= toOrder; order--) this.pushFree(unit + (1 << order), order);
+    for (let order = fromOrder - 1; order >= toOrder; order--)
+      this.pushFree(unit + (1 << order), order);
     return unit;
   }
 
@@ -140,7 +158,8 @@ export class BuddyAllocator implements BlockAllocator {
     // what the spelled-out test rejects (NaN, fractions, negatives, unsafe integers), without
     // a floating-point remainder.
     const unit = offsetBytes / this.minBlockBytes;
-    if (!(unit >= 0 && unit < this.allocationOrder.length && (unit | 0) === unit)) throw badFree(offsetBytes);
+    if (!(unit >= 0 && unit < this.allocationOrder.length && (unit | 0) === unit))
+      throw badFree(offsetBytes);
     if (this.allocationOrder[unit]! < 0) throw badFree(offsetBytes);
     return unit;
   }
@@ -175,7 +194,13 @@ export class BuddyAllocator implements BlockAllocator {
     let live = 0;
     for (let i = 0; i < blocks.length; i++) {
       const block = blocks[i]!;
-      if (!block.free) setLiveEntry(view, live++, block.offsetBytes, this.allocationSizeBytes[block.offsetBytes / this.minBlockBytes]! + 1);
+      if (!block.free)
+        setLiveEntry(
+          view,
+          live++,
+          block.offsetBytes,
+          this.allocationSizeBytes[block.offsetBytes / this.minBlockBytes]! + 1,
+        );
     }
     view.length = live;
     return view;
@@ -195,7 +220,11 @@ export class BuddyAllocator implements BlockAllocator {
 
   isPristine(): boolean {
     // Only the top order holds a free block, and only one: the whole heap.
-    return this.liveCount === 0 && this.nonEmptyOrders === 2 ** this.maxOrder && this.freeLists[this.maxOrder]!.test(0);
+    return (
+      this.liveCount === 0 &&
+      this.nonEmptyOrders === 2 ** this.maxOrder &&
+      this.freeLists[this.maxOrder]!.test(0)
+    );
   }
 
   blocks(): BlockInfo[] {
@@ -215,11 +244,15 @@ export class BuddyAllocator implements BlockAllocator {
     for (let order = 0; order <= this.maxOrder; order++) {
       const count = this.freeLists[order]!.count;
       bits += count;
-      if ((count > 0) !== ((this.nonEmptyOrders & (1 << order)) !== 0)) return `order ${order} holds ${count} free blocks but its non-empty bit disagrees`;
+      if (count > 0 !== ((this.nonEmptyOrders & (1 << order)) !== 0))
+        return `order ${order} holds ${count} free blocks but its non-empty bit disagrees`;
     }
-    if (bits !== freeBlockCount) return `the free lists hold ${bits} blocks, the tiling has ${freeBlockCount} free blocks`;
+    if (bits !== freeBlockCount)
+      return `the free lists hold ${bits} blocks, the tiling has ${freeBlockCount} free blocks`;
     const liveBlocks = blocks.length - freeBlockCount;
-    return liveBlocks === this.liveCount ? null : `${liveBlocks} allocated blocks but ${this.liveCount} live allocations counted`;
+    return liveBlocks === this.liveCount
+      ? null
+      : `${liveBlocks} allocated blocks but ${this.liveCount} live allocations counted`;
   }
 
   /** Walks the blocks from offset 0: an allocation's order, else the free list that holds the unit. */

@@ -40,27 +40,40 @@ export function checkSubAllocatorConfig(kind: SubAllocatorKind, config: SubAlloc
   }
   if (kind === 'buddy') {
     const minBlockBytes = config.minBlockBytes ?? DEFAULT_MIN_BLOCK_BYTES;
-    if (!isPowerOfTwo(minBlockBytes)) throw new Error(`buddy: minBlockBytes must be a power of two, got ${minBlockBytes}`);
+    if (!isPowerOfTwo(minBlockBytes))
+      throw new Error(`buddy: minBlockBytes must be a power of two, got ${minBlockBytes}`);
     if (capacityBytes % minBlockBytes !== 0 || !isPowerOfTwo(capacityBytes / minBlockBytes)) {
-      throw new Error(`buddy: capacityBytes ${capacityBytes} must be minBlockBytes ${minBlockBytes} times a power of two`);
+      throw new Error(
+        `buddy: capacityBytes ${capacityBytes} must be minBlockBytes ${minBlockBytes} times a power of two`,
+      );
     }
-    if (capacityBytes / minBlockBytes > 2 ** 30) throw new Error(`buddy: at most 2^30 order-0 blocks`);
+    if (capacityBytes / minBlockBytes > 2 ** 30)
+      throw new Error(`buddy: at most 2^30 order-0 blocks`);
   } else if (kind === 'best-fit') {
     const poolAlignBytes = config.poolAlignBytes ?? DEFAULT_POOL_ALIGN_BYTES;
-    if (!isPowerOfTwo(poolAlignBytes)) throw new Error(`best-fit: poolAlignBytes must be a power of two, got ${poolAlignBytes}`);
+    if (!isPowerOfTwo(poolAlignBytes))
+      throw new Error(`best-fit: poolAlignBytes must be a power of two, got ${poolAlignBytes}`);
     if (capacityBytes % poolAlignBytes !== 0) {
-      throw new Error(`best-fit: capacityBytes ${capacityBytes} must be a multiple of poolAlignBytes ${poolAlignBytes}`);
+      throw new Error(
+        `best-fit: capacityBytes ${capacityBytes} must be a multiple of poolAlignBytes ${poolAlignBytes}`,
+      );
     }
-    if (capacityBytes / poolAlignBytes > 2 ** 30) throw new Error(`best-fit: at most 2^30 pool-alignment units`);
+    if (capacityBytes / poolAlignBytes > 2 ** 30)
+      throw new Error(`best-fit: at most 2^30 pool-alignment units`);
     const maxAllocationBytes = config.maxAllocationBytes ?? capacityBytes;
     if (!Number.isSafeInteger(maxAllocationBytes) || maxAllocationBytes <= 0) {
-      throw new Error(`best-fit: maxAllocationBytes must be a positive integer, got ${maxAllocationBytes}`);
+      throw new Error(
+        `best-fit: maxAllocationBytes must be a positive integer, got ${maxAllocationBytes}`,
+      );
     }
   }
 }
 
 /** The config check as an answer instead of a throw: null when fine, else the message naming the field. */
-export function subAllocatorConfigProblem(kind: SubAllocatorKind, config: SubAllocatorConfig): string | null {
+export function subAllocatorConfigProblem(
+  kind: SubAllocatorKind,
+  config: SubAllocatorConfig,
+): string | null {
   try {
     checkSubAllocatorConfig(kind, config);
     return null;
@@ -71,5 +84,7 @@ export function subAllocatorConfigProblem(kind: SubAllocatorKind, config: SubAll
 
 /** Order-0 blocks in a buddy allocator: the k with minBlockBytes * 2^k = capacityBytes. */
 export function buddyMaxOrder(config: SubAllocatorConfig): number {
-  return Math.round(Math.log2(config.capacityBytes / (config.minBlockBytes ?? DEFAULT_MIN_BLOCK_BYTES)));
+  return Math.round(
+    Math.log2(config.capacityBytes / (config.minBlockBytes ?? DEFAULT_MIN_BLOCK_BYTES)),
+  );
 }

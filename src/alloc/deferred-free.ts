@@ -19,7 +19,13 @@
  */
 import { badFree, type BlockAllocator } from './allocator.js';
 import { ContractError } from '../contract.js';
-import { DeferredErrors, type DeferredFreeAllocator, type FrameFence, type PoolAcquireResult, type PoolConfig } from './deferred-free-types.js';
+import {
+  DeferredErrors,
+  type DeferredFreeAllocator,
+  type FrameFence,
+  type PoolAcquireResult,
+  type PoolConfig,
+} from './deferred-free-types.js';
 import { NumberDeque } from './number-deque.js';
 
 const PLAIN = -1;
@@ -124,7 +130,11 @@ export class DeferredFreeAllocatorImpl implements DeferredFreeAllocator {
   poolRelease(offsetBytes: number): void {
     const sizeClass = this.liveClass.get(offsetBytes);
     if (sizeClass === undefined) throw badFree(offsetBytes);
-    if (sizeClass === PLAIN) throw new ContractError(DeferredErrors.NOT_POOLED, `allocation at ${offsetBytes} did not come from the pool`);
+    if (sizeClass === PLAIN)
+      throw new ContractError(
+        DeferredErrors.NOT_POOLED,
+        `allocation at ${offsetBytes} did not come from the pool`,
+      );
     const sizeBytes = this.takeLive(offsetBytes);
     this.pooled[sizeClass]!.push(offsetBytes, sizeBytes, this.releaseStamp());
     this.pooledCount++;
@@ -214,7 +224,8 @@ export class DeferredFreeAllocatorImpl implements DeferredFreeAllocator {
 
   private anythingReclaimable(): boolean {
     if (this.pending.count > 0 && this.isComplete(this.pending.frontStamp())) return true;
-    for (const queue of this.pooled) if (queue.count > 0 && this.isComplete(queue.frontStamp())) return true;
+    for (const queue of this.pooled)
+      if (queue.count > 0 && this.isComplete(queue.frontStamp())) return true;
     return false;
   }
 

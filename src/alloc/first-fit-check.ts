@@ -9,8 +9,18 @@ import { NIL, type BlockList } from './first-fit-blocks.js';
 import { FAN, FAN_SHIFT, levelStart, usableAt, type ChunkDirectory } from './first-fit-chunks.js';
 
 /** Null when the list and the directory agree, otherwise the first condition that fails. */
-export function checkFirstFit(list: BlockList, chunks: ChunkDirectory, capacityBytes: number, usedBytes: number, liveCount: number): string | null {
-  return checkList(list, capacityBytes, usedBytes, liveCount) ?? checkIds(list) ?? checkDirectory(list, chunks);
+export function checkFirstFit(
+  list: BlockList,
+  chunks: ChunkDirectory,
+  capacityBytes: number,
+  usedBytes: number,
+  liveCount: number,
+): string | null {
+  return (
+    checkList(list, capacityBytes, usedBytes, liveCount) ??
+    checkIds(list) ??
+    checkDirectory(list, chunks)
+  );
 }
 
 /**
@@ -18,24 +28,37 @@ export function checkFirstFit(list: BlockList, chunks: ChunkDirectory, capacityB
  * must start where the one before it ends and hold at least a byte, so the walk ends (a link back
  * to an earlier block fails the first of these).
  */
-export function checkList(list: BlockList, capacityBytes: number, usedBytes: number, liveCount: number): string | null {
-  if (list.head === NIL || list.start(list.head) !== 0 || list.prev(list.head) !== NIL) return `the list's head is not a first block at offset 0`;
+export function checkList(
+  list: BlockList,
+  capacityBytes: number,
+  usedBytes: number,
+  liveCount: number,
+): string | null {
+  if (list.head === NIL || list.start(list.head) !== 0 || list.prev(list.head) !== NIL)
+    return `the list's head is not a first block at offset 0`;
   let listedUsed = 0;
   let listedLive = 0;
   let end = 0;
   for (let node = list.head; node !== NIL; node = list.next(node)) {
-    if (list.start(node) !== end) return `the block at ${list.start(node)} does not start where the block before it ends (${end})`;
-    if (!(list.size(node) >= 1)) return `the block at ${list.start(node)} has size ${list.size(node)} (at least 1 byte)`;
+    if (list.start(node) !== end)
+      return `the block at ${list.start(node)} does not start where the block before it ends (${end})`;
+    if (!(list.size(node) >= 1))
+      return `the block at ${list.start(node)} has size ${list.size(node)} (at least 1 byte)`;
     const following = list.next(node);
-    if (following !== NIL && !(following >= 0 && following < list.room)) return `the block at ${list.start(node)} links to node ${following}, outside the node store (${list.room} nodes)`;
-    if (following !== NIL && list.prev(following) !== node) return `the block at ${list.start(following)} links back to node ${list.prev(following)}, not to the block before it (node ${node})`;
+    if (following !== NIL && !(following >= 0 && following < list.room))
+      return `the block at ${list.start(node)} links to node ${following}, outside the node store (${list.room} nodes)`;
+    if (following !== NIL && list.prev(following) !== node)
+      return `the block at ${list.start(following)} links back to node ${list.prev(following)}, not to the block before it (node ${node})`;
     if (!list.isFree(node)) listedUsed += list.size(node);
     if (!list.isFree(node)) listedLive++;
     end = list.start(node) + list.size(node);
   }
-  if (end !== capacityBytes) return `the blocks end at ${end}, not at the capacity ${capacityBytes}`;
-  if (listedUsed !== usedBytes) return `${usedBytes} used bytes recorded, the allocated blocks hold ${listedUsed}`;
-  if (listedLive !== liveCount) return `${liveCount} allocations recorded, the list holds ${listedLive} allocated blocks`;
+  if (end !== capacityBytes)
+    return `the blocks end at ${end}, not at the capacity ${capacityBytes}`;
+  if (listedUsed !== usedBytes)
+    return `${usedBytes} used bytes recorded, the allocated blocks hold ${listedUsed}`;
+  if (listedLive !== liveCount)
+    return `${liveCount} allocations recorded, the list holds ${listedLive} allocated blocks`;
   return null;
 }
 
@@ -44,16 +67,19 @@ export function checkIds(list: BlockList): string | null {
   const seen = new Uint8Array(list.room);
   let listed = 0;
   for (let node = list.head; node !== NIL; node = list.next(node)) {
-    if (node >= list.highWater) return `node ${node} is listed but not below the ${list.highWater} ids handed out`;
+    if (node >= list.highWater)
+      return `node ${node} is listed but not below the ${list.highWater} ids handed out`;
     seen[node] = 1;
     listed++;
   }
   for (let i = 0; i < list.spareCount; i++) {
     const node = list.spare[i]!;
-    if (node < 0 || node >= list.highWater || seen[node] === 1) return `spare id ${node} is listed, repeated or never handed out`;
+    if (node < 0 || node >= list.highWater || seen[node] === 1)
+      return `spare id ${node} is listed, repeated or never handed out`;
     seen[node] = 1;
   }
-  if (listed + list.spareCount !== list.highWater) return `node ids: ${list.highWater} handed out, ${listed} listed and ${list.spareCount} spare`;
+  if (listed + list.spareCount !== list.highWater)
+    return `node ids: ${list.highWater} handed out, ${listed} listed and ${list.spareCount} spare`;
   return null;
 }
 
@@ -78,7 +104,8 @@ export function checkDirectory(list: BlockList, chunks: ChunkDirectory): string 
   for (let chunk = 0; chunk < chunkCount; chunk++) {
     const chunkEnd = (chunk + 1) * chunks.chunkBytes;
     const firstSeen = node !== NIL && list.start(node) < chunkEnd ? node : NIL;
-    if (chunks.first[chunk] !== firstSeen) return `chunk ${chunk} records ${blockAt(list, chunks.first[chunk]!)} as its first block, the first block starting in it is ${blockAt(list, firstSeen)}`;
+    if (chunks.first[chunk] !== firstSeen)
+      return `chunk ${chunk} records ${blockAt(list, chunks.first[chunk]!)} as its first block, the first block starting in it is ${blockAt(list, firstSeen)}`;
     for (let j = 0; j < slotCount; j++) maxima[j] = 0;
     for (; node !== NIL && list.start(node) < chunkEnd; node = list.next(node)) {
       if (!list.isFree(node)) continue;
@@ -91,12 +118,14 @@ export function checkDirectory(list: BlockList, chunks: ChunkDirectory): string 
     }
     for (let j = 0; j < slotCount; j++) {
       const stored = fit[j * treeSize + leafStart + chunk]!;
-      if (stored !== maxima[j]) return `chunk ${chunk}: largest usable size at alignment ${slotAlign[j]} is ${stored}, should be ${maxima[j]}`;
+      if (stored !== maxima[j])
+        return `chunk ${chunk}: largest usable size at alignment ${slotAlign[j]} is ${stored}, should be ${maxima[j]}`;
       const group = j * (leaves / FAN) + (chunk >> FAN_SHIFT);
       if (stored > groupMax[group]!) groupMax[group] = stored;
     }
   }
-  if (node !== NIL) return `the block at ${list.start(node)} starts in chunk ${chunks.chunkOf(list.start(node))}, beyond the directory's ${chunkCount} chunks`;
+  if (node !== NIL)
+    return `the block at ${list.start(node)} starts in chunk ${chunks.chunkOf(list.start(node))}, beyond the directory's ${chunkCount} chunks`;
   for (let d = chunks.depth - 1; d >= 0; d--) {
     const count = FAN ** d;
     const levelAt = levelStart(d);
@@ -109,10 +138,12 @@ export function checkDirectory(list: BlockList, chunks: ChunkDirectory): string 
         } else {
           const children = j * treeSize + childrenAt + i * FAN;
           largest = fit[children]!;
-          for (let k = 1; k < FAN; k++) if (fit[children + k]! > largest) largest = fit[children + k]!;
+          for (let k = 1; k < FAN; k++)
+            if (fit[children + k]! > largest) largest = fit[children + k]!;
         }
         const stored = fit[j * treeSize + levelAt + i]!;
-        if (!(stored >= largest)) return `tree node ${i} of level ${d} at alignment ${slotAlign[j]} holds ${stored}, below its largest child ${largest}`;
+        if (!(stored >= largest))
+          return `tree node ${i} of level ${d} at alignment ${slotAlign[j]} holds ${stored}, below its largest child ${largest}`;
       }
     }
   }

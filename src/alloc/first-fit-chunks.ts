@@ -19,7 +19,16 @@
  * block. The tree covers the chunks up to the highest one a block has started in (first fit
  * keeps blocks low) and gains a level when a block starts beyond its leaves.
  */
-import { type BlockList, F64_PER_NODE, FREE, I32_PER_NODE, NEXT, NIL, SIZE, START } from './first-fit-blocks.js';
+import {
+  type BlockList,
+  F64_PER_NODE,
+  FREE,
+  I32_PER_NODE,
+  NEXT,
+  NIL,
+  SIZE,
+  START,
+} from './first-fit-blocks.js';
 
 /** Chunks are 2^CHUNK_SHIFT bytes (16 KiB) on heaps from 256 KiB to 1 GiB ... */
 export const CHUNK_SHIFT = 14;
@@ -46,7 +55,10 @@ export function usableAt(start: number, sizeBytes: number, alignBytes: number): 
 /** log2 of the chunk size for a heap of `capacityBytes` (see the header). */
 export function chunkShiftFor(capacityBytes: number): number {
   const levels = Math.ceil(Math.log2(Math.max(2, capacityBytes)));
-  return Math.max(0, Math.min(levels - MIN_CHUNKS_LOG2, Math.max(CHUNK_SHIFT, levels - MAX_CHUNKS_LOG2)));
+  return Math.max(
+    0,
+    Math.min(levels - MIN_CHUNKS_LOG2, Math.max(CHUNK_SHIFT, levels - MAX_CHUNKS_LOG2)),
+  );
 }
 
 /** Where level `depth` of a tree starts: levels 0 (the root), 1, ... hold 1, 16, 256, ... nodes. */
@@ -111,7 +123,12 @@ export class ChunkDirectory {
 
   /** The slot tracking `alignBytes` (a power of two), added on its first request. */
   slotFor(alignBytes: number): number {
-    const exponent = Math.min(this.alignLevels, alignBytes <= MASK_ALIGN_LIMIT ? 31 - Math.clz32(alignBytes) : Math.round(Math.log2(alignBytes)));
+    const exponent = Math.min(
+      this.alignLevels,
+      alignBytes <= MASK_ALIGN_LIMIT
+        ? 31 - Math.clz32(alignBytes)
+        : Math.round(Math.log2(alignBytes)),
+    );
     const slot = this.slotOfExponent[exponent]!;
     return slot >= 0 ? slot : this.addSlot(exponent);
   }
@@ -161,7 +178,9 @@ export class ChunkDirectory {
       if (i32[node * I32_PER_NODE + FREE] !== 1) continue;
       const blockBytes = f64[node * F64_PER_NODE + SIZE]!;
       // usableAt, inlined for alignments up to 2^30.
-      const usable = masked ? blockBytes - ((alignBytes - ((start >>> 0) & mask)) & mask) : usableAt(start, blockBytes, alignBytes);
+      const usable = masked
+        ? blockBytes - ((alignBytes - ((start >>> 0) & mask)) & mask)
+        : usableAt(start, blockBytes, alignBytes);
       if (usable >= sizeBytes) return node;
     }
     return NIL; // only a broken directory gets here (checkIndexes names what broke)
@@ -182,7 +201,8 @@ export class ChunkDirectory {
     const chunk = this.chunkOf(list.start(node));
     if (this.first[chunk] !== node) return;
     const following = list.next(node);
-    this.first[chunk] = following !== NIL && this.chunkOf(list.start(following)) === chunk ? following : NIL;
+    this.first[chunk] =
+      following !== NIL && this.chunkOf(list.start(following)) === chunk ? following : NIL;
   }
 
   /** After the free block `node` gained usable size (grew, or became free): raises its chunk's values. */
@@ -191,7 +211,8 @@ export class ChunkDirectory {
     const start = list.start(node);
     const sizeBytes = list.size(node);
     const chunk = this.chunkOf(start);
-    for (let j = 0; j < this.slotCount; j++) this.raiseLeaf(j, chunk, usableAt(start, sizeBytes, this.slotAlign[j]!));
+    for (let j = 0; j < this.slotCount; j++)
+      this.raiseLeaf(j, chunk, usableAt(start, sizeBytes, this.slotAlign[j]!));
   }
 
   /** Raises the leaf of `chunk` to `value` and its ancestors with it (stopping where one holds as much). */
@@ -217,7 +238,8 @@ export class ChunkDirectory {
     const sizeBytes = list.size(node);
     const leaf = this.leafStart + this.chunkOf(start);
     for (let j = 0; j < this.slotCount; j++) {
-      if (usableAt(start, sizeBytes, this.slotAlign[j]!) >= this.fit[j * this.treeSize + leaf]!) return true;
+      if (usableAt(start, sizeBytes, this.slotAlign[j]!) >= this.fit[j * this.treeSize + leaf]!)
+        return true;
     }
     return false;
   }
@@ -271,7 +293,8 @@ export class ChunkDirectory {
     this.slotOfExponent[exponent] = slot;
     this.slotAlign[slot] = 2 ** exponent;
     this.fit.fill(0, slot * this.treeSize, (slot + 1) * this.treeSize);
-    for (let chunk = 0; chunk < this.leaves; chunk++) if (this.first[chunk] !== NIL) this.rescan(chunk);
+    for (let chunk = 0; chunk < this.leaves; chunk++)
+      if (this.first[chunk] !== NIL) this.rescan(chunk);
     return slot;
   }
 
@@ -287,12 +310,16 @@ export class ChunkDirectory {
     const fit = new Float64Array(this.slotRoom * this.treeSize);
     for (let j = 0; j < this.slotCount; j++) {
       const base = j * this.treeSize;
-      fit.set(this.fit.subarray(j * oldSize + oldLeafStart, j * oldSize + oldLeafStart + oldLeaves), base + this.leafStart);
+      fit.set(
+        this.fit.subarray(j * oldSize + oldLeafStart, j * oldSize + oldLeafStart + oldLeaves),
+        base + this.leafStart,
+      );
     }
     this.fit = fit;
     for (let j = 0; j < this.slotCount; j++) {
       for (let d = this.depth - 1; d >= 0; d--) {
-        for (let i = 0; i < FAN ** d; i++) fit[j * this.treeSize + levelStart(d) + i] = this.childMax(j, d, i);
+        for (let i = 0; i < FAN ** d; i++)
+          fit[j * this.treeSize + levelStart(d) + i] = this.childMax(j, d, i);
       }
     }
     const first = new Int32Array(this.leaves).fill(NIL);

@@ -19,7 +19,17 @@
  * the steps are made of (`carve`, `liveNodeAt`, `absorbNext`, `markFree`) are not overridden.
  * Nothing in src/ depends on that catalog.
  */
-import { badFree, copyBlocks, copyLive, setBlockEntry, setLiveEntry, validateRequest, type BlockAllocator, type BlockInfo, type LiveAllocation } from './allocator.js';
+import {
+  badFree,
+  copyBlocks,
+  copyLive,
+  setBlockEntry,
+  setLiveEntry,
+  validateRequest,
+  type BlockAllocator,
+  type BlockInfo,
+  type LiveAllocation,
+} from './allocator.js';
 import { checkSubAllocatorConfig, type SubAllocatorConfig } from './config.js';
 import { BlockList, F64_PER_NODE, I32_PER_NODE, NEXT, NIL, START } from './first-fit-blocks.js';
 import { ChunkDirectory, usableAt } from './first-fit-chunks.js';
@@ -134,7 +144,8 @@ export class FirstFitAllocator implements BlockAllocator {
     const f64 = list.f64;
     const i32 = list.i32;
     let node = chunk < chunks.leaves ? chunks.first[chunk]! : NIL;
-    while (node !== NIL && f64[node * F64_PER_NODE + START]! < offsetBytes) node = i32[node * I32_PER_NODE + NEXT]!;
+    while (node !== NIL && f64[node * F64_PER_NODE + START]! < offsetBytes)
+      node = i32[node * I32_PER_NODE + NEXT]!;
     return node !== NIL && f64[node * F64_PER_NODE + START] === offsetBytes ? node : NIL;
   }
 
@@ -179,7 +190,13 @@ export class FirstFitAllocator implements BlockAllocator {
   isPristine(): boolean {
     const list = this.list;
     const head = list.head;
-    return this.liveCount === 0 && list.isFree(head) && list.start(head) === 0 && list.size(head) === this.capacityBytes && list.next(head) === NIL;
+    return (
+      this.liveCount === 0 &&
+      list.isFree(head) &&
+      list.start(head) === 0 &&
+      list.size(head) === this.capacityBytes &&
+      list.next(head) === NIL
+    );
   }
 
   live(): LiveAllocation[] {
@@ -193,7 +210,11 @@ export class FirstFitAllocator implements BlockAllocator {
     const list = this.list;
     let count = 0;
     let steps = 0;
-    for (let node = list.head; node !== NIL && steps <= list.highWater; node = list.next(node), steps++) {
+    for (
+      let node = list.head;
+      node !== NIL && steps <= list.highWater;
+      node = list.next(node), steps++
+    ) {
       if (!list.isFree(node)) setLiveEntry(view, count++, list.start(node), list.size(node));
     }
     view.length = count;
@@ -221,6 +242,12 @@ export class FirstFitAllocator implements BlockAllocator {
 
   /** The node store and the chunk directory against each other (first-fit-check.ts). */
   checkIndexes(): string | null {
-    return checkFirstFit(this.list, this.chunks, this.capacityBytes, this.usedBytesTotal, this.liveCount);
+    return checkFirstFit(
+      this.list,
+      this.chunks,
+      this.capacityBytes,
+      this.usedBytesTotal,
+      this.liveCount,
+    );
   }
 }

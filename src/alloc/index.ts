@@ -8,7 +8,10 @@ import { FirstFitAllocator } from './first-fit.js';
 export type { SubAllocatorConfig, SubAllocatorKind } from './config.js';
 export { BestFitAllocator, BuddyAllocator, FirstFitAllocator };
 
-export function createSubAllocator(kind: SubAllocatorKind, config: SubAllocatorConfig): BlockAllocator {
+export function createSubAllocator(
+  kind: SubAllocatorKind,
+  config: SubAllocatorConfig,
+): BlockAllocator {
   switch (kind) {
     case 'buddy':
       return new BuddyAllocator(config);

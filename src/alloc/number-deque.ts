@@ -15,8 +15,15 @@ export class NumberDeque {
   constructor(initialCapacity = 16) {
     // At most 2^30: the mask of `&` covers 32 bits (2^32 + 2 would pass a 32-bit power test), and
     // no queue of the allocators starts near that size.
-    if (!Number.isSafeInteger(initialCapacity) || initialCapacity < 1 || initialCapacity > 2 ** 30 || (initialCapacity & (initialCapacity - 1)) !== 0) {
-      throw new Error(`deque: initial capacity must be a power of two from 1 to 2^30, got ${initialCapacity}`);
+    if (
+      !Number.isSafeInteger(initialCapacity) ||
+      initialCapacity < 1 ||
+      initialCapacity > 2 ** 30 ||
+      (initialCapacity & (initialCapacity - 1)) !== 0
+    ) {
+      throw new Error(
+        `deque: initial capacity must be a power of two from 1 to 2^30, got ${initialCapacity}`,
+      );
     }
     this.items = new Float64Array(initialCapacity);
   }

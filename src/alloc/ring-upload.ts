@@ -72,10 +72,16 @@ export class RingUploadAllocatorImpl implements RingUploadAllocator {
   // Inspection scratch (liveView, rangeView): reused records, never read by the allocator itself.
   private readonly viewRanges: MutableRange[] = [];
   private readonly viewPool: MutableRange[] = [];
-  private readonly viewRange: MutableRange = { offsetBytes: 0, sizeBytes: 0, state: 'reserved', fenceValue: null };
+  private readonly viewRange: MutableRange = {
+    offsetBytes: 0,
+    sizeBytes: 0,
+    state: 'reserved',
+    fenceValue: null,
+  };
 
   constructor(readonly capacityBytes: number) {
-    if (!Number.isSafeInteger(capacityBytes) || capacityBytes <= 0) throw new Error(`ring: capacityBytes must be a positive integer, got ${capacityBytes}`);
+    if (!Number.isSafeInteger(capacityBytes) || capacityBytes <= 0)
+      throw new Error(`ring: capacityBytes must be a positive integer, got ${capacityBytes}`);
     this.offsetOf = new Float64Array(INITIAL_SLOTS);
     this.sizeOf = new Float64Array(INITIAL_SLOTS);
     this.fenceOf = new Float64Array(INITIAL_SLOTS);
@@ -95,7 +101,8 @@ export class RingUploadAllocatorImpl implements RingUploadAllocator {
     let offsetBytes: number;
     let paddingBytes: number;
     if (beginBytes + sizeBytes <= this.capacityBytes) {
-      if (head !== NO_SLOT && this.tailBlocked(this.offsetOf[head]!, beginBytes + sizeBytes)) return null;
+      if (head !== NO_SLOT && this.tailBlocked(this.offsetOf[head]!, beginBytes + sizeBytes))
+        return null;
       offsetBytes = beginBytes;
       paddingBytes = beginBytes - this.cursorBytes;
     } else if (sizeBytes <= this.capacityBytes) {
@@ -124,7 +131,10 @@ export class RingUploadAllocatorImpl implements RingUploadAllocator {
   submit(offsetBytes: number, fenceValue: number): void {
     const slot = this.liveSlot(offsetBytes);
     if (this.stateOf[slot] === RANGE_SUBMITTED) {
-      throw new ContractError(RingErrors.ALREADY_SUBMITTED, `range at ${offsetBytes} is already submitted`);
+      throw new ContractError(
+        RingErrors.ALREADY_SUBMITTED,
+        `range at ${offsetBytes} is already submitted`,
+      );
     }
     this.checkFenceOrder(fenceValue);
     this.stateOf[slot] = RANGE_SUBMITTED;
@@ -136,7 +146,10 @@ export class RingUploadAllocatorImpl implements RingUploadAllocator {
   cancel(offsetBytes: number): void {
     const slot = this.liveSlot(offsetBytes);
     if (!this.mayCancel(slot)) {
-      throw new ContractError(RingErrors.ALREADY_SUBMITTED, `range at ${offsetBytes} is submitted; only completion frees it`);
+      throw new ContractError(
+        RingErrors.ALREADY_SUBMITTED,
+        `range at ${offsetBytes} is submitted; only completion frees it`,
+      );
     }
     this.release(slot);
   }
@@ -179,7 +192,12 @@ export class RingUploadAllocatorImpl implements RingUploadAllocator {
       if (this.stateOf[slot] === RANGE_FREE) continue;
       let record = view[count];
       if (record === undefined) {
-        record = this.viewPool.pop() ?? { offsetBytes: 0, sizeBytes: 0, state: 'reserved', fenceValue: null };
+        record = this.viewPool.pop() ?? {
+          offsetBytes: 0,
+          sizeBytes: 0,
+          state: 'reserved',
+          fenceValue: null,
+        };
         view.push(record);
       }
       this.describeInto(slot, record);
@@ -254,7 +272,10 @@ export class RingUploadAllocatorImpl implements RingUploadAllocator {
 
   protected checkFenceOrder(fenceValue: number): void {
     if (!Number.isSafeInteger(fenceValue) || fenceValue < this.lastSubmittedValue) {
-      throw new ContractError(RingErrors.FENCE_ORDER, `fence value ${fenceValue} is below the last submitted ${this.lastSubmittedValue}`);
+      throw new ContractError(
+        RingErrors.FENCE_ORDER,
+        `fence value ${fenceValue} is below the last submitted ${this.lastSubmittedValue}`,
+      );
     }
   }
 
@@ -311,7 +332,11 @@ export class RingUploadAllocatorImpl implements RingUploadAllocator {
 
   private liveSlot(offsetBytes: number): number {
     const slot = this.slotByOffset.get(offsetBytes);
-    if (slot === undefined) throw new ContractError(RingErrors.UNKNOWN_RANGE, `offset ${offsetBytes} starts no live range`);
+    if (slot === undefined)
+      throw new ContractError(
+        RingErrors.UNKNOWN_RANGE,
+        `offset ${offsetBytes} starts no live range`,
+      );
     return slot;
   }
 
@@ -347,7 +372,8 @@ export class RingUploadAllocatorImpl implements RingUploadAllocator {
     this.stateOf = grownCopy(this.stateOf, new Uint8Array(newLength));
     const freeSlots = new Int32Array(newLength);
     freeSlots.set(this.freeSlots.subarray(0, this.freeSlotCount));
-    for (let slot = newLength - 1; slot >= oldLength; slot--) freeSlots[this.freeSlotCount++] = slot;
+    for (let slot = newLength - 1; slot >= oldLength; slot--)
+      freeSlots[this.freeSlotCount++] = slot;
     this.freeSlots = freeSlots;
   }
 }

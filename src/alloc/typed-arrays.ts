@@ -14,7 +14,15 @@ export function grownCopy<T extends NodeArray>(old: T, length: number): T {
  * in order, using `stack`; both must hold `bound` + 1 entries. Bounded by `bound` nodes even if
  * the links are corrupt (inspection must not hang on a broken allocator). Returns the count.
  */
-export function inOrderNodes(root: number, nil: number, left: Int32Array, right: Int32Array, out: Int32Array, stack: Int32Array, bound: number): number {
+export function inOrderNodes(
+  root: number,
+  nil: number,
+  left: Int32Array,
+  right: Int32Array,
+  out: Int32Array,
+  stack: Int32Array,
+  bound: number,
+): number {
   let count = 0;
   let depth = 0;
   let node = root;
@@ -62,7 +70,12 @@ export class NumberMap {
 
   /** The first slot `key` probes (a hash of both 32-bit halves of a safe integer). */
   private homeSlot(key: number): number {
-    const h = Math.imul(key <= 0xffffffff ? key >>> 0 : (key >>> 0) ^ Math.imul(Math.floor(key / 4294967296), 0x9e3779b1), 0x85ebca6b);
+    const h = Math.imul(
+      key <= 0xffffffff
+        ? key >>> 0
+        : (key >>> 0) ^ Math.imul(Math.floor(key / 4294967296), 0x9e3779b1),
+      0x85ebca6b,
+    );
     return (h ^ (h >>> 13)) & (this.keys.length - 1);
   }
 
@@ -143,10 +156,12 @@ export class NumberMap {
     this.keys = new Float64Array(capacity).fill(EMPTY);
     this.values = new Float64Array(capacity);
     this.count = 0;
-    for (let slot = 0; slot < keys.length; slot++) if (keys[slot] !== EMPTY) this.set(keys[slot]!, values[slot]!);
+    for (let slot = 0; slot < keys.length; slot++)
+      if (keys[slot] !== EMPTY) this.set(keys[slot]!, values[slot]!);
   }
 
   *[Symbol.iterator](): IterableIterator<[number, number]> {
-    for (let slot = 0; slot < this.keys.length; slot++) if (this.keys[slot] !== EMPTY) yield [this.keys[slot]!, this.values[slot]!];
+    for (let slot = 0; slot < this.keys.length; slot++)
+      if (this.keys[slot] !== EMPTY) yield [this.keys[slot]!, this.values[slot]!];
   }
 }

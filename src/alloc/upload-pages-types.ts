@@ -113,14 +113,26 @@ export const UploadPageErrors = {
 export function badMinPages(count: number): ContractError | null {
   return Number.isSafeInteger(count) && count >= 0
     ? null
-    : new ContractError(UploadPageErrors.BAD_MIN_PAGES, `minPagesToRetain must be a non-negative integer, got ${count}`);
+    : new ContractError(
+        UploadPageErrors.BAD_MIN_PAGES,
+        `minPagesToRetain must be a non-negative integer, got ${count}`,
+      );
 }
 
 /** Checks a page allocator's configuration; returns a message or null. */
-export function pageConfigProblem(pageSizeBytes: number, minPagesToRetain: number, granuleBytes = 1): string | null {
-  if (!Number.isSafeInteger(pageSizeBytes) || pageSizeBytes < granuleBytes || pageSizeBytes % granuleBytes !== 0) {
+export function pageConfigProblem(
+  pageSizeBytes: number,
+  minPagesToRetain: number,
+  granuleBytes = 1,
+): string | null {
+  if (
+    !Number.isSafeInteger(pageSizeBytes) ||
+    pageSizeBytes < granuleBytes ||
+    pageSizeBytes % granuleBytes !== 0
+  ) {
     return `pageSizeBytes must be a positive multiple of ${granuleBytes}, got ${pageSizeBytes}`;
   }
-  if (!Number.isSafeInteger(minPagesToRetain) || minPagesToRetain < 0) return `minPagesToRetain must be a non-negative integer, got ${minPagesToRetain}`;
+  if (!Number.isSafeInteger(minPagesToRetain) || minPagesToRetain < 0)
+    return `minPagesToRetain must be a non-negative integer, got ${minPagesToRetain}`;
   return null;
 }

@@ -54,7 +54,8 @@ export class FencedQueue {
   asArray(): readonly FencedBuffer[] {
     if (this.view === null) {
       const view: FencedBuffer[] = [];
-      for (let i = 0; i < this.ids.count; i++) view.push({ bufferId: this.ids.at(i), fenceValue: this.fences.at(i) });
+      for (let i = 0; i < this.ids.count; i++)
+        view.push({ bufferId: this.ids.at(i), fenceValue: this.fences.at(i) });
       this.view = view;
     }
     return this.view;
@@ -113,12 +114,16 @@ export class BumpPages {
 
   /** The oldest pool page if its value completed, else a new page. */
   protected takePage(): number {
-    if (this.pool.count > 0 && this.isComplete(this.pool.fences.peekFront())) return this.pool.shift();
+    if (this.pool.count > 0 && this.isComplete(this.pool.fences.peekFront()))
+      return this.pool.shift();
     return this.heap.createBuffer(this.pageSizeBytes, 'page');
   }
 
   protected cleanupPages(): void {
-    while (this.pool.count > this.minPagesToRetain && this.isComplete(this.pool.fences.peekFront())) {
+    while (
+      this.pool.count > this.minPagesToRetain &&
+      this.isComplete(this.pool.fences.peekFront())
+    ) {
       this.heap.destroyBuffer(this.pool.shift());
     }
   }
@@ -143,15 +148,28 @@ export class BumpPages {
 export class FastAllocatorImpl extends BumpPages implements FastAllocator {
   protected readonly forwarded = new FencedQueue();
 
-  constructor(heap: UploadHeap, fence: FenceView, pageSizeBytes = FAST_ALLOCATOR_PAGE_BYTES, minPagesToRetain = DEFAULT_MIN_PAGES_TO_RETAIN) {
+  constructor(
+    heap: UploadHeap,
+    fence: FenceView,
+    pageSizeBytes = FAST_ALLOCATOR_PAGE_BYTES,
+    minPagesToRetain = DEFAULT_MIN_PAGES_TO_RETAIN,
+  ) {
     super(heap, fence, pageSizeBytes, minPagesToRetain);
     const problem = pageConfigProblem(pageSizeBytes, minPagesToRetain);
     if (problem !== null) throw new Error(`fast allocator: ${problem}`);
   }
 
   allocate(sizeBytes: number, alignBytes: number): UploadLocation {
-    if (!Number.isSafeInteger(sizeBytes) || sizeBytes <= 0) throw new ContractError(AllocErrors.BAD_SIZE, `sizeBytes must be a positive integer, got ${sizeBytes}`);
-    if (!isPowerOfTwo(alignBytes)) throw new ContractError(AllocErrors.BAD_ALIGN, `alignBytes must be a power of two, got ${alignBytes}`);
+    if (!Number.isSafeInteger(sizeBytes) || sizeBytes <= 0)
+      throw new ContractError(
+        AllocErrors.BAD_SIZE,
+        `sizeBytes must be a positive integer, got ${sizeBytes}`,
+      );
+    if (!isPowerOfTwo(alignBytes))
+      throw new ContractError(
+        AllocErrors.BAD_ALIGN,
+        `alignBytes must be a power of two, got ${alignBytes}`,
+      );
     if (this.isForwarded(sizeBytes)) return { bufferId: this.forward(sizeBytes), offsetBytes: 0 };
     const offsetBytes = this.place(sizeBytes, alignBytes);
     return { bufferId: this.current, offsetBytes };
@@ -170,7 +188,8 @@ export class FastAllocatorImpl extends BumpPages implements FastAllocator {
 
   /** Dedicated buffers are stamped in hand-out order, so the completed ones are a prefix. */
   protected cleanupForwarded(): void {
-    while (this.forwarded.count > 0 && this.isComplete(this.forwarded.fences.peekFront())) this.heap.destroyBuffer(this.forwarded.shift());
+    while (this.forwarded.count > 0 && this.isComplete(this.forwarded.fences.peekFront()))
+      this.heap.destroyBuffer(this.forwarded.shift());
   }
 
   forwardedBuffers(): readonly FencedBuffer[] {
@@ -196,16 +215,28 @@ export class FastAllocatorImpl extends BumpPages implements FastAllocator {
 export class FastConstantAllocatorImpl extends BumpPages implements FastConstantAllocator {
   protected readonly locations = new Map<number, UploadLocation>();
 
-  constructor(heap: UploadHeap, fence: FenceView, pageSizeBytes = FAST_CONSTANT_PAGE_BYTES, minPagesToRetain = DEFAULT_MIN_PAGES_TO_RETAIN) {
+  constructor(
+    heap: UploadHeap,
+    fence: FenceView,
+    pageSizeBytes = FAST_CONSTANT_PAGE_BYTES,
+    minPagesToRetain = DEFAULT_MIN_PAGES_TO_RETAIN,
+  ) {
     super(heap, fence, pageSizeBytes, minPagesToRetain);
     const problem = pageConfigProblem(pageSizeBytes, minPagesToRetain, CONSTANT_ALIGN_BYTES);
     if (problem !== null) throw new Error(`fast constant allocator: ${problem}`);
   }
 
   allocate(sizeBytes: number): UploadLocation {
-    if (!Number.isSafeInteger(sizeBytes) || sizeBytes <= 0) throw new ContractError(AllocErrors.BAD_SIZE, `sizeBytes must be a positive integer, got ${sizeBytes}`);
+    if (!Number.isSafeInteger(sizeBytes) || sizeBytes <= 0)
+      throw new ContractError(
+        AllocErrors.BAD_SIZE,
+        `sizeBytes must be a positive integer, got ${sizeBytes}`,
+      );
     if (sizeBytes > this.pageSizeBytes) {
-      throw new ContractError(UploadPageErrors.CONSTANT_TOO_LARGE, `a constant of ${sizeBytes} bytes is larger than a page of ${this.pageSizeBytes}`);
+      throw new ContractError(
+        UploadPageErrors.CONSTANT_TOO_LARGE,
+        `a constant of ${sizeBytes} bytes is larger than a page of ${this.pageSizeBytes}`,
+      );
     }
     const offsetBytes = this.place(this.roundConstant(sizeBytes), CONSTANT_ALIGN_BYTES);
     return { bufferId: this.current, offsetBytes };
@@ -218,7 +249,10 @@ export class FastConstantAllocatorImpl extends BumpPages implements FastConstant
 
   updateUniformBuffer(uniformBuffer: number, sizeBytes: number): UploadLocation {
     if (!Number.isSafeInteger(uniformBuffer) || uniformBuffer < 0) {
-      throw new ContractError(UploadPageErrors.BAD_UNIFORM_BUFFER, `uniform buffer handle ${uniformBuffer} is not a non-negative integer`);
+      throw new ContractError(
+        UploadPageErrors.BAD_UNIFORM_BUFFER,
+        `uniform buffer handle ${uniformBuffer} is not a non-negative integer`,
+      );
     }
     const location = this.allocate(sizeBytes);
     this.locations.set(uniformBuffer, location);

@@ -133,10 +133,26 @@ export const COMMANDS = {
       config: { type: 'string' },
     },
   },
-  'regress replay': { usage: 'npm run regress -- replay', positionals: true, options: { config: { type: 'string' }, timeout: { type: 'duration' } } },
-  'regress list': { usage: 'npm run regress -- list', positionals: true, options: { config: { type: 'string' } } },
-  'regress show': { usage: 'npm run regress -- show', positionals: true, options: { config: { type: 'string' }, html: { type: 'string' } } },
-  'regress migrate': { usage: 'npm run regress -- migrate', positionals: true, options: { config: { type: 'string' } } },
+  'regress replay': {
+    usage: 'npm run regress -- replay',
+    positionals: true,
+    options: { config: { type: 'string' }, timeout: { type: 'duration' } },
+  },
+  'regress list': {
+    usage: 'npm run regress -- list',
+    positionals: true,
+    options: { config: { type: 'string' } },
+  },
+  'regress show': {
+    usage: 'npm run regress -- show',
+    positionals: true,
+    options: { config: { type: 'string' }, html: { type: 'string' } },
+  },
+  'regress migrate': {
+    usage: 'npm run regress -- migrate',
+    positionals: true,
+    options: { config: { type: 'string' } },
+  },
   mutants: {
     usage: 'npm run mutants --',
     positionals: false,
@@ -150,7 +166,11 @@ export const COMMANDS = {
       config: { type: 'string' },
     },
   },
-  schemas: { usage: 'npm run schemas --', positionals: false, options: { out: { type: 'string' }, config: { type: 'string' } } },
+  schemas: {
+    usage: 'npm run schemas --',
+    positionals: false,
+    options: { out: { type: 'string' }, config: { type: 'string' } },
+  },
   /** The benchmark's name only: `bench NAME`, each benchmark parsed with its own table. */
   bench: { usage: 'npm run bench --', positionals: true, options: {} },
   'bench alloc': {
@@ -188,14 +208,23 @@ export const COMMANDS = {
     positionals: false,
     options: { runs: { type: 'int', min: 1 } },
   },
-  'bench residency-set': { usage: 'npm run bench -- residency-set', positionals: false, options: {} },
+  'bench residency-set': {
+    usage: 'npm run bench -- residency-set',
+    positionals: false,
+    options: {},
+  },
   'bench upload-pages': { usage: 'npm run bench -- upload-pages', positionals: false, options: {} },
 } as const satisfies Record<string, CommandSpec>;
 
 // --- value checks ----------------------------------------------------------------------------
 
 /** An integer option's value: a safe integer in min..max, or a UsageError naming the option. */
-export function intOption(name: string, raw: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
+export function intOption(
+  name: string,
+  raw: string,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
   const value = Number(raw);
   if (!/^-?\d+$/.test(raw) || !Number.isSafeInteger(value) || value < min || value > max) {
     const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `in ${min}..${max}`;
@@ -207,7 +236,11 @@ export function intOption(name: string, raw: string, min: number, max = Number.M
 /** A positive finite number (`--seconds 0.5`), or a UsageError naming the option. */
 export function numberOption(name: string, raw: string): number {
   const value = Number(raw);
-  if (!/^(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(raw.trim()) || !Number.isFinite(value) || value <= 0) {
+  if (
+    !/^(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(raw.trim()) ||
+    !Number.isFinite(value) ||
+    value <= 0
+  ) {
     throw new UsageError(`--${name} must be a positive number, got '${raw}'`);
   }
   return value;
@@ -252,19 +285,39 @@ function optionArgs(argv: readonly string[]): readonly string[] {
  * Parses `argv` against the command's table. Throws HelpRequested(help) for -h/--help (which
  * wins over any other mistake on the line) and a one-line UsageError for any mistake.
  */
-export function parseCommand<T extends OptionTable>(spec: CommandSpec<T>, argv: readonly string[], help: string | (() => string)): ParsedArgs<T> {
+export function parseCommand<T extends OptionTable>(
+  spec: CommandSpec<T>,
+  argv: readonly string[],
+  help: string | (() => string),
+): ParsedArgs<T> {
   const hint = ` (see ${spec.usage} --help)`;
-  if (optionArgs(argv).some((arg) => arg === '--help' || arg === '-h')) throw new HelpRequested(typeof help === 'string' ? help : help());
+  if (optionArgs(argv).some((arg) => arg === '--help' || arg === '-h'))
+    throw new HelpRequested(typeof help === 'string' ? help : help());
 
-  const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = { ...HELP_OPTION };
-  for (const [name, option] of Object.entries(spec.options)) options[name] = { type: option.type === 'boolean' ? 'boolean' : 'string' };
+  const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = {
+    ...HELP_OPTION,
+  };
+  for (const [name, option] of Object.entries(spec.options))
+    options[name] = { type: option.type === 'boolean' ? 'boolean' : 'string' };
 
   // A pass that never throws: its tokens name the culprit of a strict-mode error, and let a
   // negative number be a value (`--seed -5`), which strict mode would call ambiguous.
-  const tokens = parseArgv({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true }).tokens as Token[];
+  const tokens = parseArgv({
+    args: [...argv],
+    options,
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  }).tokens as Token[];
   const args = [...argv];
   for (const token of [...tokens].reverse()) {
-    if (token.kind === 'option' && Object.hasOwn(options, token.name) && options[token.name]!.type === 'string' && token.inlineValue === false && /^-\.?\d/.test(token.value ?? '')) {
+    if (
+      token.kind === 'option' &&
+      Object.hasOwn(options, token.name) &&
+      options[token.name]!.type === 'string' &&
+      token.inlineValue === false &&
+      /^-\.?\d/.test(token.value ?? '')
+    ) {
       args.splice(token.index, 2, `${token.rawName}=${token.value}`);
     }
   }
@@ -295,12 +348,24 @@ export function parseCommand<T extends OptionTable>(spec: CommandSpec<T>, argv: 
 
 /** The tokens of node's parseArgs (`tokens: true`), as far as they are used here. */
 type Token =
-  | { readonly kind: 'option'; readonly name: string; readonly rawName: string; readonly index: number; readonly value?: string; readonly inlineValue?: boolean }
+  | {
+      readonly kind: 'option';
+      readonly name: string;
+      readonly rawName: string;
+      readonly index: number;
+      readonly value?: string;
+      readonly inlineValue?: boolean;
+    }
   | { readonly kind: 'positional'; readonly index: number; readonly value: string }
   | { readonly kind: 'option-terminator'; readonly index: number };
 
 /** One line naming what strict parsing rejected, found from the tokens of the loose pass. */
-function diagnose(tokens: readonly Token[], options: Record<string, { type: 'string' | 'boolean' }>, positionals: boolean, error: Error): string {
+function diagnose(
+  tokens: readonly Token[],
+  options: Record<string, { type: 'string' | 'boolean' }>,
+  positionals: boolean,
+  error: Error,
+): string {
   for (const token of tokens) {
     if (token.kind === 'option-terminator') break;
     if (token.kind === 'positional') {
@@ -313,7 +378,8 @@ function diagnose(tokens: readonly Token[], options: Record<string, { type: 'str
     if (option.type === 'boolean' && token.value !== undefined) return `${name} takes no value`;
     if (option.type === 'string') {
       if (token.value === undefined) return `${name} needs a value`;
-      if (!token.inlineValue && token.value.startsWith('-')) return `${name} needs a value, not '${token.value}' (write ${name}=VALUE for a value starting with '-')`;
+      if (!token.inlineValue && token.value.startsWith('-'))
+        return `${name} needs a value, not '${token.value}' (write ${name}=VALUE for a value starting with '-')`;
     }
   }
   for (const token of tokens) {
@@ -330,7 +396,13 @@ export function reportCliError(error: unknown): number | undefined {
     console.log(error.text);
     return 0;
   }
-  if (error instanceof UsageError || error instanceof InputError || error instanceof ReplayPathError || error instanceof ModuleLoadError || error instanceof UserAllocatorError) {
+  if (
+    error instanceof UsageError ||
+    error instanceof InputError ||
+    error instanceof ReplayPathError ||
+    error instanceof ModuleLoadError ||
+    error instanceof UserAllocatorError
+  ) {
     console.error(`error: ${error.message}`);
     return 2;
   }
@@ -352,7 +424,11 @@ export function orExit<R>(body: () => R): R {
 }
 
 /** parseCommand for the benchmarks: help exits 0, a mistake prints one line and exits 2. */
-export function parseOrExit<T extends OptionTable>(spec: CommandSpec<T>, help: string | (() => string), argv: readonly string[] = process.argv.slice(2)): ParsedArgs<T> {
+export function parseOrExit<T extends OptionTable>(
+  spec: CommandSpec<T>,
+  help: string | (() => string),
+  argv: readonly string[] = process.argv.slice(2),
+): ParsedArgs<T> {
   return orExit(() => parseCommand(spec, argv, help));
 }
 

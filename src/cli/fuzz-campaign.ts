@@ -7,7 +7,18 @@
  * being shrunk becomes a finding with its best case so far. A signal does the same at once.
  */
 import { performance } from 'node:perf_hooks';
-import { computeRates, emptySummary, findingSignature, planRun, recordRun, runCase, shardLabel, type CampaignSummary, type RunFinding, type RunResult } from '../harness/campaign.js';
+import {
+  computeRates,
+  emptySummary,
+  findingSignature,
+  planRun,
+  recordRun,
+  runCase,
+  shardLabel,
+  type CampaignSummary,
+  type RunFinding,
+  type RunResult,
+} from '../harness/campaign.js';
 import { writeSummary } from './fuzz-files.js';
 import { FindingFiles, type FailingCase, type ShrinkState } from './fuzz-findings.js';
 import type { CampaignOptions } from './fuzz-options.js';
@@ -73,9 +84,19 @@ export class Campaign {
   deaths: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: CampaignOptions) {
-    this.summary = options.resumed ? structuredClone(options.resumed) : emptySummary(options.seed, options.shard, options.systems, options.runs, { ...options.targetSpec }, options.budgetMs);
+    this.summary = options.resumed
+      ? structuredClone(options.resumed)
+      : emptySummary(
+          options.seed,
+          options.shard,
+          options.systems,
+          options.runs,
+          { ...options.targetSpec },
+          options.budgetMs,
+        );
     for (const system of options.systems) {
-      this.summary.systems[system.name] ??= emptySummary(options.seed, options.shard, [system]).systems[system.name]!;
+      this.summary.systems[system.name] ??= emptySummary(options.seed, options.shard, [system])
+        .systems[system.name]!;
     }
     this.summary.stopped = 'running';
     if (options.budgetMs !== null) this.summary.budgetMs = options.budgetMs;
@@ -85,7 +106,10 @@ export class Campaign {
     this.files = new FindingFiles(options, this.summary);
     // Progress and the budget hold while no batch returns (a long run, a shrink in a worker).
     this.timer = setInterval(() => {
-      const deadline = this.options.budgetMs === null ? null : this.options.budgetMs + budgetMarginMs(this.options.budgetMs);
+      const deadline =
+        this.options.budgetMs === null
+          ? null
+          : this.options.budgetMs + budgetMarginMs(this.options.budgetMs);
       if (deadline !== null && performance.now() - this.started >= deadline) this.cut('budget');
       for (const state of this.files.shrinking()) this.shrinkLine(state);
       this.tick(false);
@@ -97,7 +121,11 @@ export class Campaign {
   }
 
   get stopped(): boolean {
-    if (this.stopping === null && this.options.budgetMs !== null && performance.now() - this.started >= this.options.budgetMs) {
+    if (
+      this.stopping === null &&
+      this.options.budgetMs !== null &&
+      performance.now() - this.started >= this.options.budgetMs
+    ) {
       this.stopping = 'budget';
     }
     return this.stopping !== null;
@@ -134,8 +162,14 @@ export class Campaign {
   nextBatch(): BatchTask | null {
     if (this.stopped) return null;
     const batch: { system: string; runIndex: number }[] = [];
-    const msPerRun = this.runsThisSession === 0 ? TARGET_BATCH_MS / MIN_BATCH_RUNS : this.busyMsThisSession / this.runsThisSession;
-    const size = Math.min(MAX_BATCH_RUNS, Math.max(MIN_BATCH_RUNS, Math.round(TARGET_BATCH_MS / Math.max(msPerRun, 1e-3))));
+    const msPerRun =
+      this.runsThisSession === 0
+        ? TARGET_BATCH_MS / MIN_BATCH_RUNS
+        : this.busyMsThisSession / this.runsThisSession;
+    const size = Math.min(
+      MAX_BATCH_RUNS,
+      Math.max(MIN_BATCH_RUNS, Math.round(TARGET_BATCH_MS / Math.max(msPerRun, 1e-3))),
+    );
     while (batch.length < size) {
       const next = this.queue.next();
       if (next === null) break;
@@ -151,7 +185,8 @@ export class Campaign {
     for (const result of results) {
       const system = this.summary.systems[result.system]!;
       recordRun(system, result, this.options.shard);
-      this.summary.timing.busyMs[result.system] = (this.summary.timing.busyMs[result.system] ?? 0) + (result.busyMs ?? 0);
+      this.summary.timing.busyMs[result.system] =
+        (this.summary.timing.busyMs[result.system] ?? 0) + (result.busyMs ?? 0);
       this.runsThisSession++;
       this.commandsThisSession += result.commands;
       this.busyMsThisSession += result.busyMs ?? 0;
@@ -179,7 +214,11 @@ export class Campaign {
   /** What a shrink that has taken a while does: its run, its size now and the time spent (stderr, throttled). */
   private shrinkLine(state: ShrinkState): void {
     const now = performance.now();
-    if (now - state.startedMs < QUIET_SHRINK_MS || now - this.lastShrinkLine < (this.tty ? TTY_PROGRESS_MS : PLAIN_SHRINK_PROGRESS_MS)) return;
+    if (
+      now - state.startedMs < QUIET_SHRINK_MS ||
+      now - this.lastShrinkLine < (this.tty ? TTY_PROGRESS_MS : PLAIN_SHRINK_PROGRESS_MS)
+    )
+      return;
     this.lastShrinkLine = now;
     const size = `${state.originalLength} -> ${state.commands.length} commands`;
     const line = `shrinking ${state.system} run ${state.runIndex} (${state.check} on ${state.op}): ${size}, ${((now - state.startedMs) / 1000).toFixed(1)} s`;
@@ -206,44 +245,104 @@ export class Campaign {
    * hangShrinkLimitMs), then recorded as a finding like any other (asynchronously: the
    * campaign goes on meanwhile).
    */
-  recordDeath(run: { system: string; runIndex: number }, death: Death, worker: { url: URL; init: WorkerInitFields }): void {
+  recordDeath(
+    run: { system: string; runIndex: number },
+    death: Death,
+    worker: { url: URL; init: WorkerInitFields },
+  ): void {
     const target = this.options.targets.find((candidate) => candidate.system.name === run.system)!;
     const plan = planRun(this.options.seed, target.system, run.runIndex);
-    const shrinking = this.files.shrinking().find((state) => state.system === run.system && state.runIndex === run.runIndex);
+    const shrinking = this.files
+      .shrinking()
+      .find((state) => state.system === run.system && state.runIndex === run.runIndex);
     if (shrinking !== undefined) {
       // It failed, then died while shrinking: the best case so far is the finding.
-      this.record([this.files.cutShort(shrinking, `a ${death.check} of a shrink candidate`, performance.now() - shrinking.startedMs)]);
+      this.record([
+        this.files.cutShort(
+          shrinking,
+          `a ${death.check} of a shrink candidate`,
+          performance.now() - shrinking.startedMs,
+        ),
+      ]);
       return;
     }
     const { config, commands } = runCase(target.system, plan);
     const stuckOp = death.step < 0 ? '(setup)' : (commands[death.step]?.op ?? '(setup)');
-    const known = this.summary.findings.find((entry) => entry.signature === findingSignature(run.system, death.check, stuckOp));
+    const known = this.summary.findings.find(
+      (entry) => entry.signature === findingSignature(run.system, death.check, stuckOp),
+    );
     this.clearLine();
     if (known !== undefined && known.runIndex < run.runIndex) {
       // The same death (check and op) from an earlier run is already shrunk: count the run, skip the shrink.
-      console.log(`${death.check}: ${run.system} run ${run.runIndex} at step ${death.step} (op ${stuckOp}): the same as ${known.file}`);
-      this.record([{ system: run.system, runIndex: run.runIndex, commands: Math.max(death.step, 0) + 1, probes: {}, weights: plan.weights, faults: plan.faults, smallConfigs: plan.smallConfigs, finding: null, busyMs: this.options.timeoutMs }]);
+      console.log(
+        `${death.check}: ${run.system} run ${run.runIndex} at step ${death.step} (op ${stuckOp}): the same as ${known.file}`,
+      );
+      this.record([
+        {
+          system: run.system,
+          runIndex: run.runIndex,
+          commands: Math.max(death.step, 0) + 1,
+          probes: {},
+          weights: plan.weights,
+          faults: plan.faults,
+          smallConfigs: plan.smallConfigs,
+          finding: null,
+          busyMs: this.options.timeoutMs,
+        },
+      ]);
       return;
     }
-    const limitMs = death.check === HANG_CHECK ? hangShrinkLimitMs(this.options.timeoutMs, death.reachedMs) : this.options.timeoutMs;
+    const limitMs =
+      death.check === HANG_CHECK
+        ? hangShrinkLimitMs(this.options.timeoutMs, death.reachedMs)
+        : this.options.timeoutMs;
     const limitNote = death.check === HANG_CHECK ? ` (candidates stopped after ${limitMs} ms)` : '';
-    console.log(`${death.check}: ${run.system} run ${run.runIndex} at step ${death.step} (op ${stuckOp}): ${death.detail}; shrinking it in a fresh worker${limitNote}`);
+    console.log(
+      `${death.check}: ${run.system} run ${run.runIndex} at step ${death.step} (op ${stuckOp}): ${death.detail}; shrinking it in a fresh worker${limitNote}`,
+    );
     const runKey = `${run.system}#${run.runIndex}`;
     this.deathShrinks.add(runKey);
-    const state = this.files.found({ system: run.system, runIndex: run.runIndex, config, commands, check: death.check, op: stuckOp, message: death.detail }, performance.now());
+    const state = this.files.found(
+      {
+        system: run.system,
+        runIndex: run.runIndex,
+        config,
+        commands,
+        check: death.check,
+        op: stuckOp,
+        message: death.detail,
+      },
+      performance.now(),
+    );
     this.deaths = this.deaths.then(async () => {
       const evaluator = new CaseEvaluator(worker.url, worker.init, limitMs);
       this.evaluator = evaluator;
       let shrunk: Awaited<ReturnType<typeof shrinkDeath>>;
       try {
-        shrunk = await shrinkDeath(evaluator, run.system, config, commands, death.check, death.step, {
-          stop: () => this.cutBy !== null,
-          progress: (candidate, step) => {
-            const op = candidate[step]?.op ?? '(setup)';
-            const updated = this.files.progress({ system: run.system, runIndex: run.runIndex, config, commands: candidate, check: death.check, op, message: death.detail });
-            if (updated !== null) this.shrinkLine(updated);
+        shrunk = await shrinkDeath(
+          evaluator,
+          run.system,
+          config,
+          commands,
+          death.check,
+          death.step,
+          {
+            stop: () => this.cutBy !== null,
+            progress: (candidate, step) => {
+              const op = candidate[step]?.op ?? '(setup)';
+              const updated = this.files.progress({
+                system: run.system,
+                runIndex: run.runIndex,
+                config,
+                commands: candidate,
+                check: death.check,
+                op,
+                message: death.detail,
+              });
+              if (updated !== null) this.shrinkLine(updated);
+            },
           },
-        });
+        );
       } finally {
         this.evaluator = null;
         await evaluator.close();
@@ -251,8 +350,19 @@ export class Campaign {
       this.deathShrinks.delete(runKey);
       const failing = shrunk.commands[shrunk.step] ?? shrunk.commands[shrunk.commands.length - 1];
       const op = shrunk.step < 0 || failing === undefined ? '(setup)' : failing.op;
-      const message = `${death.detail} (at step ${shrunk.step}, op ${op}` + (shrunk.reproduced || shrunk.cut ? ')' : '; it did not reproduce in a fresh worker, so the case is reported unshrunk)');
-      const note = shrunk.cut ? this.files.cutNote(state, this.cutBy ?? 'the campaign', performance.now() - state.startedMs, shrunk.commands.length) : undefined;
+      const message =
+        `${death.detail} (at step ${shrunk.step}, op ${op}` +
+        (shrunk.reproduced || shrunk.cut
+          ? ')'
+          : '; it did not reproduce in a fresh worker, so the case is reported unshrunk)');
+      const note = shrunk.cut
+        ? this.files.cutNote(
+            state,
+            this.cutBy ?? 'the campaign',
+            performance.now() - state.startedMs,
+            shrunk.commands.length,
+          )
+        : undefined;
       const finding: RunFinding = {
         signature: findingSignature(run.system, death.check, op),
         system: run.system,
@@ -273,7 +383,19 @@ export class Campaign {
         firstOp: stuckOp,
         ...(note === undefined ? {} : { note }),
       };
-      this.record([{ system: run.system, runIndex: run.runIndex, commands: Math.max(death.step, 0) + 1, probes: {}, weights: plan.weights, faults: plan.faults, smallConfigs: plan.smallConfigs, finding, busyMs: this.options.timeoutMs }]);
+      this.record([
+        {
+          system: run.system,
+          runIndex: run.runIndex,
+          commands: Math.max(death.step, 0) + 1,
+          probes: {},
+          weights: plan.weights,
+          faults: plan.faults,
+          smallConfigs: plan.smallConfigs,
+          finding,
+          busyMs: this.options.timeoutMs,
+        },
+      ]);
     });
   }
 
@@ -308,10 +430,16 @@ export class Campaign {
     const seconds = (now - this.started) / 1000;
     const rate = seconds > 0 ? Math.round(this.commandsThisSession / seconds) : 0;
     let left = '';
-    if (this.options.budgetMs !== null) left = `, ${Math.max(0, Math.ceil((this.options.budgetMs - (now - this.started)) / 1000))}s left`;
+    if (this.options.budgetMs !== null)
+      left = `, ${Math.max(0, Math.ceil((this.options.budgetMs - (now - this.started)) / 1000))}s left`;
     else if (this.options.runs !== null) {
-      const total = this.options.systems.length * Math.ceil((this.options.runs - this.options.shard.index) / this.options.shard.count);
-      const done = Object.values(this.summary.systems).reduce((sum, system) => sum + system.runs, 0);
+      const total =
+        this.options.systems.length *
+        Math.ceil((this.options.runs - this.options.shard.index) / this.options.shard.count);
+      const done = Object.values(this.summary.systems).reduce(
+        (sum, system) => sum + system.runs,
+        0,
+      );
       left = `, ${done}/${total} runs`;
     }
     const line = `fuzz: ${this.runsThisSession} runs, ${rate} commands/s, ${this.summary.findings.length} findings${left}`;

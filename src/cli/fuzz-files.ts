@@ -8,7 +8,9 @@ import { schemaReference, SUMMARY_SCHEMA_FILE } from '../harness/regression.js';
 /** A path as written into files and shown: relative to the project root inside it, absolute outside. */
 export function rootRelative(root: string, file: string): string {
   const relative = path.relative(root, path.resolve(file));
-  return relative.startsWith('..') || path.isAbsolute(relative) ? path.resolve(file) : relative.split(path.sep).join('/');
+  return relative.startsWith('..') || path.isAbsolute(relative)
+    ? path.resolve(file)
+    : relative.split(path.sep).join('/');
 }
 
 /** Writes a whole file or nothing (see writeFileAtomic), creating its folder. */
@@ -20,5 +22,9 @@ export function writeAtomically(file: string, text: string): void {
 /** Writes a summary with the `$schema` an editor validates it with (its path from the file). */
 export function writeSummary(file: string, summary: CampaignSummary): void {
   const { $schema: _previous, ...rest } = summary;
-  writeAtomically(file, JSON.stringify({ $schema: schemaReference(file, SUMMARY_SCHEMA_FILE), ...rest }, null, 2) + '\n');
+  writeAtomically(
+    file,
+    JSON.stringify({ $schema: schemaReference(file, SUMMARY_SCHEMA_FILE), ...rest }, null, 2) +
+      '\n',
+  );
 }

@@ -14,10 +14,24 @@
  */
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { addFinding, findingSignature, planRun, type CampaignSummary, type FindingEntry, type RunFinding, type RunResult } from '../harness/campaign.js';
+import {
+  addFinding,
+  findingSignature,
+  planRun,
+  type CampaignSummary,
+  type FindingEntry,
+  type RunFinding,
+  type RunResult,
+} from '../harness/campaign.js';
 import { toolCommand } from '../harness/command-line.js';
 import type { JsonObject } from '../harness/json.js';
-import { originDate, regressionPath, serializeRegression, shortHash, REGRESSION_FORMAT } from '../harness/regression.js';
+import {
+  originDate,
+  regressionPath,
+  serializeRegression,
+  shortHash,
+  REGRESSION_FORMAT,
+} from '../harness/regression.js';
 import type { Command } from '../harness/system.js';
 import { rootRelative, writeAtomically } from './fuzz-files.js';
 import type { CampaignOptions } from './fuzz-options.js';
@@ -74,7 +88,8 @@ export class FindingFiles {
     private readonly summary: CampaignSummary,
   ) {
     // The findings of earlier sessions (a resumed campaign) were printed then.
-    for (const entry of summary.findings) this.printed.add(path.resolve(options.project.root, entry.file));
+    for (const entry of summary.findings)
+      this.printed.add(path.resolve(options.project.root, entry.file));
   }
 
   /** The file of run `runIndex`'s finding whose first failure is `check` on `op`. */
@@ -95,7 +110,15 @@ export class FindingFiles {
       startedMs: nowMs,
     };
     this.shrinks.set(key(failing.system, failing.runIndex), state);
-    this.write(state.file, failing.system, failing.runIndex, failing.check, failing.op, failing.config, failing.commands);
+    this.write(
+      state.file,
+      failing.system,
+      failing.runIndex,
+      failing.check,
+      failing.op,
+      failing.config,
+      failing.commands,
+    );
     return state;
   }
 
@@ -103,8 +126,22 @@ export class FindingFiles {
   progress(failing: FailingCase): ShrinkState | null {
     const state = this.shrinks.get(key(failing.system, failing.runIndex));
     if (state === undefined) return null;
-    Object.assign(state, { config: failing.config, commands: failing.commands, check: failing.check, op: failing.op, message: failing.message });
-    this.write(state.file, failing.system, failing.runIndex, failing.check, failing.op, failing.config, failing.commands);
+    Object.assign(state, {
+      config: failing.config,
+      commands: failing.commands,
+      check: failing.check,
+      op: failing.op,
+      message: failing.message,
+    });
+    this.write(
+      state.file,
+      failing.system,
+      failing.runIndex,
+      failing.check,
+      failing.op,
+      failing.config,
+      failing.commands,
+    );
     return state;
   }
 
@@ -147,7 +184,16 @@ export class FindingFiles {
       firstCheck: state.firstCheck,
       firstOp: state.firstOp,
     };
-    return { system: state.system, runIndex: state.runIndex, commands: state.originalLength, probes: {}, weights: plan.weights, faults: plan.faults, smallConfigs: plan.smallConfigs, finding };
+    return {
+      system: state.system,
+      runIndex: state.runIndex,
+      commands: state.originalLength,
+      probes: {},
+      weights: plan.weights,
+      faults: plan.faults,
+      smallConfigs: plan.smallConfigs,
+      finding,
+    };
   }
 
   /** The report's note on a shrink stopped before its end, with the command that finishes it. */
@@ -163,7 +209,12 @@ export class FindingFiles {
   record(finding: RunFinding): void {
     this.settle(finding.system, finding.runIndex);
     const root = this.options.project.root;
-    const file = this.fileFor(finding.system, finding.runIndex, finding.firstCheck, finding.firstOp);
+    const file = this.fileFor(
+      finding.system,
+      finding.runIndex,
+      finding.firstCheck,
+      finding.firstOp,
+    );
     const shown = rootRelative(root, file);
     const entry: FindingEntry = {
       signature: finding.signature,
@@ -186,13 +237,24 @@ export class FindingFiles {
       this.remove(file);
       return;
     }
-    this.write(file, finding.system, finding.runIndex, finding.check, finding.op, finding.config, finding.commands);
+    this.write(
+      file,
+      finding.system,
+      finding.runIndex,
+      finding.check,
+      finding.op,
+      finding.config,
+      finding.commands,
+    );
     let replaced = '';
     if (verdict.kind === 'replaced') {
       replaced = ', replacing a later run with the same signature';
-      const previous = this.pending.findIndex((report) => report.entry.file === verdict.previous.file);
+      const previous = this.pending.findIndex(
+        (report) => report.entry.file === verdict.previous.file,
+      );
       if (previous >= 0) this.pending.splice(previous, 1);
-      if (verdict.previous.file !== entry.file) this.remove(path.resolve(root, verdict.previous.file));
+      if (verdict.previous.file !== entry.file)
+        this.remove(path.resolve(root, verdict.previous.file));
     }
     this.pending.push({ target: this.target(finding.system), finding, entry, replaced });
   }
@@ -201,7 +263,11 @@ export class FindingFiles {
    * Prints the reports whose path is final: every earlier run of the system is recorded
    * (`recordedBelow(system)` runs of this shard's order), or `all` at the end of the campaign.
    */
-  flush(recordedBelow: (system: string) => number, all: boolean, print: (text: string) => void): void {
+  flush(
+    recordedBelow: (system: string) => number,
+    all: boolean,
+    print: (text: string) => void,
+  ): void {
     const { shard } = this.options;
     for (let index = 0; index < this.pending.length; ) {
       const report = this.pending[index]!;
@@ -225,7 +291,15 @@ export class FindingFiles {
     return this.options.targets.find((candidate) => candidate.system.name === system)!;
   }
 
-  private write(file: string, system: string, runIndex: number, check: string, op: string, config: JsonObject, commands: readonly Command[]): void {
+  private write(
+    file: string,
+    system: string,
+    runIndex: number,
+    check: string,
+    op: string,
+    config: JsonObject,
+    commands: readonly Command[],
+  ): void {
     const catches = [...this.target(system).catches];
     const text = serializeRegression(
       {

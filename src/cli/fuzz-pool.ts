@@ -13,9 +13,18 @@ const BATCHES_IN_FLIGHT_PER_WORKER = 2;
  * When the campaign cuts (past its budget's margin, a signal), every worker is terminated at
  * once: the runs it held are not recorded (a resume runs them again).
  */
-export async function runInWorkers(campaign: Campaign, options: CampaignOptions, count: number): Promise<void> {
+export async function runInWorkers(
+  campaign: Campaign,
+  options: CampaignOptions,
+  count: number,
+): Promise<void> {
   const url = campaignWorkerUrl();
-  const init: WorkerInitFields = { campaignSeed: options.seed, targets: options.targetSpec, configFile: options.project.configFile, cwd: options.project.root };
+  const init: WorkerInitFields = {
+    campaignSeed: options.seed,
+    targets: options.targetSpec,
+    configFile: options.project.configFile,
+    cwd: options.project.root,
+  };
   const slot = (): Promise<void> => {
     let removeCutter = (): void => {};
     return new Promise<void>((resolve, reject) => {
@@ -47,9 +56,17 @@ export async function runInWorkers(campaign: Campaign, options: CampaignOptions,
           death: (death: Death) => {
             const current = inFlight.find((task) => task.id === death.taskId);
             const lost = inFlight.splice(0, inFlight.length);
-            if (current !== undefined && death.position >= 0 && death.position < current.batch.length) {
+            if (
+              current !== undefined &&
+              death.position >= 0 &&
+              death.position < current.batch.length
+            ) {
               campaign.recordDeath(current.batch[death.position]!, death, { url, init });
-              campaign.queue.giveBack(lost.flatMap((task) => task.batch.filter((_, index) => task !== current || index !== death.position)));
+              campaign.queue.giveBack(
+                lost.flatMap((task) =>
+                  task.batch.filter((_, index) => task !== current || index !== death.position),
+                ),
+              );
             } else {
               if (lost.length === 0 && !finished) {
                 finished = true;

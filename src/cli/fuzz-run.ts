@@ -4,9 +4,19 @@ import { executeRun, planRun, type RunHooks, type RunResult } from '../harness/c
 import type { Target } from './fuzz-targets.js';
 
 /** Executes run `runIndex` of the target and records how long it took (the harness reads no clock). */
-export function timedRun(target: Target, seed: string, runIndex: number, hooks?: RunHooks): RunResult {
+export function timedRun(
+  target: Target,
+  seed: string,
+  runIndex: number,
+  hooks?: RunHooks,
+): RunResult {
   const started = performance.now();
-  const result = executeRun(target.system, planRun(seed, target.system, runIndex), target.implFactory, hooks);
+  const result = executeRun(
+    target.system,
+    planRun(seed, target.system, runIndex),
+    target.implFactory,
+    hooks,
+  );
   result.busyMs = performance.now() - started;
   return result;
 }

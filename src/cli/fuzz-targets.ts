@@ -35,12 +35,17 @@ export function fileSystemName(name: string): string {
 }
 
 /** The user-allocator system of a module (relative to the project root), named `name`. */
-async function allocatorTarget(project: Project, modulePath: string, name: string): Promise<Target> {
+async function allocatorTarget(
+  project: Project,
+  modulePath: string,
+  name: string,
+): Promise<Target> {
   try {
     const system = await userAllocatorForProject(project.root, modulePath);
     return { system: name === system.name ? system : { ...system, name }, catches: [] };
   } catch (error) {
-    if (error instanceof UserAllocatorError || error instanceof ModuleLoadError) throw new UsageError(error.message);
+    if (error instanceof UserAllocatorError || error instanceof ModuleLoadError)
+      throw new UsageError(error.message);
     throw error;
   }
 }
@@ -57,7 +62,15 @@ function nativeTarget(project: Project, executable: string): Target {
 
 /** Allocator targets for modules (relative to the root): `user-allocator` alone, else one name per module. */
 async function allocatorTargets(project: Project, modules: readonly string[]): Promise<Target[]> {
-  return Promise.all(modules.map((modulePath) => allocatorTarget(project, modulePath, modules.length === 1 ? USER_ALLOCATOR_SYSTEM : `${USER_ALLOCATOR_SYSTEM}:${modulePath}`)));
+  return Promise.all(
+    modules.map((modulePath) =>
+      allocatorTarget(
+        project,
+        modulePath,
+        modules.length === 1 ? USER_ALLOCATOR_SYSTEM : `${USER_ALLOCATOR_SYSTEM}:${modulePath}`,
+      ),
+    ),
+  );
 }
 
 /** The spec's allocator as the project records it: relative to the project root. */
@@ -68,29 +81,52 @@ export function allocatorSpecPath(project: Project, typed: string, cwd = process
 export async function resolveTargets(spec: TargetSpec, project: Project): Promise<Target[]> {
   const registry = project.registry;
   if (spec.exec !== undefined) {
-    if (spec.mutant !== undefined || spec.systems !== 'all' || spec.allocator !== undefined) throw new UsageError('--exec runs only the native allocator; drop --system/--mutant/--allocator');
+    if (spec.mutant !== undefined || spec.systems !== 'all' || spec.allocator !== undefined)
+      throw new UsageError(
+        '--exec runs only the native allocator; drop --system/--mutant/--allocator',
+      );
     return [nativeTarget(project, spec.exec)];
   }
   if (spec.allocator !== undefined) {
-    if (spec.mutant !== undefined || spec.systems !== 'all') throw new UsageError('--allocator runs only the user-allocator system; drop --system/--mutant');
+    if (spec.mutant !== undefined || spec.systems !== 'all')
+      throw new UsageError(
+        '--allocator runs only the user-allocator system; drop --system/--mutant',
+      );
     return allocatorTargets(project, [spec.allocator]);
   }
   if (spec.mutant !== undefined) {
     const mutant = await registry.findMutant(spec.mutant);
-    if (mutant === undefined) throw new UsageError(`unknown mutant '${spec.mutant}' (npm run mutants lists them)`);
+    if (mutant === undefined)
+      throw new UsageError(`unknown mutant '${spec.mutant}' (npm run mutants lists them)`);
     if (spec.systems !== 'all' && spec.systems !== mutant.system) {
-      throw new UsageError(`mutant ${mutant.name} belongs to system ${mutant.system}, not ${spec.systems}`);
+      throw new UsageError(
+        `mutant ${mutant.name} belongs to system ${mutant.system}, not ${spec.systems}`,
+      );
     }
     const system = registry.findSystem(mutant.system);
-    if (system === undefined) throw new UsageError(`mutant ${mutant.name} belongs to system ${mutant.system}, which is built from a file's config: replay its files instead`);
+    if (system === undefined)
+      throw new UsageError(
+        `mutant ${mutant.name} belongs to system ${mutant.system}, which is built from a file's config: replay its files instead`,
+      );
     return [{ system, implFactory: mutant.createImpl, catches: [mutant.name] }];
   }
-  if (spec.systems === 'all') return [...registry.systems.map((system) => ({ system, catches: [] })), ...(await allocatorTargets(project, project.allocators))];
-  const names = spec.systems.split(',').map((name) => name.trim()).filter((name) => name.length > 0);
-  if (names.length === 0) throw new UsageError('--system needs a name, a comma-separated list, or all');
+  if (spec.systems === 'all')
+    return [
+      ...registry.systems.map((system) => ({ system, catches: [] })),
+      ...(await allocatorTargets(project, project.allocators)),
+    ];
+  const names = spec.systems
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name.length > 0);
+  if (names.length === 0)
+    throw new UsageError('--system needs a name, a comma-separated list, or all');
   return names.map((name) => {
     const system = registry.findSystem(name);
-    if (system === undefined) throw new UsageError(`unknown system '${name}'; known: ${registry.systemNames().join(', ')}, all`);
+    if (system === undefined)
+      throw new UsageError(
+        `unknown system '${name}'; known: ${registry.systemNames().join(', ')}, all`,
+      );
     return { system, catches: [] };
   });
 }

@@ -27,9 +27,24 @@ export interface WorkerInit {
   readonly monitor: SharedArrayBuffer;
 }
 export type WorkerTask =
-  | { readonly kind: 'batch'; readonly id: number; readonly batch: readonly { readonly system: string; readonly runIndex: number }[] }
-  | { readonly kind: 'case'; readonly id: number; readonly system: string; readonly config: JsonObject; readonly commands: readonly Command[] }
-  | { readonly kind: 'preflight'; readonly id: number; readonly systems: readonly string[]; readonly allocators: readonly string[] };
+  | {
+      readonly kind: 'batch';
+      readonly id: number;
+      readonly batch: readonly { readonly system: string; readonly runIndex: number }[];
+    }
+  | {
+      readonly kind: 'case';
+      readonly id: number;
+      readonly system: string;
+      readonly config: JsonObject;
+      readonly commands: readonly Command[];
+    }
+  | {
+      readonly kind: 'preflight';
+      readonly id: number;
+      readonly systems: readonly string[];
+      readonly allocators: readonly string[];
+    };
 export type WorkerReply =
   | { readonly kind: 'ready' }
   /** The preflight is about to replay this file (so a hang can be blamed on it). */
@@ -51,8 +66,13 @@ function errorText(error: unknown): string {
 let targets: Map<string, Awaited<ReturnType<typeof resolveTargets>>[number]>;
 let project: Project;
 try {
-  project = await loadProject({ cwd: init.cwd, ...(init.configFile === null ? {} : { configFile: init.configFile }) });
-  targets = new Map((await resolveTargets(init.targets, project)).map((target) => [target.system.name, target]));
+  project = await loadProject({
+    cwd: init.cwd,
+    ...(init.configFile === null ? {} : { configFile: init.configFile }),
+  });
+  targets = new Map(
+    (await resolveTargets(init.targets, project)).map((target) => [target.system.name, target]),
+  );
 } catch (error) {
   parentPort!.postMessage({ kind: 'error', error: errorText(error) } satisfies WorkerReply);
   await new Promise(() => {}); // the main thread terminates this worker
@@ -87,13 +107,33 @@ function shrinkReporter(id: number, system: string, runIndex: number): RunHooks 
   return {
     found: (config, commands, failure) => {
       last = performance.now();
-      parentPort!.postMessage({ kind: 'found', id, system, runIndex, config, commands, check: failure.check, op: failure.command.op, message: failure.message } satisfies WorkerReply);
+      parentPort!.postMessage({
+        kind: 'found',
+        id,
+        system,
+        runIndex,
+        config,
+        commands,
+        check: failure.check,
+        op: failure.command.op,
+        message: failure.message,
+      } satisfies WorkerReply);
     },
     shrunk: (config, commands, failure) => {
       const now = performance.now();
       if (now - last < SHRINK_REPORT_MS) return;
       last = now;
-      parentPort!.postMessage({ kind: 'shrinking', id, system, runIndex, config, commands, check: failure.check, op: failure.command.op, message: failure.message } satisfies WorkerReply);
+      parentPort!.postMessage({
+        kind: 'shrinking',
+        id,
+        system,
+        runIndex,
+        config,
+        commands,
+        check: failure.check,
+        op: failure.command.op,
+        message: failure.message,
+      } satisfies WorkerReply);
     },
   };
 }
@@ -102,16 +142,29 @@ function run(task: WorkerTask): WorkerReply {
   Atomics.store(cells, CELL_TASK, task.id);
   Atomics.store(cells, CELL_BUSY, 1);
   try {
-    if (task.kind === 'preflight') throw new Error('the preflight runs on its own (see preflight())');
+    if (task.kind === 'preflight')
+      throw new Error('the preflight runs on its own (see preflight())');
     if (task.kind === 'case') {
       const target = targets.get(task.system)!;
-      const outcome = runSequence(target.system, task.config, task.commands, target.implFactory === undefined ? {} : { implFactory: target.implFactory });
+      const outcome = runSequence(
+        target.system,
+        task.config,
+        task.commands,
+        target.implFactory === undefined ? {} : { implFactory: target.implFactory },
+      );
       return { kind: 'case', id: task.id, failure: outcome.ok ? null : outcome.failure };
     }
     const results: RunResult[] = [];
     task.batch.forEach(({ system, runIndex }, position) => {
       Atomics.store(cells, CELL_BATCH_POSITION, position);
-      results.push(timedRun(targets.get(system)!, init.campaignSeed, runIndex, shrinkReporter(task.id, system, runIndex)));
+      results.push(
+        timedRun(
+          targets.get(system)!,
+          init.campaignSeed,
+          runIndex,
+          shrinkReporter(task.id, system, runIndex),
+        ),
+      );
     });
     return { kind: 'batch', id: task.id, results };
   } catch (error) {
@@ -135,7 +188,13 @@ async function preflight(task: Extract<WorkerTask, { kind: 'preflight' }>): Prom
     }
   };
   try {
-    const result = await runPreflight(project!, new Set(task.systems), preflightDirs(project!), new Set(task.allocators), watched);
+    const result = await runPreflight(
+      project!,
+      new Set(task.systems),
+      preflightDirs(project!),
+      new Set(task.allocators),
+      watched,
+    );
     return { kind: 'preflight', id: task.id, result };
   } catch (error) {
     return { kind: 'error', error: errorText(error) };

@@ -22,7 +22,9 @@ import { writeCampaignSummaryHtml } from '../report/fuzz-html.js';
 
 async function campaignMain(args: CampaignArgs): Promise<number> {
   const options = await parseCampaign(args);
-  const preflight = options.preflight ? await runCampaignPreflight(options) : { holds: true, failing: 0 };
+  const preflight = options.preflight
+    ? await runCampaignPreflight(options)
+    : { holds: true, failing: 0 };
   if (!preflight.holds) return 4;
   if (!existsSync(options.outDir)) mkdirSync(options.outDir, { recursive: true });
   const campaign = new Campaign(options);
@@ -50,17 +52,27 @@ async function campaignMain(args: CampaignArgs): Promise<number> {
   process.off('SIGTERM', onSignal);
   printSummary(summary);
   console.log(`summary: ${rootRelative(options.project.root, options.jsonFile)}`);
-  if (args.values.html !== undefined) writeCampaignSummaryHtml(args.values.html, summary, options.project.root);
-  const overShare = options.maxFalseOomShare === null ? [] : falseOutOfMemoryFailures(summary.systems, options.maxFalseOomShare);
+  if (args.values.html !== undefined)
+    writeCampaignSummaryHtml(args.values.html, summary, options.project.root);
+  const overShare =
+    options.maxFalseOomShare === null
+      ? []
+      : falseOutOfMemoryFailures(summary.systems, options.maxFalseOomShare);
   for (const line of overShare) console.log(`FALSE OUT OF MEMORY ${line}`);
-  if (preflight.failing > 0) console.log(`${preflight.failing} stored regression${preflight.failing === 1 ? '' : 's'} still fail against the implementation (see PREFLIGHT FAILING above)`);
+  if (preflight.failing > 0)
+    console.log(
+      `${preflight.failing} stored regression${preflight.failing === 1 ? '' : 's'} still fail against the implementation (see PREFLIGHT FAILING above)`,
+    );
   if (summary.findings.length > 0 || overShare.length > 0 || preflight.failing > 0) return 1;
   return summary.stopped === 'interrupted' ? 3 : 0;
 }
 
 async function mergeMain(argv: string[]): Promise<number> {
   const args = parseCommand(COMMANDS['fuzz merge'], argv, MERGE_HELP);
-  if (args.positionals.length === 0) throw new UsageError('merge needs one or more summary files (see npm run fuzz -- merge --help)');
+  if (args.positionals.length === 0)
+    throw new UsageError(
+      'merge needs one or more summary files (see npm run fuzz -- merge --help)',
+    );
   let merged: CampaignSummary;
   try {
     merged = mergeSummaries(args.positionals.map(readSummary));
@@ -73,7 +85,11 @@ async function mergeMain(argv: string[]): Promise<number> {
   printSummary(merged);
   if (merged.findings.length > 0) return 1;
   if (merged.stopped === 'incomplete' || merged.stopped === 'interrupted') {
-    console.log(merged.stopped === 'incomplete' ? `incomplete: only shards ${merged.shards.join(', ')} of the campaign are here` : 'some shards were interrupted');
+    console.log(
+      merged.stopped === 'incomplete'
+        ? `incomplete: only shards ${merged.shards.join(', ')} of the campaign are here`
+        : 'some shards were interrupted',
+    );
     return 3;
   }
   return 0;

@@ -28,7 +28,12 @@ export function hangShrinkLimitMs(timeoutMs: number, reachedMs: number): number 
 }
 
 export type CaseOutcome =
-  | { readonly kind: 'died'; readonly check: string; readonly step: number; readonly detail: string }
+  | {
+      readonly kind: 'died';
+      readonly check: string;
+      readonly step: number;
+      readonly detail: string;
+    }
   | { readonly kind: 'cancelled' }
   | { readonly kind: 'failed'; readonly failure: Failure }
   | { readonly kind: 'passed' };
@@ -70,15 +75,26 @@ export class CaseEvaluator {
             entry.dead = true;
             markReady(false);
             void entry.watched.terminate();
-            if (entry === this.active) this.resolve({ kind: 'died', check: 'worker-crash', step: -1, detail: reply.error });
+            if (entry === this.active)
+              this.resolve({ kind: 'died', check: 'worker-crash', step: -1, detail: reply.error });
           } else if (reply.kind === 'case' && entry === this.active) {
-            this.resolve(reply.failure === null ? { kind: 'passed' } : { kind: 'failed', failure: reply.failure });
+            this.resolve(
+              reply.failure === null
+                ? { kind: 'passed' }
+                : { kind: 'failed', failure: reply.failure },
+            );
           }
         },
         death: (death: Death) => {
           entry.dead = true;
           markReady(false);
-          if (entry === this.active) this.resolve({ kind: 'died', check: death.check, step: death.step, detail: death.detail });
+          if (entry === this.active)
+            this.resolve({
+              kind: 'died',
+              check: death.check,
+              step: death.step,
+              detail: death.detail,
+            });
         },
       }),
     };
@@ -91,13 +107,18 @@ export class CaseEvaluator {
     pending?.(outcome);
   }
 
-  async evaluate(system: string, config: JsonObject, commands: readonly Command[]): Promise<CaseOutcome> {
+  async evaluate(
+    system: string,
+    config: JsonObject,
+    commands: readonly Command[],
+  ): Promise<CaseOutcome> {
     if (this.active === null || this.active.dead) {
       this.active = this.spare ?? this.spawn();
       this.spare = this.spawn();
     }
     const active = this.active;
-    if (!(await active.ready)) return { kind: 'died', check: 'worker-crash', step: -1, detail: 'the worker could not load' };
+    if (!(await active.ready))
+      return { kind: 'died', check: 'worker-crash', step: -1, detail: 'the worker could not load' };
     return new Promise<CaseOutcome>((resolve) => {
       this.pending = resolve;
       active.watched.post({ kind: 'case', id: this.nextId++, system, config, commands });
@@ -153,12 +174,17 @@ export async function shrinkDeath(
   if (at === null) return { commands: [...commands], step, reproduced: false, cut: control.stop() };
   current = current.slice(0, Math.max(at, 0) + 1);
   control.progress(current, at);
-  for (let chunk = Math.max(1, 2 ** Math.floor(Math.log2(current.length))); chunk >= 1; chunk = chunk === 1 ? 0 : Math.floor(chunk / 2)) {
+  for (
+    let chunk = Math.max(1, 2 ** Math.floor(Math.log2(current.length)));
+    chunk >= 1;
+    chunk = chunk === 1 ? 0 : Math.floor(chunk / 2)
+  ) {
     let changed = true;
     while (changed) {
       changed = false;
       for (let start = 0; start < current.length; ) {
-        if (control.stop()) return { commands: current, step: Math.max(at, 0), reproduced: true, cut: true };
+        if (control.stop())
+          return { commands: current, step: Math.max(at, 0), reproduced: true, cut: true };
         const candidate = [...current.slice(0, start), ...current.slice(start + chunk)];
         const candidateAt = candidate.length === 0 ? null : await stillDies(candidate);
         if (candidateAt !== null) {

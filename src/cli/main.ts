@@ -9,20 +9,39 @@ import { readFileSync } from 'node:fs';
 import { commandContext, respellCommands } from '../harness/command-line.js';
 import path from 'node:path';
 
-const SUBCOMMANDS: Readonly<Record<string, { readonly module: string; readonly summary: string }>> = {
-  fuzz: { module: 'fuzz', summary: 'fixed-seed fuzz campaigns of your systems and allocators (findings, summary, resume, shards)' },
-  regress: { module: 'regress', summary: 'save, replay, show, list and migrate regression files' },
-  mutants: { module: 'mutants', summary: 'run every mutant against its system: caught, by which check, how fast' },
-  schemas: { module: 'schemas', summary: 'write the JSON schemas of regression files and campaign summaries' },
-  bench: { module: '../../bench/run', summary: 'benchmarks: implementation vs model (vs peers), measured in one run' },
-};
+const SUBCOMMANDS: Readonly<Record<string, { readonly module: string; readonly summary: string }>> =
+  {
+    fuzz: {
+      module: 'fuzz',
+      summary:
+        'fixed-seed fuzz campaigns of your systems and allocators (findings, summary, resume, shards)',
+    },
+    regress: {
+      module: 'regress',
+      summary: 'save, replay, show, list and migrate regression files',
+    },
+    mutants: {
+      module: 'mutants',
+      summary: 'run every mutant against its system: caught, by which check, how fast',
+    },
+    schemas: {
+      module: 'schemas',
+      summary: 'write the JSON schemas of regression files and campaign summaries',
+    },
+    bench: {
+      module: '../../bench/run',
+      summary: 'benchmarks: implementation vs model (vs peers), measured in one run',
+    },
+  };
 
 const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
 
 function version(): string {
   for (const candidate of ['../../package.json', '../../../package.json']) {
     try {
-      return (JSON.parse(readFileSync(new URL(candidate, import.meta.url), 'utf8')) as { version: string }).version;
+      return (
+        JSON.parse(readFileSync(new URL(candidate, import.meta.url), 'utf8')) as { version: string }
+      ).version;
     } catch {
       // the next candidate (sources vs compiled layout)
     }
@@ -54,7 +73,11 @@ folder and default seed. Paths written into files are relative to the config's f
 function respellStream(stream: NodeJS.WriteStream): void {
   const context = commandContext();
   const write = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
-  stream.write = ((chunk: unknown, ...rest: unknown[]) => write(typeof chunk === 'string' ? respellCommands(chunk, context) : chunk, ...rest)) as typeof stream.write;
+  stream.write = ((chunk: unknown, ...rest: unknown[]) =>
+    write(
+      typeof chunk === 'string' ? respellCommands(chunk, context) : chunk,
+      ...rest,
+    )) as typeof stream.write;
 }
 
 const [name, ...rest] = process.argv.slice(2);
@@ -74,11 +97,17 @@ if (name === '-v' || name === '--version') {
 }
 const subcommand = Object.hasOwn(SUBCOMMANDS, name) ? SUBCOMMANDS[name] : undefined;
 if (subcommand === undefined) {
-  console.error(`error: unknown command '${name}'; commands: ${Object.keys(SUBCOMMANDS).join(', ')} (see ${GPUMV} --help)`);
+  console.error(
+    `error: unknown command '${name}'; commands: ${Object.keys(SUBCOMMANDS).join(', ')} (see ${GPUMV} --help)`,
+  );
   process.exit(2);
 }
 respellStream(process.stdout);
 respellStream(process.stderr);
 // The subcommand's module reads process.argv as if it had been started itself.
-process.argv = [process.argv[0]!, new URL(`./${subcommand.module}${extension}`, import.meta.url).pathname, ...rest];
+process.argv = [
+  process.argv[0]!,
+  new URL(`./${subcommand.module}${extension}`, import.meta.url).pathname,
+  ...rest,
+];
 await import(`./${subcommand.module}${extension}`);

@@ -49,11 +49,14 @@ await runMain(async () => {
   const args = parseCommand(COMMANDS.mutants, process.argv.slice(2), HELP);
   const seed = args.values.seed ?? DEFAULT_SEED;
   const numRuns = args.values.runs ?? 1000;
-  const registry = (await loadProject(args.values.config === undefined ? {} : { configFile: args.values.config })).registry;
+  const registry = (
+    await loadProject(args.values.config === undefined ? {} : { configFile: args.values.config })
+  ).registry;
   let mutants = await registry.mutants();
   const systemFilter = args.values.system;
   if (systemFilter !== undefined) {
-    if (registry.findSystem(systemFilter) === undefined) throw new UsageError(`unknown system '${systemFilter}'`);
+    if (registry.findSystem(systemFilter) === undefined)
+      throw new UsageError(`unknown system '${systemFilter}'`);
     mutants = mutants.filter((mutant) => mutant.system === systemFilter);
   }
   const mutantFilter = args.values.mutant;
@@ -69,16 +72,20 @@ await runMain(async () => {
     try {
       accessSync(path.dirname(path.resolve(jsonFile)), constants.W_OK);
       const stats = statSync(jsonFile, { throwIfNoEntry: false });
-      if (stats?.isDirectory() === true) throw Object.assign(new Error('a folder'), { code: 'EISDIR' });
+      if (stats?.isDirectory() === true)
+        throw Object.assign(new Error('a folder'), { code: 'EISDIR' });
     } catch (error) {
-      throw new UsageError(`--json ${jsonFile} is not writable (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+      throw new UsageError(
+        `--json ${jsonFile} is not writable (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      );
     }
   }
   const reports: MutantReport[] = [];
   let bad = 0;
   for (const mutant of mutants) {
     const system = registry.findSystem(mutant.system);
-    if (system === undefined) throw new Error(`mutant ${mutant.name} names unknown system ${mutant.system}`);
+    if (system === undefined)
+      throw new Error(`mutant ${mutant.name} names unknown system ${mutant.system}`);
     const started = performance.now();
     let msToDetection: number | null = null;
     const result = checkSystem(system, {
@@ -114,14 +121,22 @@ await runMain(async () => {
             (ok ? '' : ` (expected ${report.expectedCheck})`)
           : `${numRuns} runs`),
     );
-    if (args.values.commands && result.failed) console.log(`            ${saveCommandLine(mutant.system, seed, result.path, mutant.name)}`);
+    if (args.values.commands && result.failed)
+      console.log(`            ${saveCommandLine(mutant.system, seed, result.path, mutant.name)}`);
   }
   const detected = reports.filter((report) => report.detected).length;
-  const unexpected = reports.filter((report) => report.detected && report.check !== report.expectedCheck).length;
+  const unexpected = reports.filter(
+    (report) => report.detected && report.check !== report.expectedCheck,
+  ).length;
   console.log(
     `\n${detected} of ${reports.length} mutants detected` +
-      (unexpected === 0 ? (detected > 0 ? ', every one by the check it names' : '') : `; ${unexpected} by another check than the one named`),
+      (unexpected === 0
+        ? detected > 0
+          ? ', every one by the check it names'
+          : ''
+        : `; ${unexpected} by another check than the one named`),
   );
-  if (jsonFile !== undefined) writeFileAtomic(jsonFile, JSON.stringify({ seed, numRuns, mutants: reports }, null, 2) + '\n');
+  if (jsonFile !== undefined)
+    writeFileAtomic(jsonFile, JSON.stringify({ seed, numRuns, mutants: reports }, null, 2) + '\n');
   return bad === 0 ? 0 : 1;
 });

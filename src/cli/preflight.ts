@@ -45,7 +45,8 @@ import { WATCHDOG_CHECKS } from './watchdog.js';
 /** Whether a regression file records a hang or a worker death (read without validating it). */
 export function isWatchdogFile(file: string): boolean {
   try {
-    const check = (JSON.parse(readFileSync(file, 'utf8')) as { origin?: { check?: unknown } }).origin?.check;
+    const check = (JSON.parse(readFileSync(file, 'utf8')) as { origin?: { check?: unknown } })
+      .origin?.check;
     return typeof check === 'string' && WATCHDOG_CHECKS.includes(check);
   } catch {
     return false; // a malformed file is reported where it is loaded, with the file and field named
@@ -65,7 +66,8 @@ export function notARegression(file: string): string | null {
   } catch {
     return null; // unreadable JSON is reported where it is loaded, as an error
   }
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return 'not a regression file (not a JSON object)';
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    return 'not a regression file (not a JSON object)';
   return Object.hasOwn(raw, 'format') ? null : 'not a regression file (no "format" field)';
 }
 
@@ -75,7 +77,11 @@ export function regressionFilesUnder(dir: string): string[] {
     .sort()
     .flatMap((name) => {
       const full = path.join(dir, name);
-      return statSync(full).isDirectory() ? regressionFilesUnder(full) : name.endsWith('.json') ? [full] : [];
+      return statSync(full).isDirectory()
+        ? regressionFilesUnder(full)
+        : name.endsWith('.json')
+          ? [full]
+          : [];
     });
 }
 
@@ -83,14 +89,18 @@ export function regressionFilesUnder(dir: string): string[] {
 export function preflightDirs(project: Project): string[] {
   const dirs = [project.regressionsDir];
   const builtin = path.join(PACKAGE_ROOT, 'regressions');
-  if (project.builtins && path.resolve(builtin) !== path.resolve(project.regressionsDir)) dirs.push(builtin);
+  if (project.builtins && path.resolve(builtin) !== path.resolve(project.regressionsDir))
+    dirs.push(builtin);
   return dirs.filter((dir) => existsSync(dir));
 }
 
 /** The system a file names and its allocator module, read without validating it (that happens when it is loaded). */
 function peek(file: string): { system?: string; allocatorModule?: string } {
   try {
-    const raw = JSON.parse(readFileSync(file, 'utf8')) as { system?: unknown; config?: { allocatorModule?: unknown; executable?: unknown } };
+    const raw = JSON.parse(readFileSync(file, 'utf8')) as {
+      system?: unknown;
+      config?: { allocatorModule?: unknown; executable?: unknown };
+    };
     // A native allocator's file names its driver executable where a module's names the module.
     const allocatorModule = raw.config?.allocatorModule ?? raw.config?.executable;
     return {
@@ -129,16 +139,32 @@ export const PROBE_RUNS = 300;
  * file's name, so the probe is the same every time): a failure means the implementation itself
  * changed, which is what changed its mutants' answers. Returns the shrunk counterexample, or null.
  */
-export function probeImplementation(system: AnySystem, file: string, config: Readonly<Record<string, unknown>>): ImplementationProbe | null {
+export function probeImplementation(
+  system: AnySystem,
+  file: string,
+  config: Readonly<Record<string, unknown>>,
+): ImplementationProbe | null {
   const seed = runStream(path.basename(file), system.name, 0).int32();
   const result = checkSystem(system, { seed, numRuns: PROBE_RUNS });
   if (!result.failed) return null;
-  const allocator = system.name === USER_ALLOCATOR_SYSTEM || fileSystemName(system.name) === USER_ALLOCATOR_SYSTEM ? config.allocatorModule : undefined;
+  const allocator =
+    system.name === USER_ALLOCATOR_SYSTEM || fileSystemName(system.name) === USER_ALLOCATOR_SYSTEM
+      ? config.allocatorModule
+      : undefined;
   const save =
     typeof allocator === 'string'
-      ? toolCommand('regress', `save --allocator ${allocator} --seed ${result.seed} --path ${result.path}`)
+      ? toolCommand(
+          'regress',
+          `save --allocator ${allocator} --seed ${result.seed} --path ${result.path}`,
+        )
       : saveCommandLine(system.name, result.seed, result.path);
-  return { check: result.failure.check, step: result.failure.step, commands: result.commands.length, message: result.failure.message, save };
+  return {
+    check: result.failure.check,
+    step: result.failure.step,
+    commands: result.commands.length,
+    message: result.failure.message,
+    save,
+  };
 }
 
 export interface PreflightResult {
@@ -194,32 +220,59 @@ export async function runPreflight(
       }
       const { system, allocatorModule } = peek(file);
       if (system !== undefined && !systems.has(system)) continue;
-      if (allocatorModule !== undefined && (system === USER_ALLOCATOR_SYSTEM || system === NATIVE_ALLOCATOR_SYSTEM) && !modules.has(path.normalize(allocatorModule))) continue;
+      if (
+        allocatorModule !== undefined &&
+        (system === USER_ALLOCATOR_SYSTEM || system === NATIVE_ALLOCATOR_SYSTEM) &&
+        !modules.has(path.normalize(allocatorModule))
+      )
+        continue;
       if (isWatchdogFile(file)) {
         skipped++;
         continue;
       }
       files++;
       try {
-        const loaded = await loadRegression(file, mutantSystems, (name, rawConfig) => registry.systemForFile(name, rawConfig));
+        const loaded = await loadRegression(file, mutantSystems, (name, rawConfig) =>
+          registry.systemForFile(name, rawConfig),
+        );
         // `around` lets the campaign's worker watch the replays (not the file loading) with its time limit.
-        const result = around(file, () => replayRegression(file, loaded.regression, loaded.system, mutants));
+        const result = around(file, () =>
+          replayRegression(file, loaded.regression, loaded.system, mutants),
+        );
         mutantReplays += result.mutants.length;
-        if (!result.real.ok) failing.push({ file, check: result.real.failure.check, step: result.real.failure.step });
+        if (!result.real.ok)
+          failing.push({ file, check: result.real.failure.check, step: result.real.failure.step });
         else {
           const wrong = replayProblems(result);
           if (wrong.length > 0) {
             // Before a judge is blamed: did the implementation beneath the mutants change?
-            const probe = around(file, () => probeImplementation(loaded.system, file, loaded.regression.config));
+            const probe = around(file, () =>
+              probeImplementation(loaded.system, file, loaded.regression.config),
+            );
             if (probe === null) problems.push({ file, problems: wrong });
             else failing.push({ file, check: probe.check, step: probe.step, probe, judged: wrong });
           }
         }
       } catch (error) {
         // The file is named beside the problem; an InputError's own copy of it is left out.
-        problems.push({ file, problems: [error instanceof InputError ? `${error.jsonPath}: ${error.detail}` : (error as Error).message] });
+        problems.push({
+          file,
+          problems: [
+            error instanceof InputError
+              ? `${error.jsonPath}: ${error.detail}`
+              : (error as Error).message,
+          ],
+        });
       }
     }
   }
-  return { files, mutantReplays, skipped, ignored, problems, failing, elapsedMs: performance.now() - start };
+  return {
+    files,
+    mutantReplays,
+    skipped,
+    ignored,
+    problems,
+    failing,
+    elapsedMs: performance.now() - start,
+  };
 }

@@ -112,7 +112,10 @@ async function project(configFile: string | undefined): Promise<Project> {
 
 export async function lookup(known: Project): Promise<Lookup> {
   const registry = known.registry;
-  return { findSystem: (name) => registry.findSystem(name), mutantSystems: await registry.mutantSystems() };
+  return {
+    findSystem: (name) => registry.findSystem(name),
+    mutantSystems: await registry.mutantSystems(),
+  };
 }
 
 /** A FILE argument: from the working directory, else from the project root. */
@@ -125,7 +128,10 @@ function resolveArgument(known: Project, entry: string): string {
 
 /** Every .json file under the given files/directories (default: the regressions folder), sorted. */
 export function regressionFiles(known: Project, targets: readonly string[]): string[] {
-  const roots = targets.length > 0 ? targets.map((entry) => resolveArgument(known, entry)) : [known.regressionsDir];
+  const roots =
+    targets.length > 0
+      ? targets.map((entry) => resolveArgument(known, entry))
+      : [known.regressionsDir];
   const files: string[] = [];
   const walk = (entry: string, named: boolean): void => {
     let stats: ReturnType<typeof statSync>;
@@ -154,7 +160,9 @@ function shown(file: string): string {
 }
 
 async function loadFile(known: Project, file: string) {
-  return loadRegression(file, await known.registry.mutantSystems(), (name, rawConfig) => known.registry.systemForFile(name, rawConfig));
+  return loadRegression(file, await known.registry.mutantSystems(), (name, rawConfig) =>
+    known.registry.systemForFile(name, rawConfig),
+  );
 }
 
 /**
@@ -162,49 +170,110 @@ async function loadFile(known: Project, file: string) {
  * implementation (or, when it passes there, the first mutant of the file's catches that it
  * fails), or, for a hang or worker death, with the campaign's hang shrink in watched workers.
  */
-async function reshrink(known: Project, regression: Regression, system: AnySystem, timeoutMs: number): Promise<Regression> {
+async function reshrink(
+  known: Project,
+  regression: Regression,
+  system: AnySystem,
+  timeoutMs: number,
+): Promise<Regression> {
   const check = regression.origin.check ?? '';
   if (WATCHDOG_CHECKS.includes(check)) {
-    const allocator = regression.system === USER_ALLOCATOR_SYSTEM ? String(regression.config.allocatorModule) : undefined;
+    const allocator =
+      regression.system === USER_ALLOCATOR_SYSTEM
+        ? String(regression.config.allocatorModule)
+        : undefined;
     const mutant = regression.catches[0];
-    const targets = allocator !== undefined ? { systems: 'all', allocator } : { systems: regression.system, ...(mutant === undefined ? {} : { mutant }) };
-    const evaluator = new CaseEvaluator(campaignWorkerUrl(), { campaignSeed: '0', targets, configFile: known.configFile, cwd: known.root }, timeoutMs);
+    const targets =
+      allocator !== undefined
+        ? { systems: 'all', allocator }
+        : { systems: regression.system, ...(mutant === undefined ? {} : { mutant }) };
+    const evaluator = new CaseEvaluator(
+      campaignWorkerUrl(),
+      { campaignSeed: '0', targets, configFile: known.configFile, cwd: known.root },
+      timeoutMs,
+    );
     try {
-      const shrunk = await shrinkDeath(evaluator, regression.system, regression.config, regression.commands, check, regression.commands.length - 1);
-      if (!shrunk.reproduced) throw new UsageError(`the ${check} of the finding did not reproduce within ${timeoutMs} ms; it is stored unshrunk (drop --shrink)`);
+      const shrunk = await shrinkDeath(
+        evaluator,
+        regression.system,
+        regression.config,
+        regression.commands,
+        check,
+        regression.commands.length - 1,
+      );
+      if (!shrunk.reproduced)
+        throw new UsageError(
+          `the ${check} of the finding did not reproduce within ${timeoutMs} ms; it is stored unshrunk (drop --shrink)`,
+        );
       return { ...regression, commands: shrunk.commands };
     } finally {
       await evaluator.close();
     }
   }
   const mutants = await known.registry.mutants();
-  const factories = [undefined, ...regression.catches.map((name) => mutants.find((mutant) => mutant.name === name)?.createImpl)];
+  const factories = [
+    undefined,
+    ...regression.catches.map((name) => mutants.find((mutant) => mutant.name === name)?.createImpl),
+  ];
   for (const implFactory of factories) {
     const options = implFactory === undefined ? {} : { implFactory };
     if (runSequence(system, regression.config, regression.commands, options).ok) continue;
-    const { config, commands } = minimizeCase(system, regression.config, regression.commands, options);
+    const { config, commands } = minimizeCase(
+      system,
+      regression.config,
+      regression.commands,
+      options,
+    );
     return { ...regression, config, commands };
   }
-  throw new UsageError(`the finding's case passes against the implementation and its mutants: nothing to shrink`);
+  throw new UsageError(
+    `the finding's case passes against the implementation and its mutants: nothing to shrink`,
+  );
 }
 
-async function saveFinding(known: Project, finding: string, slugArg: string | undefined, outArg: string | undefined, force: boolean, shrink: { timeoutMs: number } | null): Promise<number> {
+async function saveFinding(
+  known: Project,
+  finding: string,
+  slugArg: string | undefined,
+  outArg: string | undefined,
+  force: boolean,
+  shrink: { timeoutMs: number } | null,
+): Promise<number> {
   const source = resolveArgument(known, finding);
   if (!existsSync(source)) throw new UsageError(`--finding: no such file ${finding}`);
   const loaded = await loadFile(known, source);
   const system = loaded.system;
-  const regression = shrink === null ? loaded.regression : await reshrink(known, loaded.regression, system, shrink.timeoutMs);
-  if (shrink !== null) console.log(`shrunk from ${loaded.regression.commands.length} to ${regression.commands.length} commands`);
+  const regression =
+    shrink === null
+      ? loaded.regression
+      : await reshrink(known, loaded.regression, system, shrink.timeoutMs);
+  if (shrink !== null)
+    console.log(
+      `shrunk from ${loaded.regression.commands.length} to ${regression.commands.length} commands`,
+    );
   const slug = slugArg ?? path.basename(source, '.json');
-  if (!/^[a-z0-9][a-z0-9._-]*$/.test(slug)) throw new UsageError(`--slug must be lower-case letters, digits, '.', '_' or '-', got '${slug}'`);
-  const file = regressionPath(path.resolve(outArg ?? known.regressionsDir), regression.system, slug);
-  if (path.resolve(file) === path.resolve(source)) throw new UsageError(`${finding} is already in the regressions folder`);
+  if (!/^[a-z0-9][a-z0-9._-]*$/.test(slug))
+    throw new UsageError(
+      `--slug must be lower-case letters, digits, '.', '_' or '-', got '${slug}'`,
+    );
+  const file = regressionPath(
+    path.resolve(outArg ?? known.regressionsDir),
+    regression.system,
+    slug,
+  );
+  if (path.resolve(file) === path.resolve(source))
+    throw new UsageError(`${finding} is already in the regressions folder`);
   // Rewritten, not copied: its "$schema" is the path from its new place.
   writeRegression(file, regression, force);
-  console.log(`wrote ${shown(file)} (${regression.commands.length} commands, from ${shown(source)})`);
+  console.log(
+    `wrote ${shown(file)} (${regression.commands.length} commands, from ${shown(source)})`,
+  );
   if (!WATCHDOG_CHECKS.includes(regression.origin.check ?? '')) {
     const outcome = replayRegression(file, regression, system, await known.registry.mutants());
-    if (!outcome.real.ok) console.log('note: it fails against the implementation: the replay stays red until the bug is fixed.');
+    if (!outcome.real.ok)
+      console.log(
+        'note: it fails against the implementation: the replay stays red until the bug is fixed.',
+      );
   }
   return 0;
 }
@@ -214,46 +283,104 @@ async function save(argv: string[]): Promise<number> {
   const known = await project(args.values.config);
   const registry = known.registry;
   if (args.values.finding !== undefined) {
-    if (args.values.system !== undefined || args.values.seed !== undefined || args.values.path !== undefined || args.values.mutant !== undefined || args.values.allocator !== undefined) {
-      throw new UsageError('--finding stores a finding file as it is; drop --system/--seed/--path/--mutant/--allocator');
+    if (
+      args.values.system !== undefined ||
+      args.values.seed !== undefined ||
+      args.values.path !== undefined ||
+      args.values.mutant !== undefined ||
+      args.values.allocator !== undefined
+    ) {
+      throw new UsageError(
+        '--finding stores a finding file as it is; drop --system/--seed/--path/--mutant/--allocator',
+      );
     }
-    if (args.values.timeout !== undefined && !args.values.shrink) throw new UsageError('--timeout goes with --shrink (the time limit of a hang\'s shrink candidates)');
-    const shrink = args.values.shrink ? { timeoutMs: args.values.timeout ?? DEFAULT_TIMEOUT_MS } : null;
-    return saveFinding(known, args.values.finding, args.values.slug, args.values.out, args.values.force, shrink);
+    if (args.values.timeout !== undefined && !args.values.shrink)
+      throw new UsageError(
+        "--timeout goes with --shrink (the time limit of a hang's shrink candidates)",
+      );
+    const shrink = args.values.shrink
+      ? { timeoutMs: args.values.timeout ?? DEFAULT_TIMEOUT_MS }
+      : null;
+    return saveFinding(
+      known,
+      args.values.finding,
+      args.values.slug,
+      args.values.out,
+      args.values.force,
+      shrink,
+    );
   }
-  if (args.values.shrink || args.values.timeout !== undefined) throw new UsageError('--shrink and --timeout go with --finding FILE (a save from a seed and path is shrunk already)');
+  if (args.values.shrink || args.values.timeout !== undefined)
+    throw new UsageError(
+      '--shrink and --timeout go with --finding FILE (a save from a seed and path is shrunk already)',
+    );
   let system: AnySystem | undefined;
   if (args.values.allocator !== undefined) {
-    if (args.values.system !== undefined && args.values.system !== USER_ALLOCATOR_SYSTEM) throw new UsageError(`--allocator saves a ${USER_ALLOCATOR_SYSTEM} regression; drop --system ${args.values.system}`);
-    if (args.values.mutant !== undefined) throw new UsageError('--allocator and --mutant do not go together');
-    system = (await resolveTargets({ systems: 'all', allocator: allocatorSpecPath(known, args.values.allocator) }, known))[0]!.system;
+    if (args.values.system !== undefined && args.values.system !== USER_ALLOCATOR_SYSTEM)
+      throw new UsageError(
+        `--allocator saves a ${USER_ALLOCATOR_SYSTEM} regression; drop --system ${args.values.system}`,
+      );
+    if (args.values.mutant !== undefined)
+      throw new UsageError('--allocator and --mutant do not go together');
+    system = (
+      await resolveTargets(
+        { systems: 'all', allocator: allocatorSpecPath(known, args.values.allocator) },
+        known,
+      )
+    )[0]!.system;
   } else {
     const systemName = args.values.system;
-    if (systemName === undefined) throw new UsageError('save needs --system (or --allocator MODULE, or --finding FILE)');
-    if (systemName === USER_ALLOCATOR_SYSTEM) throw new UsageError(`${USER_ALLOCATOR_SYSTEM} is built from your module: give --allocator MODULE`);
+    if (systemName === undefined)
+      throw new UsageError('save needs --system (or --allocator MODULE, or --finding FILE)');
+    if (systemName === USER_ALLOCATOR_SYSTEM)
+      throw new UsageError(
+        `${USER_ALLOCATOR_SYSTEM} is built from your module: give --allocator MODULE`,
+      );
     system = registry.findSystem(systemName);
-    if (system === undefined) throw new UsageError(`unknown system '${systemName}'; known: ${registry.systemNames().join(', ')}`);
+    if (system === undefined)
+      throw new UsageError(
+        `unknown system '${systemName}'; known: ${registry.systemNames().join(', ')}`,
+      );
   }
   const seed = args.values.seed;
-  if (seed === undefined) throw new UsageError('save needs --seed (the seed the failing property printed)');
+  if (seed === undefined)
+    throw new UsageError('save needs --seed (the seed the failing property printed)');
   const replayPath = args.values.path;
-  if (replayPath === undefined || !/^\d+(:\d+)*$/.test(replayPath)) throw new UsageError('save needs --path like 12:0:3 (the path the failing property printed)');
+  if (replayPath === undefined || !/^\d+(:\d+)*$/.test(replayPath))
+    throw new UsageError('save needs --path like 12:0:3 (the path the failing property printed)');
   const mutantName = args.values.mutant;
   const mutant = mutantName === undefined ? undefined : await registry.findMutant(mutantName);
-  if (mutantName !== undefined && mutant === undefined) throw new UsageError(`unknown mutant '${mutantName}'`);
-  if (mutant !== undefined && mutant.system !== system.name) throw new UsageError(`mutant ${mutant.name} belongs to system ${mutant.system}`);
+  if (mutantName !== undefined && mutant === undefined)
+    throw new UsageError(`unknown mutant '${mutantName}'`);
+  if (mutant !== undefined && mutant.system !== system.name)
+    throw new UsageError(`mutant ${mutant.name} belongs to system ${mutant.system}`);
 
   const runIndex = Number(replayPath.split(':')[0]);
-  const result = checkSystem(system, { seed, numRuns: runIndex + 1, path: replayPath, implFactory: mutant?.createImpl });
+  const result = checkSystem(system, {
+    seed,
+    numRuns: runIndex + 1,
+    path: replayPath,
+    implFactory: mutant?.createImpl,
+  });
   if (!result.failed) {
-    console.error(`error: seed ${seed} path ${replayPath} does not fail for ${system.name}${mutant ? ` with mutant ${mutant.name}` : ''}`);
+    console.error(
+      `error: seed ${seed} path ${replayPath} does not fail for ${system.name}${mutant ? ` with mutant ${mutant.name}` : ''}`,
+    );
     return 1;
   }
-  const slug = args.values.slug ?? mutant?.name ?? `${result.failure.check}-${shortHash(JSON.stringify(result.commands))}`;
-  if (!/^[a-z0-9][a-z0-9._-]*$/.test(slug)) throw new UsageError(`--slug must be lower-case letters, digits, '.', '_' or '-', got '${slug}'`);
+  const slug =
+    args.values.slug ??
+    mutant?.name ??
+    `${result.failure.check}-${shortHash(JSON.stringify(result.commands))}`;
+  if (!/^[a-z0-9][a-z0-9._-]*$/.test(slug))
+    throw new UsageError(
+      `--slug must be lower-case letters, digits, '.', '_' or '-', got '${slug}'`,
+    );
   const description =
     args.values.description ??
-    (mutant ? `Catches ${mutant.name}: ${mutant.description}` : `${result.failure.check} fails at step ${result.failure.step} on ${JSON.stringify(result.failure.command)}`);
+    (mutant
+      ? `Catches ${mutant.name}: ${mutant.description}`
+      : `${result.failure.check} fails at step ${result.failure.step} on ${JSON.stringify(result.failure.command)}`);
   const regression: Regression = {
     format: REGRESSION_FORMAT,
     system: system.name,
@@ -270,36 +397,84 @@ async function save(argv: string[]): Promise<number> {
     },
     catches: mutant ? [mutant.name] : [],
   };
-  const file = regressionPath(path.resolve(args.values.out ?? known.regressionsDir), system.name, slug);
+  const file = regressionPath(
+    path.resolve(args.values.out ?? known.regressionsDir),
+    system.name,
+    slug,
+  );
   writeRegression(file, regression, args.values.force);
   const runOptions = mutant ? { implFactory: mutant.createImpl } : {};
-  console.log(formatReport({ system, failure: result.failure, commands: result.commands, runOptions, title: 'SAVED' }));
+  console.log(
+    formatReport({
+      system,
+      failure: result.failure,
+      commands: result.commands,
+      runOptions,
+      title: 'SAVED',
+    }),
+  );
   console.log(`\nwrote ${shown(file)} (${result.commands.length} commands, 1-minimal)`);
   const replay = replayRegression(file, regression, system, await registry.mutants());
   if (!replay.real.ok) {
-    console.log('note: this sequence fails against the real implementation; the replay stays red until the bug is fixed.');
+    console.log(
+      'note: this sequence fails against the real implementation; the replay stays red until the bug is fixed.',
+    );
   }
   return 0;
 }
 
 /** Replays a file recorded as a hang (or a worker death) in watched workers, so a replay cannot hang this thread. */
-async function replayWatched(known: Project, file: string, regression: Regression, timeoutMs: number): Promise<ReplayResult> {
+async function replayWatched(
+  known: Project,
+  file: string,
+  regression: Regression,
+  timeoutMs: number,
+): Promise<ReplayResult> {
   const url = campaignWorkerUrl();
-  const allocator = regression.system === USER_ALLOCATOR_SYSTEM ? String(regression.config.allocatorModule) : undefined;
+  const allocator =
+    regression.system === USER_ALLOCATOR_SYSTEM
+      ? String(regression.config.allocatorModule)
+      : undefined;
   const outcome = async (mutant?: string): Promise<RunOutcome> => {
-    const exec = regression.system === NATIVE_ALLOCATOR_SYSTEM ? String(regression.config.executable) : undefined;
+    const exec =
+      regression.system === NATIVE_ALLOCATOR_SYSTEM
+        ? String(regression.config.executable)
+        : undefined;
     const targets =
-      allocator !== undefined ? { systems: 'all', allocator } : exec !== undefined ? { systems: 'all', exec } : { systems: regression.system, ...(mutant === undefined ? {} : { mutant }) };
-    const evaluator = new CaseEvaluator(url, { campaignSeed: '0', targets, configFile: known.configFile, cwd: known.root }, timeoutMs);
+      allocator !== undefined
+        ? { systems: 'all', allocator }
+        : exec !== undefined
+          ? { systems: 'all', exec }
+          : { systems: regression.system, ...(mutant === undefined ? {} : { mutant }) };
+    const evaluator = new CaseEvaluator(
+      url,
+      { campaignSeed: '0', targets, configFile: known.configFile, cwd: known.root },
+      timeoutMs,
+    );
     try {
-      const result = await evaluator.evaluate(regression.system, regression.config, regression.commands);
+      const result = await evaluator.evaluate(
+        regression.system,
+        regression.config,
+        regression.commands,
+      );
       if (result.kind === 'passed') return { ok: true, steps: regression.commands.length };
       if (result.kind === 'failed') return { ok: false, failure: result.failure };
       if (result.kind === 'cancelled') throw new Error('the replay was cancelled');
       const command = regression.commands[Math.max(result.step, 0)] ?? { op: '(setup)' };
       return {
         ok: false,
-        failure: { system: regression.system, config: regression.config, step: Math.max(result.step, 0), command, check: result.check, checks: [result.check], message: result.detail, modelObservation: null, implObservation: null, diff: [] },
+        failure: {
+          system: regression.system,
+          config: regression.config,
+          step: Math.max(result.step, 0),
+          command,
+          check: result.check,
+          checks: [result.check],
+          message: result.detail,
+          modelObservation: null,
+          implObservation: null,
+          diff: [],
+        },
       };
     } finally {
       await evaluator.close();
@@ -321,11 +496,20 @@ async function replay(argv: string[]): Promise<number> {
   for (const file of files) {
     const { regression, system } = await loadFile(known, file);
     const watched = WATCHDOG_CHECKS.includes(regression.origin.check ?? '');
-    const result = watched ? await replayWatched(known, file, regression, timeoutMs) : replayRegression(file, regression, system, mutants);
+    const result = watched
+      ? await replayWatched(known, file, regression, timeoutMs)
+      : replayRegression(file, regression, system, mutants);
     const problems = replayProblems(result);
     if (problems.length > 0) bad++;
-    const mutantsText = result.mutants.map((entry) => `${entry.name}:${entry.outcome.ok ? 'SURVIVED' : `caught by ${entry.outcome.failure.check}`}`).join(' ');
-    console.log(`${problems.length === 0 ? 'ok  ' : 'FAIL'} ${shown(file)} (${regression.commands.length} commands)${mutantsText ? ' ' + mutantsText : ''}`);
+    const mutantsText = result.mutants
+      .map(
+        (entry) =>
+          `${entry.name}:${entry.outcome.ok ? 'SURVIVED' : `caught by ${entry.outcome.failure.check}`}`,
+      )
+      .join(' ');
+    console.log(
+      `${problems.length === 0 ? 'ok  ' : 'FAIL'} ${shown(file)} (${regression.commands.length} commands)${mutantsText ? ' ' + mutantsText : ''}`,
+    );
     for (const problem of problems) console.log(`     ${problem}`);
     if (!result.real.ok) {
       const report = watched
@@ -340,30 +524,78 @@ async function replay(argv: string[]): Promise<number> {
 
 async function show(argv: string[]): Promise<number> {
   const args = parseCommand(COMMANDS['regress show'], argv, showHelp);
-  if (args.positionals.length === 0) throw new UsageError('show needs one or more regression files');
+  if (args.positionals.length === 0)
+    throw new UsageError('show needs one or more regression files');
   const known = await project(args.values.config);
   const mutants = await known.registry.mutants();
   const files = regressionFiles(known, args.positionals);
   const htmlOut = args.values.html;
-  if (htmlOut !== undefined && files.length !== 1) throw new UsageError(`--html writes the report of one file; got ${files.length}`);
+  if (htmlOut !== undefined && files.length !== 1)
+    throw new UsageError(`--html writes the report of one file; got ${files.length}`);
   for (const file of files) {
     const { regression, system } = await loadFile(known, file);
-    const notes = [`file:    ${shown(file)}`, `about:   ${regression.description}`, ...(regression.catches.length > 0 ? [`catches: ${regression.catches.join(', ')} (shown against ${regression.catches[0]})`] : [])];
+    const notes = [
+      `file:    ${shown(file)}`,
+      `about:   ${regression.description}`,
+      ...(regression.catches.length > 0
+        ? [`catches: ${regression.catches.join(', ')} (shown against ${regression.catches[0]})`]
+        : []),
+    ];
     if (WATCHDOG_CHECKS.includes(regression.origin.check ?? '')) {
-      if (htmlOut !== undefined) throw new UsageError(`${shown(file)} records a ${regression.origin.check}: its report is not replayed here, so it has no HTML page (use regress replay)`);
+      if (htmlOut !== undefined)
+        throw new UsageError(
+          `${shown(file)} records a ${regression.origin.check}: its report is not replayed here, so it has no HTML page (use regress replay)`,
+        );
       // Running it here could hang: list it as recorded.
-      console.log(formatUnreturnedReport(`${regression.origin.check?.toUpperCase()} ${regression.system}: ${regression.description}`, notes, regression.config, regression.commands));
+      console.log(
+        formatUnreturnedReport(
+          `${regression.origin.check?.toUpperCase()} ${regression.system}: ${regression.description}`,
+          notes,
+          regression.config,
+          regression.commands,
+        ),
+      );
       continue;
     }
     // A file that catches a mutant is shown failing against it; otherwise against the implementation.
     const mutant = mutants.find((candidate) => candidate.name === regression.catches[0]);
-    const result = replayRegression(file, { ...regression, catches: [] }, system, mutants, mutant?.createImpl);
+    const result = replayRegression(
+      file,
+      { ...regression, catches: [] },
+      system,
+      mutants,
+      mutant?.createImpl,
+    );
     const runOptions = mutant === undefined ? {} : { implFactory: mutant.createImpl };
     // It passes: show the sequence and the answers anyway.
-    const passing = { system: system.name, config: regression.config, step: -1, command: { op: '(none)' }, check: '(none)', checks: [], message: 'every check holds on this sequence', modelObservation: null, implObservation: null, diff: [] };
-    const input = { system, failure: result.real.ok ? passing : result.real.failure, commands: regression.commands, runOptions, title: result.real.ok ? 'PASSES' : 'REGRESSION', notes };
+    const passing = {
+      system: system.name,
+      config: regression.config,
+      step: -1,
+      command: { op: '(none)' },
+      check: '(none)',
+      checks: [],
+      message: 'every check holds on this sequence',
+      modelObservation: null,
+      implObservation: null,
+      diff: [],
+    };
+    const input = {
+      system,
+      failure: result.real.ok ? passing : result.real.failure,
+      commands: regression.commands,
+      runOptions,
+      title: result.real.ok ? 'PASSES' : 'REGRESSION',
+      notes,
+    };
     if (!result.real.ok) console.log(formatReport(input));
-    else console.log(formatReport(input).replace(/^PASSES (\S+): check .*$/m, `PASSES $1: every check holds over ${regression.commands.length} commands`));
+    else
+      console.log(
+        formatReport(input).replace(
+          /^PASSES (\S+): check .*$/m,
+          `PASSES $1: every check holds over ${regression.commands.length} commands`,
+        ),
+      );
     if (htmlOut !== undefined) {
       writeHtmlReport(htmlOut, input);
       console.log(`wrote ${shown(path.resolve(htmlOut))}`);
@@ -393,7 +625,9 @@ async function list(argv: string[]): Promise<number> {
   const known = await project(args.values.config);
   for (const file of regressionFiles(known, args.positionals)) {
     const { regression } = await loadFile(known, file);
-    console.log(`${shown(file)}  ${regression.system}  ${regression.commands.length} commands  ${regression.catches.join(',')}`);
+    console.log(
+      `${shown(file)}  ${regression.system}  ${regression.commands.length} commands  ${regression.catches.join(',')}`,
+    );
   }
   return 0;
 }
@@ -412,5 +646,7 @@ await runMain(async () => {
   if (verb === 'show') return show(rest);
   if (verb === 'list') return list(rest);
   if (verb === 'migrate') return migrate(rest);
-  throw new UsageError(`unknown command '${verb}'; use save, replay, show, list or migrate (see npm run regress -- --help)`);
+  throw new UsageError(
+    `unknown command '${verb}'; use save, replay, show, list or migrate (see npm run regress -- --help)`,
+  );
 });

@@ -27,7 +27,14 @@ await runMain(async () => {
   const args = parseCommand(COMMANDS.schemas, process.argv.slice(2), HELP);
   const out = args.values.out;
   const dir = out === undefined ? path.dirname(REGRESSION_SCHEMA_FILE) : path.resolve(out);
-  const systems = out === undefined ? undefined : (await loadProject(args.values.config === undefined ? {} : { configFile: args.values.config })).registry.systems;
+  const systems =
+    out === undefined
+      ? undefined
+      : (
+          await loadProject(
+            args.values.config === undefined ? {} : { configFile: args.values.config },
+          )
+        ).registry.systems;
   mkdirSync(dir, { recursive: true });
   for (const [name, text] of Object.entries(schemaFiles(systems))) {
     writeFileAtomic(path.join(dir, name), text);

@@ -25,7 +25,11 @@ const CELL_COUNT = 5;
 export const HANG_CHECK = 'hang';
 export const OUT_OF_MEMORY_CHECK = 'out-of-memory';
 export const WORKER_CRASH_CHECK = 'worker-crash';
-export const WATCHDOG_CHECKS: readonly string[] = [HANG_CHECK, OUT_OF_MEMORY_CHECK, WORKER_CRASH_CHECK];
+export const WATCHDOG_CHECKS: readonly string[] = [
+  HANG_CHECK,
+  OUT_OF_MEMORY_CHECK,
+  WORKER_CRASH_CHECK,
+];
 
 /** Default time limit of one sequence run (`--timeout`). */
 export const DEFAULT_TIMEOUT_MS = 10_000;
@@ -57,7 +61,9 @@ export type WorkerInitFields = Omit<WorkerInit, 'monitor'>;
 
 /** The worker entry: the compiled JavaScript next to this file, or (sources) a boot file that registers tsx. */
 export function campaignWorkerUrl(): URL {
-  return import.meta.url.endsWith('.js') ? new URL('./fuzz-worker.js', import.meta.url) : new URL('./fuzz-worker-boot.mjs', import.meta.url);
+  return import.meta.url.endsWith('.js')
+    ? new URL('./fuzz-worker.js', import.meta.url)
+    : new URL('./fuzz-worker-boot.mjs', import.meta.url);
 }
 
 /** A worker thread with a watchdog; `timeoutMs` 0 disables the time limit (deaths are still reported). */
@@ -71,22 +77,40 @@ export class WatchedWorker {
   private lastStepChange = Date.now();
   private ended = false;
 
-  constructor(url: URL, init: WorkerInitFields, private readonly timeoutMs: number, private readonly handlers: WatchedWorkerHandlers, heapMb = DEFAULT_WORKER_HEAP_MB) {
+  constructor(
+    url: URL,
+    init: WorkerInitFields,
+    private readonly timeoutMs: number,
+    private readonly handlers: WatchedWorkerHandlers,
+    heapMb = DEFAULT_WORKER_HEAP_MB,
+  ) {
     const monitor = new SharedArrayBuffer(CELL_COUNT * Int32Array.BYTES_PER_ELEMENT);
     this.cells = new Int32Array(monitor);
     this.cells[CELL_TASK] = -1;
-    this.worker = new Worker(url, { workerData: { ...init, monitor } satisfies WorkerInit, resourceLimits: { maxOldGenerationSizeMb: heapMb } });
+    this.worker = new Worker(url, {
+      workerData: { ...init, monitor } satisfies WorkerInit,
+      resourceLimits: { maxOldGenerationSizeMb: heapMb },
+    });
     this.worker.on('message', (reply: WorkerReply) => {
       if (!this.ended) handlers.message(reply);
     });
     this.worker.on('error', (error: Error & { code?: string }) => {
-      const check = error.code === 'ERR_WORKER_OUT_OF_MEMORY' ? OUT_OF_MEMORY_CHECK : WORKER_CRASH_CHECK;
-      this.die(check, check === OUT_OF_MEMORY_CHECK ? `the run exhausted the worker's ${heapMb} MB heap` : `the worker died: ${error.message}`);
+      const check =
+        error.code === 'ERR_WORKER_OUT_OF_MEMORY' ? OUT_OF_MEMORY_CHECK : WORKER_CRASH_CHECK;
+      this.die(
+        check,
+        check === OUT_OF_MEMORY_CHECK
+          ? `the run exhausted the worker's ${heapMb} MB heap`
+          : `the worker died: ${error.message}`,
+      );
     });
     this.worker.on('exit', (code) => {
       if (!this.ended) this.die(WORKER_CRASH_CHECK, `the worker exited with code ${code}`);
     });
-    this.timer = timeoutMs > 0 ? setInterval(() => this.poll(), Math.max(20, Math.min(250, timeoutMs / 8))) : null;
+    this.timer =
+      timeoutMs > 0
+        ? setInterval(() => this.poll(), Math.max(20, Math.min(250, timeoutMs / 8)))
+        : null;
   }
 
   post(task: WorkerTask): void {
@@ -120,7 +144,10 @@ export class WatchedWorker {
       return;
     }
     if (now - this.lastChange > this.timeoutMs) {
-      this.die(HANG_CHECK, `a run did not return within ${this.timeoutMs} ms; it was stopped with its worker`);
+      this.die(
+        HANG_CHECK,
+        `a run did not return within ${this.timeoutMs} ms; it was stopped with its worker`,
+      );
     }
   }
 

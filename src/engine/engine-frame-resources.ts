@@ -79,7 +79,12 @@ export abstract class EngineFrameResources {
         poolAlignBytes: config.poolAlignBytes,
         maxAllocationBytes: config.poolMaxAllocBytes,
       });
-      this.pools.push(new DeferredFreeAllocatorImpl(inner, this.poolFence, { objectSizesBytes: [config.poolAlignBytes], objectAlignBytes: config.poolAlignBytes }));
+      this.pools.push(
+        new DeferredFreeAllocatorImpl(inner, this.poolFence, {
+          objectSizesBytes: [config.poolAlignBytes],
+          objectAlignBytes: config.poolAlignBytes,
+        }),
+      );
       port.beginTracking(this.layout.poolHeapBase + h);
     }
     this.slotOwner = new Int32Array(config.committedSlotBytes.length).fill(-1);
@@ -101,7 +106,15 @@ export abstract class EngineFrameResources {
     }
   }
 
-  protected addResource(kind: ResourceKind, object: number, heap: number, offsetBytes: number, sizeBytes: number, firstPass = 0, lastPass = 0): EngineResource {
+  protected addResource(
+    kind: ResourceKind,
+    object: number,
+    heap: number,
+    offsetBytes: number,
+    sizeBytes: number,
+    firstPass = 0,
+    lastPass = 0,
+  ): EngineResource {
     const resource: EngineResource = {
       id: this.resources.length,
       kind,
@@ -120,12 +133,19 @@ export abstract class EngineFrameResources {
   }
 
   protected view(r: EngineResource): CreatedResource {
-    return { id: r.id, kind: r.kind, object: r.object, offsetBytes: r.offsetBytes, sizeBytes: r.sizeBytes };
+    return {
+      id: r.id,
+      kind: r.kind,
+      object: r.object,
+      offsetBytes: r.offsetBytes,
+      sizeBytes: r.sizeBytes,
+    };
   }
 
   protected resource(id: number): EngineResource {
     const r = this.resources[id];
-    if (r === undefined || r.released) throw new ContractError(EngineErrors.BAD_RESOURCE, `resource ${id} is not live`);
+    if (r === undefined || r.released)
+      throw new ContractError(EngineErrors.BAD_RESOURCE, `resource ${id} is not live`);
     return r;
   }
 
@@ -134,7 +154,8 @@ export abstract class EngineFrameResources {
   /** Frames whose fence value the GPU has completed. */
   completedFrames(): number {
     const done = this.port.gpu.fenceCompleted(QUEUE);
-    while (this.framesDone < this.frameValues.length && this.frameValues[this.framesDone]! <= done) this.framesDone++;
+    while (this.framesDone < this.frameValues.length && this.frameValues[this.framesDone]! <= done)
+      this.framesDone++;
     return this.framesDone;
   }
 
@@ -154,7 +175,8 @@ export abstract class EngineFrameResources {
       if (stamp <= done) {
         this.port.endTracking(object);
         const L = this.layout;
-        if (object >= L.backingBase && object < L.backingBase + this.config.backingHeapCount) this.backingTaken[object - L.backingBase] = 0;
+        if (object >= L.backingBase && object < L.backingBase + this.config.backingHeapCount)
+          this.backingTaken[object - L.backingBase] = 0;
         else this.slotOwner[object - L.committedBase] = -1;
         this.events('deferred-delete');
       } else {
@@ -174,13 +196,15 @@ export abstract class EngineFrameResources {
 
   /** The seed's ladder: reserved, then committed for RT/DS, shared, high alignment or above the pool limit, else placed. */
   create(sizeBytes: number, flags: number): CreatedResource | null {
-    if (!(sizeBytes >= 1)) throw new ContractError(EngineErrors.BAD_RESOURCE, `size ${sizeBytes} must be positive`);
+    if (!(sizeBytes >= 1))
+      throw new ContractError(EngineErrors.BAD_RESOURCE, `size ${sizeBytes} must be positive`);
     if ((flags & CreateFlags.RESERVED) !== 0) {
       this.events('route-reserved');
       return this.view(this.addResource('reserved', -1, -1, 0, sizeBytes));
     }
     const committed =
-      (flags & (CreateFlags.RENDER_TARGET | CreateFlags.SHARED | CreateFlags.HIGH_ALIGN)) !== 0 || sizeBytes > this.config.poolMaxAllocBytes;
+      (flags & (CreateFlags.RENDER_TARGET | CreateFlags.SHARED | CreateFlags.HIGH_ALIGN)) !== 0 ||
+      sizeBytes > this.config.poolMaxAllocBytes;
     if (!committed) {
       for (let h = 0; h < this.pools.length; h++) {
         const offset = this.pools[h]!.alloc(sizeBytes, this.config.poolAlignBytes);
@@ -220,7 +244,10 @@ export abstract class EngineFrameResources {
   release(id: number): void {
     const r = this.resource(id);
     if (id < 2 || r.kind === 'backbuffer' || r.kind === 'external' || r.kind === 'transient') {
-      throw new ContractError(EngineErrors.BAD_RESOURCE, `resource ${id} (${r.kind}) is not released by the application`);
+      throw new ContractError(
+        EngineErrors.BAD_RESOURCE,
+        `resource ${id} (${r.kind}) is not released by the application`,
+      );
     }
     r.released = true;
     const stamp = this.frameValues.length + 1;
@@ -235,13 +262,22 @@ export abstract class EngineFrameResources {
   }
 
   /** Do two transient lifetimes (inclusive pass ranges) overlap? */
-  protected lifetimesOverlap(firstA: number, lastA: number, firstB: number, lastB: number): boolean {
+  protected lifetimesOverlap(
+    firstA: number,
+    lastA: number,
+    firstB: number,
+    lastB: number,
+  ): boolean {
     return firstA <= lastB && firstB <= lastA;
   }
 
   /** First fit in the transient heap among the live transients whose lifetimes overlap. */
   createTransient(sizeBytes: number, firstPass: number, lastPass: number): CreatedResource | null {
-    if (!(sizeBytes >= 1) || lastPass < firstPass) throw new ContractError(EngineErrors.BAD_RESOURCE, `bad transient ${sizeBytes} [${firstPass}, ${lastPass}]`);
+    if (!(sizeBytes >= 1) || lastPass < firstPass)
+      throw new ContractError(
+        EngineErrors.BAD_RESOURCE,
+        `bad transient ${sizeBytes} [${firstPass}, ${lastPass}]`,
+      );
     const align = this.config.poolAlignBytes;
     const capacity = this.config.transientHeapBytes;
     let offset = 0;
@@ -255,7 +291,8 @@ export abstract class EngineFrameResources {
       let conflictEnd = -1;
       for (const id of this.liveTransients) {
         const t = this.resources[id]!;
-        const bytesOverlap = t.offsetBytes < offset + sizeBytes && offset < t.offsetBytes + t.sizeBytes;
+        const bytesOverlap =
+          t.offsetBytes < offset + sizeBytes && offset < t.offsetBytes + t.sizeBytes;
         if (!bytesOverlap) continue;
         if (this.lifetimesOverlap(firstPass, lastPass, t.firstPass, t.lastPass)) {
           conflictEnd = Math.max(conflictEnd, t.offsetBytes + t.sizeBytes);
@@ -266,10 +303,19 @@ export abstract class EngineFrameResources {
     }
     for (const id of this.liveTransients) {
       const t = this.resources[id]!;
-      if (t.offsetBytes < offset + sizeBytes && offset < t.offsetBytes + t.sizeBytes) aliased = true;
+      if (t.offsetBytes < offset + sizeBytes && offset < t.offsetBytes + t.sizeBytes)
+        aliased = true;
     }
     if (aliased) this.events('transient-aliased');
-    const r = this.addResource('transient', this.layout.transientHeap, -1, offset, sizeBytes, firstPass, lastPass);
+    const r = this.addResource(
+      'transient',
+      this.layout.transientHeap,
+      -1,
+      offset,
+      sizeBytes,
+      firstPass,
+      lastPass,
+    );
     this.liveTransients.push(r.id);
     return this.view(r);
   }

@@ -71,10 +71,26 @@ export function objectLayout(c: EngineFrameConfig): ObjectLayout {
   sizes.push(1);
   const queryResult = sizes.length;
   sizes.push(1);
-  return { poolHeapBase, committedBase, transientHeap, backingBase, backBufferBase, externalBase, queryHeap, queryResult, objectSizesBytes: sizes };
+  return {
+    poolHeapBase,
+    committedBase,
+    transientHeap,
+    backingBase,
+    backBufferBase,
+    externalBase,
+    queryHeap,
+    queryResult,
+    objectSizesBytes: sizes,
+  };
 }
 
-export type ResourceKind = 'committed' | 'placed' | 'reserved' | 'transient' | 'backbuffer' | 'external';
+export type ResourceKind =
+  | 'committed'
+  | 'placed'
+  | 'reserved'
+  | 'transient'
+  | 'backbuffer'
+  | 'external';
 
 /** Creation flags (a bit mask), the inputs of the seed's routing ladder. */
 export const CreateFlags = {
@@ -158,7 +174,11 @@ export interface ResidencyPort {
   readonly sets: Pick<ResidencySetPool, 'createSet' | 'open' | 'insert' | 'close'>;
   beginTracking(object: number): void;
   endTracking(object: number): void;
-  executeCommandLists(queue: number, lists: readonly (readonly number[])[], sets: readonly (number | null)[]): HResult;
+  executeCommandLists(
+    queue: number,
+    lists: readonly (readonly number[])[],
+    sets: readonly (number | null)[],
+  ): HResult;
   makeResidentForQueue(queue: number, set: number): HResult;
   signalFence(queue: number): number;
 }

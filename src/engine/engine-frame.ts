@@ -63,13 +63,25 @@ export class EngineFrameImpl extends EngineFrameResources implements EngineFrame
   constructor(config: EngineFrameConfig, port: ResidencyPort, events: EngineEvents = () => {}) {
     super(config, port, events);
     for (let i = 0; i < config.listCount; i++) {
-      this.lists.push({ id: i, set: -1, state: ListState.Free, touched: [], deferred: [], commands: 0, hasQueries: false });
+      this.lists.push({
+        id: i,
+        set: -1,
+        state: ListState.Free,
+        touched: [],
+        deferred: [],
+        commands: 0,
+        hasQueries: false,
+      });
     }
   }
 
   protected list(id: number, state: ListState): EngineList {
     const l = this.lists[id];
-    if (l === undefined || l.state !== state) throw new ContractError(EngineErrors.BAD_LIST, `list ${id} is not ${['free', 'recording', 'closed', 'submitted'][state]}`);
+    if (l === undefined || l.state !== state)
+      throw new ContractError(
+        EngineErrors.BAD_LIST,
+        `list ${id} is not ${['free', 'recording', 'closed', 'submitted'][state]}`,
+      );
     return l;
   }
 
@@ -198,7 +210,8 @@ export class EngineFrameImpl extends EngineFrameResources implements EngineFrame
 
   /** Path B: CloseResidencySet() on the submission thread inserts the deferred resources' heaps now, then closes. */
   protected closePathB(l: EngineList): void {
-    for (const id of l.deferred) this.addToResidencySet(l, this.residencyHandles(this.resources[id]!));
+    for (const id of l.deferred)
+      this.addToResidencySet(l, this.residencyHandles(this.resources[id]!));
     if (l.deferred.length > 0) {
       this.port.sets.close(l.set);
       this.events('close-path-b');
@@ -219,7 +232,11 @@ export class EngineFrameImpl extends EngineFrameResources implements EngineFrame
 
   commitReserved(id: number, tiles: number): void {
     const r = this.resource(id);
-    if (r.kind !== 'reserved') throw new ContractError(EngineErrors.BAD_RESOURCE, `resource ${id} (${r.kind}) is not reserved`);
+    if (r.kind !== 'reserved')
+      throw new ContractError(
+        EngineErrors.BAD_RESOURCE,
+        `resource ${id} (${r.kind}) is not reserved`,
+      );
     this.payload.push({ list: -1, commitId: id, tiles });
   }
 
@@ -251,14 +268,21 @@ export class EngineFrameImpl extends EngineFrameResources implements EngineFrame
   }
 
   /** Flush(): CloseResidencySet for every list, then batches cut by commands, each one ExecuteCommandLists. */
-  protected executeLists(lists: readonly EngineList[], result: { batches: number[][]; hrs: HResult[]; resolved: boolean }): void {
+  protected executeLists(
+    lists: readonly EngineList[],
+    result: { batches: number[][]; hrs: HResult[]; resolved: boolean },
+  ): void {
     for (const l of lists) this.closePathB(l);
     let start = 0;
     let hasQueries = false;
     while (start < lists.length) {
       let end = start + 1;
       let commands = lists[start]!.commands;
-      while (end < lists.length && commands + lists[end]!.commands <= this.config.maxCommandsPerBatch) commands += lists[end++]!.commands;
+      while (
+        end < lists.length &&
+        commands + lists[end]!.commands <= this.config.maxCommandsPerBatch
+      )
+        commands += lists[end++]!.commands;
       if (start > 0) this.events('batch-split');
       const batch = lists.slice(start, end);
       result.hrs.push(this.executeBatch(batch));
@@ -361,7 +385,9 @@ export class EngineFrameImpl extends EngineFrameResources implements EngineFrame
 
   defrag(heap: number): DefragMove | null {
     const h = heap % this.pools.length;
-    const candidates = this.resources.filter((r) => r.kind === 'placed' && !r.released && r.heap === h).sort((a, b) => b.offsetBytes - a.offsetBytes);
+    const candidates = this.resources
+      .filter((r) => r.kind === 'placed' && !r.released && r.heap === h)
+      .sort((a, b) => b.offsetBytes - a.offsetBytes);
     for (const r of candidates) {
       if (!this.isMovable(r)) {
         this.events('defrag-skip-locked');

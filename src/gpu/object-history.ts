@@ -49,7 +49,8 @@ export class ObjectHistory {
   lines(object: number): string[] {
     const entries = this.entries[object]!;
     const lines: string[] = [];
-    for (let i = 0; i < entries.length; i += FIELDS) lines.push(`t=${entries[i]}: ${describe(entries[i + 1]!, entries[i + 2]!, entries[i + 3]!)}`);
+    for (let i = 0; i < entries.length; i += FIELDS)
+      lines.push(`t=${entries[i]}: ${describe(entries[i + 1]!, entries[i + 2]!, entries[i + 3]!)}`);
     return lines;
   }
 }

@@ -56,7 +56,8 @@ export class QueueTimeline {
    */
   submitRead(offsetBytes: number, sizeBytes: number, fenceValue: number, ownerId: number): void {
     if (fenceValue <= this.completed) return;
-    if (this.reads.length - this.firstInFlight >= MAX_IN_FLIGHT_READS) throw new Error('queue timeline: too many in-flight reads');
+    if (this.reads.length - this.firstInFlight >= MAX_IN_FLIGHT_READS)
+      throw new Error('queue timeline: too many in-flight reads');
     // Keep the list sorted by value (a buggy caller may submit a lower value than the last).
     let index = this.reads.length;
     while (index > this.firstInFlight && this.reads[index - 1]!.fenceValue > fenceValue) index--;
@@ -71,7 +72,10 @@ export class QueueTimeline {
   /** The simulated GPU completes up to `steps` more signalled values. Returns the new value. */
   advance(steps: number): number {
     this.completed = Math.min(this.completed + Math.max(0, steps), this.nextValue - 1);
-    while (this.firstInFlight < this.reads.length && this.reads[this.firstInFlight]!.fenceValue <= this.completed) {
+    while (
+      this.firstInFlight < this.reads.length &&
+      this.reads[this.firstInFlight]!.fenceValue <= this.completed
+    ) {
       this.firstInFlight++;
     }
     // Compact now and then so the array does not grow with the run.
@@ -104,7 +108,8 @@ export class QueueTimeline {
     const endBytes = offsetBytes + sizeBytes;
     for (let index = this.firstInFlight; index < this.reads.length; index++) {
       const read = this.reads[index]!;
-      if (read.offsetBytes < endBytes && offsetBytes < read.offsetBytes + read.sizeBytes) return read;
+      if (read.offsetBytes < endBytes && offsetBytes < read.offsetBytes + read.sizeBytes)
+        return read;
     }
     return null;
   }
@@ -114,7 +119,12 @@ export class QueueTimeline {
    * still uses. Call it right after `operation` handed out [offsetBytes, offsetBytes + sizeBytes);
    * a breach is appended to `violations` (the side's record, reported by its invariant).
    */
-  judgeHandOut(operation: string, offsetBytes: number, sizeBytes: number, violations: string[]): void {
+  judgeHandOut(
+    operation: string,
+    offsetBytes: number,
+    sizeBytes: number,
+    violations: string[],
+  ): void {
     const read = this.findInFlightOverlap(offsetBytes, sizeBytes);
     if (read === null) return;
     violations.push(

@@ -6,7 +6,11 @@ export type { MakeResidentReason } from '../residency/residency-device.js';
 
 /** The device call kinds a manager makes; each can be armed to fail once. */
 export type DeviceCallKind = 'makeResident' | 'enqueueMakeResident' | 'evict';
-export const DEVICE_CALL_KINDS: readonly DeviceCallKind[] = ['makeResident', 'enqueueMakeResident', 'evict'];
+export const DEVICE_CALL_KINDS: readonly DeviceCallKind[] = [
+  'makeResident',
+  'enqueueMakeResident',
+  'evict',
+];
 
 export type ViolationKind =
   | 'touch-not-resident'

@@ -37,10 +37,17 @@
 import type { ResidencyDevice } from '../residency/residency-device.js';
 import { HistoryKind, ObjectHistory, reasonCode } from './object-history.js';
 import { SimQueues } from './sim-queues.js';
-import type { DeviceCallKind, DeviceCallRecord, MakeResidentReason, MemoryInfo, SimGpuConfig, Violation, ViolationKind } from './sim-gpu-types.js';
+import type {
+  DeviceCallKind,
+  DeviceCallRecord,
+  MakeResidentReason,
+  MemoryInfo,
+  SimGpuConfig,
+  Violation,
+  ViolationKind,
+} from './sim-gpu-types.js';
 
 export * from './sim-gpu-types.js';
-
 
 export class SimGpu implements ResidencyDevice {
   readonly objectCount: number;
@@ -82,7 +89,8 @@ export class SimGpu implements ResidencyDevice {
     this.localBudgetBytes = config.localBudgetBytes;
     this.nonLocalBudgetBytes = config.nonLocalBudgetBytes;
     this.queues = new SimQueues(config.queueCount, this.checked, {
-      checkResidency: (queue, submission, lists, what) => this.checkResidency(queue, submission, lists, what),
+      checkResidency: (queue, submission, lists, what) =>
+        this.checkResidency(queue, submission, lists, what),
       log: (record) => this.log(record),
       violate: (kind, object, message) => this.violate(kind, object, message),
     });
@@ -96,9 +104,11 @@ export class SimGpu implements ResidencyDevice {
     return this.clockTicks;
   }
   advanceClock(ticks: number): void {
-    if (!Number.isSafeInteger(ticks) || ticks < 0) throw new RangeError(`clock advance must be a natural number, got ${ticks}`);
+    if (!Number.isSafeInteger(ticks) || ticks < 0)
+      throw new RangeError(`clock advance must be a natural number, got ${ticks}`);
     // Refused before it moves: a refused advance leaves the clock where it was.
-    if (!Number.isSafeInteger(this.clockTicks + ticks)) throw new RangeError('clock left the safe-integer range');
+    if (!Number.isSafeInteger(this.clockTicks + ticks))
+      throw new RangeError('clock left the safe-integer range');
     this.clockTicks += ticks;
   }
 
@@ -154,7 +164,8 @@ export class SimGpu implements ResidencyDevice {
   /** Creates the pageable object; created resident or not (CREATE_NOT_RESIDENT). */
   createObject(object: number, resident: boolean): void {
     this.assertObject(object);
-    if (this.refCount[object] !== 0) throw new Error(`gpu: object ${object} created while it still exists resident`);
+    if (this.refCount[object] !== 0)
+      throw new Error(`gpu: object ${object} created while it still exists resident`);
     if (resident) this.addResidency(object, 0);
     this.note(object, resident ? HistoryKind.CreatedResident : HistoryKind.CreatedEvicted);
   }
@@ -194,7 +205,12 @@ export class SimGpu implements ResidencyDevice {
   }
 
   /** ID3D12Device::MakeResident (blocking): resident at once. */
-  makeResident(objects: ArrayLike<number>, start: number, count: number, reason: MakeResidentReason): boolean {
+  makeResident(
+    objects: ArrayLike<number>,
+    start: number,
+    count: number,
+    reason: MakeResidentReason,
+  ): boolean {
     if (this.takeFailure('makeResident')) {
       this.log(['makeResident', reason, slice(objects, start, count), 'E_OUTOFMEMORY']);
       return false;
@@ -205,24 +221,47 @@ export class SimGpu implements ResidencyDevice {
   }
 
   /** ID3D12Device3::EnqueueMakeResident: resident once the paging queue signals `fenceValue`. */
-  enqueueMakeResident(objects: ArrayLike<number>, start: number, count: number, fenceValue: number, reason: MakeResidentReason): boolean {
+  enqueueMakeResident(
+    objects: ArrayLike<number>,
+    start: number,
+    count: number,
+    fenceValue: number,
+    reason: MakeResidentReason,
+  ): boolean {
     if (this.takeFailure('enqueueMakeResident')) {
-      this.log(['enqueueMakeResident', reason, slice(objects, start, count), fenceValue, 'E_OUTOFMEMORY']);
+      this.log([
+        'enqueueMakeResident',
+        reason,
+        slice(objects, start, count),
+        fenceValue,
+        'E_OUTOFMEMORY',
+      ]);
       return false;
     }
-    if (this.checked) this.log(['enqueueMakeResident', reason, slice(objects, start, count), fenceValue]);
+    if (this.checked)
+      this.log(['enqueueMakeResident', reason, slice(objects, start, count), fenceValue]);
     this.applyMakeResident(objects, start, count, fenceValue, reason);
     this.queues.enqueuePaging(fenceValue);
     return true;
   }
 
-  private applyMakeResident(objects: ArrayLike<number>, start: number, count: number, readyAt: number, reason: MakeResidentReason): void {
+  private applyMakeResident(
+    objects: ArrayLike<number>,
+    start: number,
+    count: number,
+    readyAt: number,
+    reason: MakeResidentReason,
+  ): void {
     const budgetBytes = this.localBudgetBytes + this.nonLocalBudgetBytes;
     for (let i = start; i < start + count; i++) {
       const object = objects[i]!;
       this.assertObject(object);
       if (this.checked && this.refCount[object]! > 0) {
-        this.violate('refcount', object, `MakeResident of object ${object}, already resident (refcount ${this.refCount[object]}): two device calls for one status flip`);
+        this.violate(
+          'refcount',
+          object,
+          `MakeResident of object ${object}, already resident (refcount ${this.refCount[object]}): two device calls for one status flip`,
+        );
       }
       this.addResidency(object, readyAt);
       if (this.checked) {
@@ -262,11 +301,17 @@ export class SimGpu implements ResidencyDevice {
       this.assertObject(object);
       if (this.checked) {
         const runnable = this.queues.runnableListReferencing(object);
-        if (runnable !== null) this.violate('evict-in-flight', object, `Evict of object ${object} while ${runnable} references it`);
+        if (runnable !== null)
+          this.violate(
+            'evict-in-flight',
+            object,
+            `Evict of object ${object} while ${runnable} references it`,
+          );
         this.note(object, HistoryKind.Evicted);
       }
       if (this.refCount[object] === 0) {
-        if (this.checked) this.violate('refcount', object, `Evict of object ${object}, which is not resident`);
+        if (this.checked)
+          this.violate('refcount', object, `Evict of object ${object}, which is not resident`);
         continue;
       }
       this.refCount[object] = this.refCount[object]! - 1;
@@ -330,11 +375,20 @@ export class SimGpu implements ResidencyDevice {
 
   // ---- the judge's records ------------------------------------------------------------------
 
-  private checkResidency(queue: number, submission: number, lists: readonly (readonly number[])[], what: string): void {
+  private checkResidency(
+    queue: number,
+    submission: number,
+    lists: readonly (readonly number[])[],
+    what: string,
+  ): void {
     for (const list of lists) {
       for (const object of list) {
         if (this.refCount[object] === 0) {
-          this.violate('touch-not-resident', object, `submission #${submission} on queue ${queue} ${what} object ${object}, which is not resident on the device`);
+          this.violate(
+            'touch-not-resident',
+            object,
+            `submission #${submission} on queue ${queue} ${what} object ${object}, which is not resident on the device`,
+          );
         } else if (this.readyAtPagingValue[object]! > this.queues.pagingCompleted) {
           this.violate(
             'touch-before-paging',
@@ -367,12 +421,16 @@ export class SimGpu implements ResidencyDevice {
   }
 
   private violate(kind: ViolationKind, object: number, message: string): void {
-    const history = object >= 0 ? `\n    history of object ${object}:\n      ${this.objectHistory(object).join('\n      ')}` : '';
+    const history =
+      object >= 0
+        ? `\n    history of object ${object}:\n      ${this.objectHistory(object).join('\n      ')}`
+        : '';
     this.violations.push({ kind, object, message: message + history });
   }
 
   private assertObject(object: number): void {
-    if (!(Number.isInteger(object) && object >= 0 && object < this.objectCount)) throw new RangeError(`gpu: no object ${object}`);
+    if (!(Number.isInteger(object) && object >= 0 && object < this.objectCount))
+      throw new RangeError(`gpu: no object ${object}`);
   }
 }
 

@@ -40,7 +40,12 @@ interface SimQueue {
 /** What the owning device judges and records for its queues (checked mode only). */
 export interface QueueJudge {
   /** A submission's lists became runnable ('became runnable and references') or ran ('touched'). */
-  checkResidency(queue: number, submission: number, lists: readonly (readonly number[])[], what: string): void;
+  checkResidency(
+    queue: number,
+    submission: number,
+    lists: readonly (readonly number[])[],
+    what: string,
+  ): void;
   log(record: DeviceCallRecord): void;
   violate(kind: ViolationKind, object: number, message: string): void;
 }
@@ -58,7 +63,8 @@ export class SimQueues {
     private readonly checked: boolean,
     private readonly judge: QueueJudge,
   ) {
-    for (let q = 0; q < queueCount; q++) this.queues.push({ completedValue: 0, items: [], head: 0, unretired: [] });
+    for (let q = 0; q < queueCount; q++)
+      this.queues.push({ completedValue: 0, items: [], head: 0, unretired: [] });
   }
 
   /** True if any submitted list whose fence signal has not run references the object. */
@@ -82,12 +88,14 @@ export class SimQueues {
     for (let q = 0; q < this.queues.length; q++) {
       const queue = this.queues[q]!;
       for (const item of queue.unretired) {
-        if (listsReference(item.lists!, object)) return `submission #${item.value} on queue ${q} (ran, fence signal not yet reached)`;
+        if (listsReference(item.lists!, object))
+          return `submission #${item.value} on queue ${q} (ran, fence signal not yet reached)`;
       }
       for (let i = queue.head; i < queue.items.length; i++) {
         const item = queue.items[i]!;
         if (item.kind === ItemKind.Wait && item.value > this.pagingCompleted) break;
-        if (item.kind === ItemKind.Execute && listsReference(item.lists!, object)) return `submission #${item.value} on queue ${q} (runnable)`;
+        if (item.kind === ItemKind.Execute && listsReference(item.lists!, object))
+          return `submission #${item.value} on queue ${q} (runnable)`;
       }
     }
     return null;
@@ -106,7 +114,8 @@ export class SimQueues {
         if (item.kind === ItemKind.Wait && item.value > this.pagingCompleted) break;
         if (item.kind !== ItemKind.Execute || item.vetted) continue;
         item.vetted = true;
-        if (item.lists !== null) this.judge.checkResidency(q, item.value, item.lists, 'became runnable and references');
+        if (item.lists !== null)
+          this.judge.checkResidency(q, item.value, item.lists, 'became runnable and references');
       }
     }
   }
@@ -121,7 +130,12 @@ export class SimQueues {
   executeCommandLists(queue: number, lists: readonly (readonly number[])[]): number {
     const submission = ++this.submissions;
     // The lists are kept (a reference, not a copy) in both modes: isReferencedByPendingWork reads them.
-    this.queue(queue).items.push({ kind: ItemKind.Execute, value: submission, lists, vetted: false });
+    this.queue(queue).items.push({
+      kind: ItemKind.Execute,
+      value: submission,
+      lists,
+      vetted: false,
+    });
     if (this.checked) {
       this.judge.log(['execute', queue, lists.length]);
       this.vetRunnable();
@@ -225,7 +239,11 @@ export class SimQueues {
     }
     // The last item the bound allows may be the one that reached the value.
     if (this.queue(queue).completedValue >= value) return true;
-    this.judge.violate('deadlock', -1, `a CPU wait for fence value ${value} on queue ${queue} can never complete (the fence is at ${this.queue(queue).completedValue})`);
+    this.judge.violate(
+      'deadlock',
+      -1,
+      `a CPU wait for fence value ${value} on queue ${queue} can never complete (the fence is at ${this.queue(queue).completedValue})`,
+    );
     return false;
   }
 

@@ -39,7 +39,11 @@ function faultOpNames(system: AnySystem): Set<string> {
 }
 
 /** Derives run i's plan from the campaign seed alone. */
-export function planRun(campaignSeed: string | number, system: AnySystem, runIndex: number): RunPlan {
+export function planRun(
+  campaignSeed: string | number,
+  system: AnySystem,
+  runIndex: number,
+): RunPlan {
   // One stream per run: the fast-check seed first, then the config bias, fault sites and swarm
   // weights, always drawn in this order.
   const stream = runStream(campaignSeed, system.name, runIndex);
@@ -47,13 +51,17 @@ export function planRun(campaignSeed: string | number, system: AnySystem, runInd
   const smallConfigs = stream() < SMALL_CONFIG_SHARE;
   const faultOps = faultOpNames(system);
   const sites = Object.keys(system.faultOps ?? {});
-  const faults = stream() < FAULT_FREE_SHARE ? [] : sites.filter(() => stream() < FAULT_SITE_PROBABILITY);
+  const faults =
+    stream() < FAULT_FREE_SHARE ? [] : sites.filter(() => stream() < FAULT_SITE_PROBABILITY);
   let weights: Record<string, number> | null = null;
   if (stream() >= DEFAULT_PLAN_SHARE) {
     weights = {};
     const ordinary = system.opNames.filter((op) => !faultOps.has(op));
-    for (const op of ordinary) weights[op] = stream() < OP_ENABLED_PROBABILITY ? 1 + Math.floor(stream() * MAX_SWARM_WEIGHT) : 0;
-    if (ordinary.every((op) => weights![op] === 0)) weights[ordinary[Math.floor(stream() * ordinary.length)]!] = 1;
+    for (const op of ordinary)
+      weights[op] =
+        stream() < OP_ENABLED_PROBABILITY ? 1 + Math.floor(stream() * MAX_SWARM_WEIGHT) : 0;
+    if (ordinary.every((op) => weights![op] === 0))
+      weights[ordinary[Math.floor(stream() * ordinary.length)]!] = 1;
   }
   // Fault ops: off unless their site is on for this run (then at the default or swarm weight).
   if (faultOps.size > 0) {
@@ -66,7 +74,10 @@ export function planRun(campaignSeed: string | number, system: AnySystem, runInd
 }
 
 export function generationPlan(plan: RunPlan): GenerationPlan {
-  return { ...(plan.weights === null ? {} : { weights: plan.weights }), smallConfigs: plan.smallConfigs };
+  return {
+    ...(plan.weights === null ? {} : { weights: plan.weights }),
+    smallConfigs: plan.smallConfigs,
+  };
 }
 
 export interface RunFinding {
@@ -125,7 +136,12 @@ export class NondeterminismError extends Error {}
  * Executes run i: one fast-check case, shrunk on failure, then replayed twice to prove the
  * finding is deterministic before it is reported.
  */
-export function executeRun(system: AnySystem, plan: RunPlan, implFactory?: ImplFactory, hooks: RunHooks = {}): RunResult {
+export function executeRun(
+  system: AnySystem,
+  plan: RunPlan,
+  implFactory?: ImplFactory,
+  hooks: RunHooks = {},
+): RunResult {
   const context = new RunContext();
   let first: Failure | null = null;
   const result = checkSystem(system, {
@@ -139,15 +155,26 @@ export function executeRun(system: AnySystem, plan: RunPlan, implFactory?: ImplF
       first = failure;
       hooks.found?.(found.config, found.commands as Command[], failure);
     },
-    ...(hooks.shrunk === undefined ? {} : { onShrink: (config: JsonObject, commands: readonly OpNamed[], failure: Failure) => hooks.shrunk!(config, commands as Command[], failure) }),
+    ...(hooks.shrunk === undefined
+      ? {}
+      : {
+          onShrink: (config: JsonObject, commands: readonly OpNamed[], failure: Failure) =>
+            hooks.shrunk!(config, commands as Command[], failure),
+        }),
   });
   const probes = Object.fromEntries(context.probeCounts);
   let finding: RunFinding | null = null;
   if (result.failed) {
     const once = runSequence(system, result.config, result.commands, { implFactory });
     const twice = runSequence(system, result.config, result.commands, { implFactory });
-    if (once.ok || twice.ok || !jsonEqual(once.failure as unknown as Json, twice.failure as unknown as Json)) {
-      throw new NondeterminismError(`${system.name} run ${plan.runIndex}: the shrunk finding does not replay identically`);
+    if (
+      once.ok ||
+      twice.ok ||
+      !jsonEqual(once.failure as unknown as Json, twice.failure as unknown as Json)
+    ) {
+      throw new NondeterminismError(
+        `${system.name} run ${plan.runIndex}: the shrunk finding does not replay identically`,
+      );
     }
     const failure = once.failure;
     const firstFailure: Failure = first ?? failure;
@@ -194,15 +221,23 @@ export function executeRun(system: AnySystem, plan: RunPlan, implFactory?: ImplF
 export const SUMMARY_FORMAT = 2;
 
 /** Counts, sizes and rates in a summary: non-negative numbers (rates need not be integers). */
-const Count = (options: { readonly description?: string } = {}) => Type.Number({ minimum: 0, ...options });
+const Count = (options: { readonly description?: string } = {}) =>
+  Type.Number({ minimum: 0, ...options });
 const Counts = () => Type.Record(Type.String(), Count());
-const Weights = () => Type.Union([Type.Record(Type.String(), Count()), Type.Null()], { description: 'the run plan\'s op weights; null: the system\'s defaults' });
+const Weights = () =>
+  Type.Union([Type.Record(Type.String(), Count()), Type.Null()], {
+    description: "the run plan's op weights; null: the system's defaults",
+  });
 
 export const FindingEntrySchema = Strict({
   signature: Str({ description: 'system/check/op: findings with the same signature are one bug' }),
   system: Str(),
   check: Str(),
-  checks: Type.Optional(Type.Array(Str(), { description: 'every check the failing step trips (one root cause, reported once)' })),
+  checks: Type.Optional(
+    Type.Array(Str(), {
+      description: 'every check the failing step trips (one root cause, reported once)',
+    }),
+  ),
   op: Str(),
   runIndex: Count(),
   commands: Count(),
@@ -227,7 +262,9 @@ export type Completion = Static<typeof CompletionSchema>;
 export const SystemSummarySchema = Strict({
   runs: Count(),
   commands: Count(),
-  completed: Type.Record(Type.String({ pattern: '^[0-9]+/[0-9]+$' }), CompletionSchema, { description: 'done runs per shard "k/K"' }),
+  completed: Type.Record(Type.String({ pattern: '^[0-9]+/[0-9]+$' }), CompletionSchema, {
+    description: 'done runs per shard "k/K"',
+  }),
   probes: Counts(),
   probesNeverHit: Type.Array(Str()),
   swarm: Strict({ defaultPlanRuns: Count(), smallConfigRuns: Count(), opEnabledRuns: Counts() }),
@@ -238,21 +275,36 @@ export type SystemSummary = Static<typeof SystemSummarySchema>;
 export const CampaignTimingSchema = Strict({
   elapsedMs: Count(),
   workers: Count(),
-  busyMs: Type.Record(Type.String(), Count(), { description: "time spent executing each system's runs, summed over workers" }),
-  commandsPerSecond: Type.Record(Type.String(), Count(), { description: 'side-by-side commands per second per core: commands / busy seconds, per system' }),
+  busyMs: Type.Record(Type.String(), Count(), {
+    description: "time spent executing each system's runs, summed over workers",
+  }),
+  commandsPerSecond: Type.Record(Type.String(), Count(), {
+    description: 'side-by-side commands per second per core: commands / busy seconds, per system',
+  }),
   totalCommandsPerSecond: Count({ description: "all systems' commands over the wall-clock time" }),
-  threadRuns: Count({ description: "runs executed on worker threads (the rest ran on the campaign's main thread)" }),
+  threadRuns: Count({
+    description: "runs executed on worker threads (the rest ran on the campaign's main thread)",
+  }),
 });
 export type CampaignTiming = Static<typeof CampaignTimingSchema>;
 
 export const TargetSpecSchema = Strict(
   {
     systems: Str({ description: "comma-separated system names or 'all'" }),
-    mutant: Type.Optional(Str({ description: 'runs against this mutant of the catalog (its system only)' })),
+    mutant: Type.Optional(
+      Str({ description: 'runs against this mutant of the catalog (its system only)' }),
+    ),
     allocator: Type.Optional(Str({ description: "a user's allocator module" })),
-    exec: Type.Optional(Str({ description: "a native allocator driver executable, relative to the project root (docs/native.md)" })),
+    exec: Type.Optional(
+      Str({
+        description:
+          'a native allocator driver executable, relative to the project root (docs/native.md)',
+      }),
+    ),
   },
-  { description: 'what the campaign runs against (plain data: a resume rebuilds the same targets)' },
+  {
+    description: 'what the campaign runs against (plain data: a resume rebuilds the same targets)',
+  },
 );
 /** What a campaign runs against. */
 export type TargetSpec = Static<typeof TargetSpecSchema>;
@@ -262,14 +314,27 @@ export const CampaignSummarySchema = Strict(
     $schema: Type.Optional(Str({ description: 'where an editor finds this schema' })),
     format: Type.Literal(SUMMARY_FORMAT),
     seed: Str(),
-    runs: Type.Union([Nat(), Type.Null()], { description: 'runs per system (run indices 0..runs-1), or null for a time-budgeted campaign' }),
-    budgetMs: Type.Union([Count(), Type.Null()], { description: 'the time budget of a budgeted campaign (a resume asks for a new one), else null' }),
+    runs: Type.Union([Nat(), Type.Null()], {
+      description: 'runs per system (run indices 0..runs-1), or null for a time-budgeted campaign',
+    }),
+    budgetMs: Type.Union([Count(), Type.Null()], {
+      description:
+        'the time budget of a budgeted campaign (a resume asks for a new one), else null',
+    }),
     targets: TargetSpecSchema,
-    shards: Type.Array(Type.String({ pattern: '^[0-9]+/[0-9]+$' }), { description: 'shards merged into this summary, as "k/K"' }),
+    shards: Type.Array(Type.String({ pattern: '^[0-9]+/[0-9]+$' }), {
+      description: 'shards merged into this summary, as "k/K"',
+    }),
     systems: Type.Record(Type.String(), SystemSummarySchema),
     findings: Type.Array(FindingEntrySchema),
     timing: CampaignTimingSchema,
-    stopped: OneOf(['complete', 'budget', 'interrupted', 'running', 'incomplete', 'first-finding'], { description: "'incomplete': a merge that lacks some of the campaign's shards; 'first-finding': --stop-on-first ended it" }),
+    stopped: OneOf(
+      ['complete', 'budget', 'interrupted', 'running', 'incomplete', 'first-finding'],
+      {
+        description:
+          "'incomplete': a merge that lacks some of the campaign's shards; 'first-finding': --stop-on-first ended it",
+      },
+    ),
   },
   { title: 'gpu-memory-verifier campaign summary' },
 );
@@ -291,7 +356,14 @@ export function runIndexOf(shard: Shard, ordinal: number): number {
 }
 
 export function emptyTiming(): CampaignTiming {
-  return { elapsedMs: 0, workers: 0, busyMs: {}, commandsPerSecond: {}, totalCommandsPerSecond: 0, threadRuns: 0 };
+  return {
+    elapsedMs: 0,
+    workers: 0,
+    busyMs: {},
+    commandsPerSecond: {},
+    totalCommandsPerSecond: 0,
+    threadRuns: 0,
+  };
 }
 
 /** Derives the rates from the counts, busy times and elapsed time. */
@@ -299,11 +371,13 @@ export function computeRates(summary: CampaignSummary): void {
   let total = 0;
   for (const [name, system] of Object.entries(summary.systems)) {
     const busySeconds = (summary.timing.busyMs[name] ?? 0) / 1000;
-    summary.timing.commandsPerSecond[name] = busySeconds > 0 ? Math.round(system.commands / busySeconds) : 0;
+    summary.timing.commandsPerSecond[name] =
+      busySeconds > 0 ? Math.round(system.commands / busySeconds) : 0;
     total += system.commands;
   }
   const elapsedSeconds = summary.timing.elapsedMs / 1000;
-  summary.timing.totalCommandsPerSecond = elapsedSeconds > 0 ? Math.round(total / elapsedSeconds) : 0;
+  summary.timing.totalCommandsPerSecond =
+    elapsedSeconds > 0 ? Math.round(total / elapsedSeconds) : 0;
 }
 
 export function emptySystemSummary(system: AnySystem, shard: Shard): SystemSummary {
@@ -313,8 +387,15 @@ export function emptySystemSummary(system: AnySystem, shard: Shard): SystemSumma
     completed: { [shardLabel(shard)]: { below: 0, above: [] } },
     probes: Object.fromEntries(system.probes.map((probe) => [probe, 0])),
     probesNeverHit: [...system.probes],
-    swarm: { defaultPlanRuns: 0, smallConfigRuns: 0, opEnabledRuns: Object.fromEntries(system.opNames.map((op) => [op, 0])) },
-    faults: { faultFreeRuns: 0, siteRuns: Object.fromEntries(Object.keys(system.faultOps ?? {}).map((site) => [site, 0])) },
+    swarm: {
+      defaultPlanRuns: 0,
+      smallConfigRuns: 0,
+      opEnabledRuns: Object.fromEntries(system.opNames.map((op) => [op, 0])),
+    },
+    faults: {
+      faultFreeRuns: 0,
+      siteRuns: Object.fromEntries(Object.keys(system.faultOps ?? {}).map((site) => [site, 0])),
+    },
   };
 }
 
@@ -333,7 +414,9 @@ export function emptySummary(
     budgetMs,
     targets,
     shards: [shardLabel(shard)],
-    systems: Object.fromEntries(systems.map((system) => [system.name, emptySystemSummary(system, shard)])),
+    systems: Object.fromEntries(
+      systems.map((system) => [system.name, emptySystemSummary(system, shard)]),
+    ),
     findings: [],
     timing: emptyTiming(),
     stopped: 'running',
@@ -356,28 +439,37 @@ export function markCompleted(completion: Completion, ordinal: number): void {
 }
 
 export function isCompleted(completion: Completion | undefined, ordinal: number): boolean {
-  return completion !== undefined && (ordinal < completion.below || completion.above.includes(ordinal));
+  return (
+    completion !== undefined && (ordinal < completion.below || completion.above.includes(ordinal))
+  );
 }
 
 /** Folds one run's result into the summary (findings are added by the caller, with files). */
 export function recordRun(summary: SystemSummary, result: RunResult, shard: Shard): void {
   summary.runs++;
   summary.commands += result.commands;
-  for (const [probe, count] of Object.entries(result.probes)) summary.probes[probe] = (summary.probes[probe] ?? 0) + count;
-  summary.probesNeverHit = Object.keys(summary.probes).filter((probe) => summary.probes[probe] === 0).sort();
+  for (const [probe, count] of Object.entries(result.probes))
+    summary.probes[probe] = (summary.probes[probe] ?? 0) + count;
+  summary.probesNeverHit = Object.keys(summary.probes)
+    .filter((probe) => summary.probes[probe] === 0)
+    .sort();
   if (result.weights === null) summary.swarm.defaultPlanRuns++;
   if (result.smallConfigs) summary.swarm.smallConfigRuns++;
   for (const op of Object.keys(summary.swarm.opEnabledRuns)) {
-    if (result.weights === null || (result.weights[op] ?? 1) > 0) summary.swarm.opEnabledRuns[op]!++;
+    if (result.weights === null || (result.weights[op] ?? 1) > 0)
+      summary.swarm.opEnabledRuns[op]!++;
   }
   if (result.faults.length === 0) summary.faults.faultFreeRuns++;
-  for (const site of result.faults) summary.faults.siteRuns[site] = (summary.faults.siteRuns[site] ?? 0) + 1;
+  for (const site of result.faults)
+    summary.faults.siteRuns[site] = (summary.faults.siteRuns[site] ?? 0) + 1;
   const label = shardLabel(shard);
   summary.completed[label] ??= { below: 0, above: [] };
   markCompleted(summary.completed[label]!, (result.runIndex - shard.index) / shard.count);
 }
 
-export type FindingVerdict = { readonly kind: 'new' | 'duplicate' } | { readonly kind: 'replaced'; readonly previous: FindingEntry };
+export type FindingVerdict =
+  | { readonly kind: 'new' | 'duplicate' }
+  | { readonly kind: 'replaced'; readonly previous: FindingEntry };
 
 /** Keeps one finding per signature: the one with the lowest run index, so order does not matter. */
 export function addFinding(findings: FindingEntry[], entry: FindingEntry): FindingVerdict {
@@ -408,12 +500,22 @@ export function mergeSummaries(summaries: readonly CampaignSummary[]): CampaignS
   const seen = new Set<string>();
   let shardCount: number | undefined;
   for (const summary of summaries) {
-    if (summary.seed !== first.seed) throw new Error(`cannot merge campaigns with different seeds (${first.seed} and ${summary.seed})`);
-    if (summary.runs !== first.runs) throw new Error(`cannot merge campaigns with different run counts (${first.runs} and ${summary.runs})`);
-    if (!jsonEqual(summary.targets, first.targets)) throw new Error(`cannot merge campaigns with different targets (${JSON.stringify(first.targets)} and ${JSON.stringify(summary.targets)})`);
+    if (summary.seed !== first.seed)
+      throw new Error(
+        `cannot merge campaigns with different seeds (${first.seed} and ${summary.seed})`,
+      );
+    if (summary.runs !== first.runs)
+      throw new Error(
+        `cannot merge campaigns with different run counts (${first.runs} and ${summary.runs})`,
+      );
+    if (!jsonEqual(summary.targets, first.targets))
+      throw new Error(
+        `cannot merge campaigns with different targets (${JSON.stringify(first.targets)} and ${JSON.stringify(summary.targets)})`,
+      );
     for (const label of summary.shards) {
       const count = Number(label.split('/')[1]);
-      if (shardCount !== undefined && count !== shardCount) throw new Error(`cannot merge shards of ${shardCount} with shards of ${count}`);
+      if (shardCount !== undefined && count !== shardCount)
+        throw new Error(`cannot merge shards of ${shardCount} with shards of ${count}`);
       shardCount = count;
       if (seen.has(label)) throw new Error(`shard ${label} appears in more than one summary`);
       seen.add(label);
@@ -438,14 +540,15 @@ export function mergeSummaries(summaries: readonly CampaignSummary[]): CampaignS
           : statuses.includes('first-finding')
             ? 'first-finding'
             : statuses.every((status) => status === 'complete')
-            ? 'complete'
-            : 'budget',
+              ? 'complete'
+              : 'budget',
   };
   for (const summary of summaries) {
     merged.timing.elapsedMs = Math.max(merged.timing.elapsedMs, summary.timing.elapsedMs);
     merged.timing.workers += summary.timing.workers;
     merged.timing.threadRuns += summary.timing.threadRuns;
-    for (const [name, busyMs] of Object.entries(summary.timing.busyMs ?? {})) merged.timing.busyMs[name] = (merged.timing.busyMs[name] ?? 0) + busyMs;
+    for (const [name, busyMs] of Object.entries(summary.timing.busyMs ?? {}))
+      merged.timing.busyMs[name] = (merged.timing.busyMs[name] ?? 0) + busyMs;
     for (const [name, system] of Object.entries(summary.systems)) {
       const target = merged.systems[name];
       if (target === undefined) {
@@ -454,14 +557,20 @@ export function mergeSummaries(summaries: readonly CampaignSummary[]): CampaignS
       }
       target.runs += system.runs;
       target.commands += system.commands;
-      for (const [probe, count] of Object.entries(system.probes)) target.probes[probe] = (target.probes[probe] ?? 0) + count;
-      target.probesNeverHit = Object.keys(target.probes).filter((probe) => target.probes[probe] === 0).sort();
+      for (const [probe, count] of Object.entries(system.probes))
+        target.probes[probe] = (target.probes[probe] ?? 0) + count;
+      target.probesNeverHit = Object.keys(target.probes)
+        .filter((probe) => target.probes[probe] === 0)
+        .sort();
       target.swarm.defaultPlanRuns += system.swarm.defaultPlanRuns;
       target.swarm.smallConfigRuns += system.swarm.smallConfigRuns;
-      for (const [op, count] of Object.entries(system.swarm.opEnabledRuns)) target.swarm.opEnabledRuns[op] = (target.swarm.opEnabledRuns[op] ?? 0) + count;
+      for (const [op, count] of Object.entries(system.swarm.opEnabledRuns))
+        target.swarm.opEnabledRuns[op] = (target.swarm.opEnabledRuns[op] ?? 0) + count;
       target.faults.faultFreeRuns += system.faults.faultFreeRuns;
-      for (const [site, count] of Object.entries(system.faults.siteRuns)) target.faults.siteRuns[site] = (target.faults.siteRuns[site] ?? 0) + count;
-      for (const [label, completion] of Object.entries(system.completed)) target.completed[label] = structuredClone(completion);
+      for (const [site, count] of Object.entries(system.faults.siteRuns))
+        target.faults.siteRuns[site] = (target.faults.siteRuns[site] ?? 0) + count;
+      for (const [label, completion] of Object.entries(system.completed))
+        target.completed[label] = structuredClone(completion);
     }
     for (const finding of summary.findings) addFinding(merged.findings, finding);
   }
@@ -479,6 +588,9 @@ export function parseSummary(value: unknown, source: string): CampaignSummary {
 }
 
 /** The (config, commands) run i executes first, rebuilt without running it (see firstCase). */
-export function runCase(system: AnySystem, plan: RunPlan): { config: JsonObject; commands: Command[] } {
+export function runCase(
+  system: AnySystem,
+  plan: RunPlan,
+): { config: JsonObject; commands: Command[] } {
   return firstCase(system, { seed: plan.seed, plan: generationPlan(plan), unbiased: true });
 }

@@ -24,11 +24,17 @@ function inside(parent: string, child: string): boolean {
 export function commandContext(cwd: string = process.cwd()): CommandContext {
   const installed = PACKAGE_ROOT.split(path.sep).includes('node_modules');
   const checkout = existsSync(path.join(PACKAGE_ROOT, 'src', 'cli', 'fuzz.ts'));
-  return !installed && checkout && inside(PACKAGE_ROOT, path.resolve(cwd)) ? 'repository' : 'installed';
+  return !installed && checkout && inside(PACKAGE_ROOT, path.resolve(cwd))
+    ? 'repository'
+    : 'installed';
 }
 
 /** `npm run regress -- save ...` in this repository, `npx gpumv regress save ...` elsewhere. */
-export function toolCommand(tool: Tool, args: string, context: CommandContext = commandContext()): string {
+export function toolCommand(
+  tool: Tool,
+  args: string,
+  context: CommandContext = commandContext(),
+): string {
   const rest = args === '' ? '' : ` ${args}`;
   return context === 'repository' ? `npm run ${tool} --${rest}` : `npx gpumv ${tool}${rest}`;
 }

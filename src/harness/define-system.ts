@@ -28,7 +28,9 @@ import type { GenerationPlan, Invariant, RunEnv, SystemDef } from './system.js';
 import type { Visual } from './visual.js';
 
 /** The command of an op with fields `F`, as its `apply` receives it. */
-export type OpCommand<F extends TProperties, K extends string = string> = { readonly op: K } & Static<TObject<F>>;
+export type OpCommand<F extends TProperties, K extends string = string> = {
+  readonly op: K;
+} & Static<TObject<F>>;
 
 declare const opNameBrand: unique symbol;
 /**
@@ -94,12 +96,20 @@ export interface SystemSpec<C extends JsonObject, S, Ops extends AnyOps<C, S>> {
    * The generator's final weight per entry (op or variant name) from the defaults and the plan;
    * without it a plan's weight replaces the default of the entry it names.
    */
-  readonly weights?: (defaults: Readonly<Record<string, number>>, plan: GenerationPlan | undefined, config: C) => Record<string, number>;
+  readonly weights?: (
+    defaults: Readonly<Record<string, number>>,
+    plan: GenerationPlan | undefined,
+    config: C,
+  ) => Record<string, number>;
   /**
    * Wraps every command (bookkeeping before and after any op, e.g. draining events); `dispatch`
    * applies the command's op. Without it the op's `apply` is called directly.
    */
-  readonly around?: (side: S, command: CommandUnion<Ops>, dispatch: (side: S, command: CommandUnion<Ops>) => Json) => Json;
+  readonly around?: (
+    side: S,
+    command: CommandUnion<Ops>,
+    dispatch: (side: S, command: CommandUnion<Ops>) => Json,
+  ) => Json;
   readonly sequence: { readonly minLength: number; readonly maxLength: number };
   readonly createModel: (config: C, env: RunEnv) => S;
   readonly createImpl: (config: C, env: RunEnv) => S;
@@ -125,22 +135,28 @@ function weightOf<C>(weight: number | ((config: C) => number), config: C): numbe
 }
 
 /** Builds a system from its spec; throws at once when the spec contradicts itself. */
-export function defineSystem<C extends JsonObject, S, Ops extends AnyOps<C, S>>(spec: SystemSpec<C, S, Ops>): DefinedSystem<C, S, Ops> {
+export function defineSystem<C extends JsonObject, S, Ops extends AnyOps<C, S>>(
+  spec: SystemSpec<C, S, Ops>,
+): DefinedSystem<C, S, Ops> {
   type Cmd = CommandUnion<Ops>;
   const { name } = spec;
   const opNames = Object.keys(spec.ops);
   if (opNames.length === 0) throw new Error(`system ${name}: no ops`);
   const commandSchemas: Record<string, TObject> = {};
   // A plain object without prototype: a keyed load per command (op names are few and fixed).
-  const applyByOp: Record<string, ((side: S, command: Cmd) => Json) | undefined> = Object.create(null);
+  const applyByOp: Record<string, ((side: S, command: Cmd) => Json) | undefined> =
+    Object.create(null);
   for (const op of opNames) {
     const def = spec.ops[op]!;
-    if (def.arbitrary === undefined && Object.keys(def.fields).length > 0) throw new Error(`system ${name}: op ${op} has fields but no arbitrary`);
+    if (def.arbitrary === undefined && Object.keys(def.fields).length > 0)
+      throw new Error(`system ${name}: op ${op} has fields but no arbitrary`);
     commandSchemas[op] = Strict({ op: Type.Literal(op), ...def.fields });
     applyByOp[op] = def.apply as (side: S, command: Cmd) => Json;
   }
   for (const fault of Object.values(spec.faultOps ?? {})) {
-    for (const op of fault) if (applyByOp[op] === undefined) throw new Error(`system ${name}: fault op ${op} is not an op`);
+    for (const op of fault)
+      if (applyByOp[op] === undefined)
+        throw new Error(`system ${name}: fault op ${op} is not an op`);
   }
 
   const dispatch = (side: S, command: Cmd): Json => {
@@ -149,7 +165,10 @@ export function defineSystem<C extends JsonObject, S, Ops extends AnyOps<C, S>>(
     return apply(side, command);
   };
   const around = spec.around;
-  const apply = around === undefined ? dispatch : (side: S, command: Cmd): Json => around(side, command, dispatch);
+  const apply =
+    around === undefined
+      ? dispatch
+      : (side: S, command: Cmd): Json => around(side, command, dispatch);
 
   const parseConfig = (raw: unknown, source: string, at: string): C => {
     const config = parseWith(spec.config.schema, raw, source, at) as C;
@@ -159,12 +178,18 @@ export function defineSystem<C extends JsonObject, S, Ops extends AnyOps<C, S>>(
   };
 
   const parseCommand = (raw: unknown, source: string, at: string): Cmd => {
-    if (!isPlainObject(raw)) throw new InputError(source, at, `expected a command object, got ${JSON.stringify(raw)}`);
+    if (!isPlainObject(raw))
+      throw new InputError(source, at, `expected a command object, got ${JSON.stringify(raw)}`);
     const op = raw.op;
-    if (typeof op !== 'string') throw new InputError(source, `${at}.op`, 'missing or non-string op');
+    if (typeof op !== 'string')
+      throw new InputError(source, `${at}.op`, 'missing or non-string op');
     const schema = commandSchemas[op];
     if (schema === undefined || !Object.hasOwn(commandSchemas, op)) {
-      throw new InputError(source, `${at}.op`, `unknown op '${op}' for system ${name}; known: ${opNames.join(', ')}`);
+      throw new InputError(
+        source,
+        `${at}.op`,
+        `unknown op '${op}' for system ${name}; known: ${opNames.join(', ')}`,
+      );
     }
     return parseWith(schema, raw, source, at) as Cmd;
   };
@@ -172,7 +197,11 @@ export function defineSystem<C extends JsonObject, S, Ops extends AnyOps<C, S>>(
   // The generator entries, built once: one per op, then its variants, in declaration order (the
   // order fixes what a seed draws). A campaign builds a command arbitrary per run, so what does
   // not depend on the config (mappers, constant commands) is not rebuilt each time.
-  const generators: { readonly entry: string; readonly weight: number | ((config: C) => number); readonly build: (config: C) => fc.Arbitrary<Cmd> }[] = [];
+  const generators: {
+    readonly entry: string;
+    readonly weight: number | ((config: C) => number);
+    readonly build: (config: C) => fc.Arbitrary<Cmd>;
+  }[] = [];
   for (const op of opNames) {
     const def = spec.ops[op]!;
     const opName = op as OpName;
@@ -182,10 +211,18 @@ export function defineSystem<C extends JsonObject, S, Ops extends AnyOps<C, S>>(
       const constant = fc.constant({ op } as Cmd);
       generators.push({ entry: op, weight: def.weight, build: () => constant });
     } else {
-      generators.push({ entry: op, weight: def.weight, build: (config) => fieldsArbitrary(config, opName) as unknown as fc.Arbitrary<Cmd> });
+      generators.push({
+        entry: op,
+        weight: def.weight,
+        build: (config) => fieldsArbitrary(config, opName) as unknown as fc.Arbitrary<Cmd>,
+      });
     }
     for (const [variant, variantDef] of Object.entries(def.variants ?? {})) {
-      generators.push({ entry: variant, weight: variantDef.weight, build: (config) => variantDef.arbitrary(config, opName) as unknown as fc.Arbitrary<Cmd> });
+      generators.push({
+        entry: variant,
+        weight: variantDef.weight,
+        build: (config) => variantDef.arbitrary(config, opName) as unknown as fc.Arbitrary<Cmd>,
+      });
     }
   }
 
@@ -193,12 +230,16 @@ export function defineSystem<C extends JsonObject, S, Ops extends AnyOps<C, S>>(
     let weights: Readonly<Record<string, number>> | undefined;
     if (spec.weights !== undefined) {
       const defaults: Record<string, number> = {};
-      for (const generator of generators) defaults[generator.entry] = weightOf(generator.weight, config);
+      for (const generator of generators)
+        defaults[generator.entry] = weightOf(generator.weight, config);
       weights = spec.weights(defaults, plan, config);
     }
     const weighted: { readonly arbitrary: fc.Arbitrary<Cmd>; readonly weight: number }[] = [];
     for (const generator of generators) {
-      const weight = weights?.[generator.entry] ?? plan?.weights?.[generator.entry] ?? weightOf(generator.weight, config);
+      const weight =
+        weights?.[generator.entry] ??
+        plan?.weights?.[generator.entry] ??
+        weightOf(generator.weight, config);
       // Building draws nothing from the seed, so a disabled entry need not be built.
       if (weight > 0) weighted.push({ arbitrary: generator.build(config), weight });
     }

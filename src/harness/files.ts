@@ -16,7 +16,10 @@ let counter = 0;
  */
 export function writeFileAtomic(file: string, text: string): void {
   const dir = path.dirname(path.resolve(file));
-  const temp = path.join(dir, `.${path.basename(file)}.${process.pid}-${threadId}-${counter++}.tmp`);
+  const temp = path.join(
+    dir,
+    `.${path.basename(file)}.${process.pid}-${threadId}-${counter++}.tmp`,
+  );
   let fd: number | undefined;
   let created = false;
   try {

@@ -51,7 +51,11 @@ export function jsonDiff(model: Json | undefined, impl: Json | undefined, maxLin
     if (lines.length >= maxLines) return;
     if (jsonEqual(a, b)) return;
     const bothObjects =
-      a !== null && b !== null && typeof a === 'object' && typeof b === 'object' && Array.isArray(a) === Array.isArray(b);
+      a !== null &&
+      b !== null &&
+      typeof a === 'object' &&
+      typeof b === 'object' &&
+      Array.isArray(a) === Array.isArray(b);
     if (!bothObjects) {
       lines.push(`${at || '(root)'}: model ${JSON.stringify(a)} => impl ${JSON.stringify(b)}`);
       return;
@@ -63,7 +67,8 @@ export function jsonDiff(model: Json | undefined, impl: Json | undefined, maxLin
     }
     const ao = a as JsonObject;
     const bo = b as JsonObject;
-    for (const key of new Set([...Object.keys(ao), ...Object.keys(bo)])) walk(ao[key], bo[key], `${at}.${key}`);
+    for (const key of new Set([...Object.keys(ao), ...Object.keys(bo)]))
+      walk(ao[key], bo[key], `${at}.${key}`);
   };
   walk(model, impl, '');
   if (lines.length >= maxLines) lines.push('... (diff truncated)');

@@ -6,7 +6,16 @@
 import fc from 'fast-check';
 import { commandContext, toolCommand, type Tool } from './command-line.js';
 import type { JsonObject } from './json.js';
-import { failureKey, runSequence, minimizeCase, type RunContext, type Failure, type ImplFactory, type RunOptions, type ShrinkObserver } from './runner.js';
+import {
+  failureKey,
+  runSequence,
+  minimizeCase,
+  type RunContext,
+  type Failure,
+  type ImplFactory,
+  type RunOptions,
+  type ShrinkObserver,
+} from './runner.js';
 import type { Command, GenerationPlan, OpNamed, SystemDef } from './system.js';
 
 /** The argument tuple of a fast-check property (what fc.check's details carry). */
@@ -30,10 +39,18 @@ export function caseArb<C extends JsonObject, Cmd extends OpNamed, S>(
 ): fc.Arbitrary<Case<C, Cmd>> {
   const { minLength } = system.sequence;
   const max = maxLength ?? system.sequence.maxLength;
-  const configs = unbiased && plan?.smallConfigs !== true ? fc.noBias(system.configArb()) : system.configArb();
+  const configs =
+    unbiased && plan?.smallConfigs !== true ? fc.noBias(system.configArb()) : system.configArb();
   return configs.chain((config) => {
-    const commands = fc.array(system.commandArb(config, plan), { minLength: Math.min(minLength, max), maxLength: max, size: 'max' });
-    return fc.record({ config: fc.constant(config), commands: unbiased ? fc.noBias(commands) : commands });
+    const commands = fc.array(system.commandArb(config, plan), {
+      minLength: Math.min(minLength, max),
+      maxLength: max,
+      size: 'max',
+    });
+    return fc.record({
+      config: fc.constant(config),
+      commands: unbiased ? fc.noBias(commands) : commands,
+    });
   });
 }
 
@@ -78,7 +95,9 @@ export type CheckResult<C = JsonObject, Cmd = Command> =
 /** A seed/path pair that does not lead to a counterexample of this system's arbitrary. */
 export class ReplayPathError extends Error {
   constructor(system: string, seed: number, path: string) {
-    super(`seed ${seed} path ${path} does not replay for ${system}: was it printed for another system or another version of its generator?`);
+    super(
+      `seed ${seed} path ${path} does not replay for ${system}: was it printed for another system or another version of its generator?`,
+    );
     this.name = 'ReplayPathError';
   }
 }
@@ -88,7 +107,8 @@ export function checkSystem<C extends JsonObject, Cmd extends OpNamed, S>(
   system: SystemDef<C, Cmd, S>,
   options: CheckOptions<C, S>,
 ): CheckResult<C, Cmd> {
-  const runOptions: RunOptions<C, S> = options.implFactory === undefined ? {} : { implFactory: options.implFactory };
+  const runOptions: RunOptions<C, S> =
+    options.implFactory === undefined ? {} : { implFactory: options.implFactory };
   const generationOptions = { ...runOptions, context: options.context };
   // Shrinking keeps the failure's signature: once a case fails with key K (the check, and for an
   // observation difference the op and field), a shrunk candidate counts as failing only if it
@@ -97,30 +117,38 @@ export function checkSystem<C extends JsonObject, Cmd extends OpNamed, S>(
   let firstKey: string | undefined;
   let generated = 0;
   let commandsRun = 0;
-  const property = fc.property(caseArb(system, options.plan, options.maxLength, options.unbiased), (testCase) => {
-    const outcome = runSequence(system, testCase.config, testCase.commands, firstKey === undefined ? generationOptions : runOptions);
-    if (firstKey === undefined) {
-      generated++;
-      commandsRun += outcome.ok ? testCase.commands.length : outcome.failure.step + 1;
-    }
-    if (outcome.ok) return true;
-    if (firstKey === undefined) {
-      firstKey = failureKey(outcome.failure);
-      firstLength = testCase.commands.length;
-      options.onFirstFailure?.(generated - 1, testCase, outcome.failure);
-      return false;
-    }
-    const same = failureKey(outcome.failure) === firstKey;
-    if (same) options.onShrink?.(testCase.config, testCase.commands, outcome.failure);
-    return !same;
-  });
+  const property = fc.property(
+    caseArb(system, options.plan, options.maxLength, options.unbiased),
+    (testCase) => {
+      const outcome = runSequence(
+        system,
+        testCase.config,
+        testCase.commands,
+        firstKey === undefined ? generationOptions : runOptions,
+      );
+      if (firstKey === undefined) {
+        generated++;
+        commandsRun += outcome.ok ? testCase.commands.length : outcome.failure.step + 1;
+      }
+      if (outcome.ok) return true;
+      if (firstKey === undefined) {
+        firstKey = failureKey(outcome.failure);
+        firstLength = testCase.commands.length;
+        options.onFirstFailure?.(generated - 1, testCase, outcome.failure);
+        return false;
+      }
+      const same = failureKey(outcome.failure) === firstKey;
+      if (same) options.onShrink?.(testCase.config, testCase.commands, outcome.failure);
+      return !same;
+    },
+  );
   let details: fc.RunDetails<PropertyArgs<typeof property>>;
   try {
     details = fc.check(property, {
-    seed: options.seed,
-    numRuns: options.numRuns,
-    ...(options.path === undefined ? {} : { path: options.path }),
-    ...(options.noShrink ? { endOnFailure: true } : {}),
+      seed: options.seed,
+      numRuns: options.numRuns,
+      ...(options.path === undefined ? {} : { path: options.path }),
+      ...(options.noShrink ? { endOnFailure: true } : {}),
     });
   } catch (error) {
     if (options.path !== undefined && /Unable to replay/.test(String(error))) {
@@ -129,11 +157,19 @@ export function checkSystem<C extends JsonObject, Cmd extends OpNamed, S>(
     throw error;
   }
   if (!details.failed) return { failed: false, numRuns: details.numRuns, commandsRun };
-  if (details.counterexample === null) throw new Error(`${system.name}: fast-check failed without a counterexample`);
+  if (details.counterexample === null)
+    throw new Error(`${system.name}: fast-check failed without a counterexample`);
   const [shrunk] = details.counterexample;
-  const { config, commands } = minimizeCase(system, shrunk.config, shrunk.commands, runOptions, options.onShrink);
+  const { config, commands } = minimizeCase(
+    system,
+    shrunk.config,
+    shrunk.commands,
+    runOptions,
+    options.onShrink,
+  );
   const outcome = runSequence(system, config, commands, runOptions);
-  if (outcome.ok) throw new Error(`${system.name}: a counterexample stopped failing on replay (nondeterminism)`);
+  if (outcome.ok)
+    throw new Error(`${system.name}: a counterexample stopped failing on replay (nondeterminism)`);
   const path = details.counterexamplePath ?? '';
   const runIndex = Number(path.split(':')[0] ?? 0);
   return {
@@ -141,7 +177,7 @@ export function checkSystem<C extends JsonObject, Cmd extends OpNamed, S>(
     commandsRun,
     seed: details.seed,
     path,
-    runIndex: options.path === undefined ? runIndex : Number((options.path.split(':')[0]) ?? 0),
+    runIndex: options.path === undefined ? runIndex : Number(options.path.split(':')[0] ?? 0),
     originalLength: firstLength,
     config,
     commands,
@@ -150,8 +186,16 @@ export function checkSystem<C extends JsonObject, Cmd extends OpNamed, S>(
 }
 
 /** The exact command line that turns a finding into a regression file, spelled for where it runs. */
-export function saveCommandLine(system: string, seed: number, path: string, mutant?: string): string {
-  return toolCommand('regress', `save --system ${system} --seed ${seed} --path ${path}` + (mutant ? ` --mutant ${mutant}` : ''));
+export function saveCommandLine(
+  system: string,
+  seed: number,
+  path: string,
+  mutant?: string,
+): string {
+  return toolCommand(
+    'regress',
+    `save --system ${system} --seed ${seed} --path ${path}` + (mutant ? ` --mutant ${mutant}` : ''),
+  );
 }
 
 /**
@@ -180,6 +224,7 @@ export function firstCase<C extends JsonObject, Cmd extends OpNamed, S>(
     }),
     { seed: options.seed, numRuns: 1 },
   );
-  if (captured === undefined) throw new Error(`${system.name}: no case generated for seed ${options.seed}`);
+  if (captured === undefined)
+    throw new Error(`${system.name}: no case generated for seed ${options.seed}`);
   return captured;
 }

@@ -24,7 +24,8 @@ export class Registry {
   constructor(private readonly spec: RegistrySpec) {
     this.systems = spec.systems;
     for (const system of spec.systems) {
-      if (this.byName.has(system.name)) throw new Error(`registry: two systems are named ${system.name}`);
+      if (this.byName.has(system.name))
+        throw new Error(`registry: two systems are named ${system.name}`);
       this.byName.set(system.name, system);
     }
   }
@@ -45,7 +46,8 @@ export class Registry {
   /** The system a regression file names: registered by name, or built by its resolver from the file's config. */
   async systemForFile(name: string, rawConfig: unknown): Promise<AnySystem | undefined> {
     const resolver = this.spec.resolvers?.[name];
-    if (resolver !== undefined && Object.hasOwn(this.spec.resolvers!, name)) return resolver(rawConfig);
+    if (resolver !== undefined && Object.hasOwn(this.spec.resolvers!, name))
+      return resolver(rawConfig);
     return this.findSystem(name);
   }
 

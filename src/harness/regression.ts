@@ -26,28 +26,42 @@ const READABLE_FORMATS = [1, 2] as const;
 /** Where the regression file schema lives (written by `npm run schemas`). */
 export const REGRESSION_SCHEMA_FILE = path.join(PACKAGE_ROOT, 'schema', 'regression.schema.json');
 /** Where the campaign summary schema lives. */
-export const SUMMARY_SCHEMA_FILE = path.join(PACKAGE_ROOT, 'schema', 'campaign-summary.schema.json');
+export const SUMMARY_SCHEMA_FILE = path.join(
+  PACKAGE_ROOT,
+  'schema',
+  'campaign-summary.schema.json',
+);
 
 export const RegressionOriginSchema = Strict({
   tool: Str({ description: "how the sequence was found: 'regress save', 'fuzz', 'hand-written'" }),
   seed: Type.Optional(Type.Union([Int(), Str()])),
   path: Type.Optional(Str({ description: 'fast-check replay path under that seed' })),
-  date: Str({ description: 'UTC day the file was written (SOURCE_DATE_EPOCH makes it reproducible)' }),
+  date: Str({
+    description: 'UTC day the file was written (SOURCE_DATE_EPOCH makes it reproducible)',
+  }),
   mutant: Type.Optional(Str({ description: 'mutant the sequence was found against, if any' })),
   check: Type.Optional(Str({ description: 'the check that failed when it was found' })),
 });
 export type RegressionOrigin = Static<typeof RegressionOriginSchema>;
 
 /** The fields every regression file has; `config` and `commands` are checked by the system's own schemas. */
-function regressionFileSchema<Cfg extends TSchema, Cm extends TSchema, Sy extends TSchema>(config: Cfg, command: Cm, system: Sy) {
+function regressionFileSchema<Cfg extends TSchema, Cm extends TSchema, Sy extends TSchema>(
+  config: Cfg,
+  command: Cm,
+  system: Sy,
+) {
   return Strict({
-    $schema: Type.Optional(Str({ description: 'path of the JSON Schema an editor validates this file with' })),
+    $schema: Type.Optional(
+      Str({ description: 'path of the JSON Schema an editor validates this file with' }),
+    ),
     format: Type.Union(READABLE_FORMATS.map((format) => Type.Literal(format))),
     system,
     description: Str(),
     config,
     origin: RegressionOriginSchema,
-    catches: Type.Optional(Type.Array(Str(), { description: 'mutants this sequence must keep catching' })),
+    catches: Type.Optional(
+      Type.Array(Str(), { description: 'mutants this sequence must keep catching' }),
+    ),
     commands: Type.Array(command, { minItems: 1 }),
   });
 }
@@ -70,16 +84,27 @@ export interface Regression {
  * The JSON Schema of regression files for these systems: one branch per system (`oneOf` on
  * `system`), each with that system's config schema and its commands' schemas.
  */
-export function regressionJsonSchema(systems: readonly { readonly name: string; readonly configSchema: TSchema; readonly commandSchemas: Readonly<Record<string, TSchema>> }[]): JsonObject {
+export function regressionJsonSchema(
+  systems: readonly {
+    readonly name: string;
+    readonly configSchema: TSchema;
+    readonly commandSchemas: Readonly<Record<string, TSchema>>;
+  }[],
+): JsonObject {
   const branches = systems.map((system) =>
-    regressionFileSchema(system.configSchema, Type.Union(Object.values(system.commandSchemas)), Type.Literal(system.name)),
+    regressionFileSchema(
+      system.configSchema,
+      Type.Union(Object.values(system.commandSchemas)),
+      Type.Literal(system.name),
+    ),
   );
   return JSON.parse(
     JSON.stringify({
       $schema: 'http://json-schema.org/draft-07/schema#',
       $id: 'https://gpu-memory-verifier.invalid/schema/regression.schema.json',
       title: 'gpu-memory-verifier regression file',
-      description: 'A shrunk failing sequence kept forever: it must pass against the implementation and fail against every mutant in catches.',
+      description:
+        'A shrunk failing sequence kept forever: it must pass against the implementation and fail against every mutant in catches.',
       oneOf: branches,
     }),
   ) as JsonObject;
@@ -99,18 +124,35 @@ export function parseRegression(text: string, source: string, lookup: Lookup): R
   } catch (error) {
     throw new InputError(source, '$', `not valid JSON (${(error as Error).message})`);
   }
-  if (isPlainObject(raw) && Object.hasOwn(raw, 'format') && !(READABLE_FORMATS as readonly unknown[]).includes(raw.format)) {
-    throw new InputError(source, '$.format', `unsupported format ${JSON.stringify(raw.format)}; this tool reads formats ${READABLE_FORMATS.join(' and ')}`);
+  if (
+    isPlainObject(raw) &&
+    Object.hasOwn(raw, 'format') &&
+    !(READABLE_FORMATS as readonly unknown[]).includes(raw.format)
+  ) {
+    throw new InputError(
+      source,
+      '$.format',
+      `unsupported format ${JSON.stringify(raw.format)}; this tool reads formats ${READABLE_FORMATS.join(' and ')}`,
+    );
   }
   const top = parseWith(RegressionEnvelopeSchema, raw, source);
   const system = lookup.findSystem(top.system);
-  if (system === undefined) throw new InputError(source, '$.system', `unknown system '${top.system}'`);
+  if (system === undefined)
+    throw new InputError(source, '$.system', `unknown system '${top.system}'`);
   const config: JsonObject = system.parseConfig(top.config, source, '$.config');
-  const commands: Command[] = top.commands.map((command, index) => system.parseCommand(command, source, `$.commands[${index}]`));
+  const commands: Command[] = top.commands.map((command, index) =>
+    system.parseCommand(command, source, `$.commands[${index}]`),
+  );
   const catches = (top.catches ?? []).map((name, index) => {
     const mutantSystem = lookup.mutantSystems.get(name);
-    if (mutantSystem === undefined) throw new InputError(source, `$.catches[${index}]`, `unknown mutant '${name}'`);
-    if (mutantSystem !== system.name) throw new InputError(source, `$.catches[${index}]`, `mutant '${name}' belongs to system ${mutantSystem}, not ${system.name}`);
+    if (mutantSystem === undefined)
+      throw new InputError(source, `$.catches[${index}]`, `unknown mutant '${name}'`);
+    if (mutantSystem !== system.name)
+      throw new InputError(
+        source,
+        `$.catches[${index}]`,
+        `mutant '${name}' belongs to system ${mutantSystem}, not ${system.name}`,
+      );
     return name;
   });
   return {
@@ -128,7 +170,11 @@ function readText(file: string): string {
   try {
     return readFileSync(file, 'utf8');
   } catch (error) {
-    throw new InputError(file, '$', `cannot read file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    throw new InputError(
+      file,
+      '$',
+      `cannot read file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+    );
   }
 }
 
@@ -160,14 +206,21 @@ export async function loadRegression(
       throw new InputError(file, '$.config', (error as Error).message);
     }
   }
-  const regression = parseRegression(text, file, { findSystem: (name) => (system?.name === name ? system : undefined), mutantSystems });
-  const format = isPlainObject(raw) && typeof raw.format === 'number' ? raw.format : REGRESSION_FORMAT;
+  const regression = parseRegression(text, file, {
+    findSystem: (name) => (system?.name === name ? system : undefined),
+    mutantSystems,
+  });
+  const format =
+    isPlainObject(raw) && typeof raw.format === 'number' ? raw.format : REGRESSION_FORMAT;
   return { regression, system: system!, format };
 }
 
 /** The `$schema` a file at `file` carries: the schema's path relative to the file, with forward slashes. */
 export function schemaReference(file: string, schemaFile = REGRESSION_SCHEMA_FILE): string {
-  return path.relative(path.dirname(path.resolve(file)), schemaFile).split(path.sep).join('/');
+  return path
+    .relative(path.dirname(path.resolve(file)), schemaFile)
+    .split(path.sep)
+    .join('/');
 }
 
 /**
@@ -192,7 +245,10 @@ export function serializeRegression(regression: Regression, file: string): strin
     commands: regression.commands as Json[],
   };
   // One command per line keeps files diffable and readable.
-  const head = JSON.stringify({ ...value, commands: [] }, null, 2).replace(/\n {2}"commands": \[\]\n\}$/, '');
+  const head = JSON.stringify({ ...value, commands: [] }, null, 2).replace(
+    /\n {2}"commands": \[\]\n\}$/,
+    '',
+  );
   const body = regression.commands.map((command) => `    ${JSON.stringify(command)}`).join(',\n');
   return `${head}\n  "commands": [\n${body}\n  ]\n}\n`;
 }
@@ -236,11 +292,21 @@ export function replayRegression(
   mutants: readonly AnyMutant[],
   implFactory?: ImplFactory,
 ): ReplayResult {
-  const real = runSequence(system, regression.config, regression.commands, implFactory ? { implFactory } : {});
+  const real = runSequence(
+    system,
+    regression.config,
+    regression.commands,
+    implFactory ? { implFactory } : {},
+  );
   const results = regression.catches.map((name) => {
     const mutant = mutants.find((candidate) => candidate.name === name);
     if (mutant === undefined) throw new InputError(file, '$.catches', `unknown mutant '${name}'`);
-    return { name, outcome: runSequence(system, regression.config, regression.commands, { implFactory: mutant.createImpl }) };
+    return {
+      name,
+      outcome: runSequence(system, regression.config, regression.commands, {
+        implFactory: mutant.createImpl,
+      }),
+    };
   });
   return { file, regression, real, mutants: results };
 }
@@ -252,12 +318,21 @@ export function replayRegression(
  */
 export function replayProblems(result: ReplayResult): string[] {
   const problems: string[] = [];
-  if (!result.real.ok) problems.push(`fails against the implementation: ${result.real.failure.check} at step ${result.real.failure.step}`);
+  if (!result.real.ok)
+    problems.push(
+      `fails against the implementation: ${result.real.failure.check} at step ${result.real.failure.step}`,
+    );
   const { origin } = result.regression;
   for (const entry of result.mutants) {
     if (entry.outcome.ok) problems.push(`${entry.name} is no longer caught`);
-    else if (origin.mutant === entry.name && origin.check !== undefined && entry.outcome.failure.check !== origin.check) {
-      problems.push(`${entry.name} is now caught first by ${entry.outcome.failure.check}, not ${origin.check}`);
+    else if (
+      origin.mutant === entry.name &&
+      origin.check !== undefined &&
+      entry.outcome.failure.check !== origin.check
+    ) {
+      problems.push(
+        `${entry.name} is now caught first by ${entry.outcome.failure.check}, not ${origin.check}`,
+      );
     }
   }
   return problems;
@@ -265,6 +340,9 @@ export function replayProblems(result: ReplayResult): string[] {
 
 /** The UTC day for `origin.date`; SOURCE_DATE_EPOCH (seconds) pins it for reproducible files. */
 export function originDate(nowMs: number, sourceDateEpoch: string | undefined): string {
-  const ms = sourceDateEpoch !== undefined && /^\d+$/.test(sourceDateEpoch) ? Number(sourceDateEpoch) * 1000 : nowMs;
+  const ms =
+    sourceDateEpoch !== undefined && /^\d+$/.test(sourceDateEpoch)
+      ? Number(sourceDateEpoch) * 1000
+      : nowMs;
   return new Date(ms).toISOString().slice(0, 10);
 }

@@ -9,7 +9,13 @@
  * two never disagree.
  */
 import { jsonEqual, type Json, type JsonObject } from './json.js';
-import { OBSERVATION_CHECK, traceSequence, type Failure, type RunOptions, type TracedStep } from './runner.js';
+import {
+  OBSERVATION_CHECK,
+  traceSequence,
+  type Failure,
+  type RunOptions,
+  type TracedStep,
+} from './runner.js';
 import type { AnySystem, Command } from './system.js';
 
 /** Observations longer than this are cut in the sequence listing (the diff shows the full difference). */
@@ -61,22 +67,37 @@ export interface ReportData {
 
 function compact(value: Json | undefined): string {
   const text = JSON.stringify(value ?? null);
-  return text.length <= MAX_ANSWER_CHARS ? text : `${text.slice(0, MAX_ANSWER_CHARS)}... (${text.length} chars)`;
+  return text.length <= MAX_ANSWER_CHARS
+    ? text
+    : `${text.slice(0, MAX_ANSWER_CHARS)}... (${text.length} chars)`;
 }
 
 /** The checks a failure names, first one first: "'a' (also: 'b', 'c')". */
 export function checksText(failure: Pick<Failure, 'check' | 'checks'>): string {
   const others = failure.checks.filter((check) => check !== failure.check);
-  return `'${failure.check}'` + (others.length > 0 ? ` (the same step also fails ${others.map((check) => `'${check}'`).join(', ')})` : '');
+  return (
+    `'${failure.check}'` +
+    (others.length > 0
+      ? ` (the same step also fails ${others.map((check) => `'${check}'`).join(', ')})`
+      : '')
+  );
 }
 
 /** Replays the sequence (with the system's report hooks) and gathers what the report of this failure shows. */
 export function buildReport(input: ReportInput): ReportData {
   const { system, failure, commands } = input;
-  const steps = traceSequence(system, failure.config, commands, { ...input.runOptions, withVisuals: input.withVisuals === true });
+  const steps = traceSequence(system, failure.config, commands, {
+    ...input.runOptions,
+    withVisuals: input.withVisuals === true,
+  });
   let ending: ReportEnding;
   if (failure.diff.length > 0) ending = { kind: 'diff', lines: failure.diff };
-  else if (failure.checks.includes(OBSERVATION_CHECK)) ending = { kind: 'observations', model: failure.modelObservation, impl: failure.implObservation };
+  else if (failure.checks.includes(OBSERVATION_CHECK))
+    ending = {
+      kind: 'observations',
+      model: failure.modelObservation,
+      impl: failure.implObservation,
+    };
   else ending = system.modelless === true ? { kind: 'none' } : { kind: 'agree' };
   return {
     title: input.title ?? 'FINDING',
@@ -94,20 +115,34 @@ export function buildReport(input: ReportInput): ReportData {
   };
 }
 
-function stepLines(index: number, step: TracedStep, failing: boolean, width: number, modelless: boolean): string[] {
+function stepLines(
+  index: number,
+  step: TracedStep,
+  failing: boolean,
+  width: number,
+  modelless: boolean,
+): string[] {
   const marker = failing ? '>>' : '  ';
   const lines = [`  ${marker} ${String(index).padStart(width)}  ${JSON.stringify(step.command)}`];
   const pad = ' '.repeat(width + 7);
   if (modelless) {
     // No model: the implementation's answer only (its trace, else its observation).
-    lines.push(`${pad}returned:       ${compact(step.implTrace ?? step.impl)}`, ...(failing ? [`${pad}^ fails here`] : []));
+    lines.push(
+      `${pad}returned:       ${compact(step.implTrace ?? step.impl)}`,
+      ...(failing ? [`${pad}^ fails here`] : []),
+    );
     return lines;
   }
   if (jsonEqual(step.model, step.impl)) lines.push(`${pad}both:           ${compact(step.model)}`);
-  else lines.push(`${pad}model:          ${compact(step.model)}`, `${pad}implementation: ${compact(step.impl)}`);
+  else
+    lines.push(
+      `${pad}model:          ${compact(step.model)}`,
+      `${pad}implementation: ${compact(step.impl)}`,
+    );
   const modelTrace = step.modelTrace ?? null;
   const implTrace = step.implTrace ?? null;
-  if (modelTrace !== null && jsonEqual(modelTrace, implTrace)) lines.push(`${pad}returned:       ${compact(implTrace)} (both)`);
+  if (modelTrace !== null && jsonEqual(modelTrace, implTrace))
+    lines.push(`${pad}returned:       ${compact(implTrace)} (both)`);
   else {
     if (modelTrace !== null) lines.push(`${pad}model returned: ${compact(modelTrace)}`);
     if (implTrace !== null) lines.push(`${pad}impl returned:  ${compact(implTrace)}`);
@@ -118,9 +153,17 @@ function stepLines(index: number, step: TracedStep, failing: boolean, width: num
 
 function endingLines(data: ReportData): string[] {
   const { ending, failingStep } = data;
-  if (ending.kind === 'diff') return [`  diff of the observations at step ${failingStep} (model => implementation):`, ...ending.lines.map((line) => `    ${line}`)];
-  if (ending.kind === 'observations') return [`  observations at step ${failingStep}: model ${compact(ending.model)} / implementation ${compact(ending.impl)}`];
-  if (ending.kind === 'agree') return [`  the observations at step ${failingStep} agree; the invariant above is what failed`];
+  if (ending.kind === 'diff')
+    return [
+      `  diff of the observations at step ${failingStep} (model => implementation):`,
+      ...ending.lines.map((line) => `    ${line}`),
+    ];
+  if (ending.kind === 'observations')
+    return [
+      `  observations at step ${failingStep}: model ${compact(ending.model)} / implementation ${compact(ending.impl)}`,
+    ];
+  if (ending.kind === 'agree')
+    return [`  the observations at step ${failingStep} agree; the invariant above is what failed`];
   return [];
 }
 
@@ -138,7 +181,9 @@ export function renderReportText(data: ReportData): string {
   if (data.steps.length === 0) {
     lines.push('  (the sides could not be built for this config: see the message above)');
   } else {
-    lines.push(`  sequence (${commands.length} commands; each step's answer from ${data.modelless ? 'the implementation, no model' : 'the model and the implementation'}):`);
+    lines.push(
+      `  sequence (${commands.length} commands; each step's answer from ${data.modelless ? 'the implementation, no model' : 'the model and the implementation'}):`,
+    );
     const width = String(commands.length - 1).length;
     data.steps.forEach((step, index) => {
       lines.push(...stepLines(index, step, index === data.failingStep, width, data.modelless));
@@ -157,12 +202,19 @@ export function formatReport(input: ReportInput): string {
  * The report of a run that never returned (or killed its worker): replaying it here could hang
  * this thread, so the sequence is listed as recorded, without answers.
  */
-export function formatUnreturnedReport(heading: string, notes: readonly string[], config: Json, commands: readonly Command[]): string {
+export function formatUnreturnedReport(
+  heading: string,
+  notes: readonly string[],
+  config: Json,
+  commands: readonly Command[],
+): string {
   return [
     heading,
     ...notes.map((note) => `  ${note}`),
     `  config:  ${JSON.stringify(config)}`,
     `  sequence (${commands.length} commands; the last one never returned):`,
-    ...commands.map((command, index) => `    ${String(index).padStart(3)}  ${JSON.stringify(command)}`),
+    ...commands.map(
+      (command, index) => `    ${String(index).padStart(3)}  ${JSON.stringify(command)}`,
+    ),
   ].join('\n');
 }

@@ -85,7 +85,11 @@ function crashText(error: unknown): string {
  * one batch, see src/native/); other factories ignore it.
  */
 // biome-ignore lint/suspicious/noExplicitAny: a factory for any system's config (the harness never reads it)
-export type ImplFactory<C = any, S = unknown> = (config: C, env: RunEnv, commands?: readonly OpNamed[]) => S;
+export type ImplFactory<C = any, S = unknown> = (
+  config: C,
+  env: RunEnv,
+  commands?: readonly OpNamed[],
+) => S;
 
 export interface RunOptions<C = JsonObject, S = unknown> {
   /** Replaces the system's implementation (a mutant or a user's module). */
@@ -100,7 +104,11 @@ class Crash {
   constructor(readonly text: string) {}
 }
 
-function applySafely<C extends JsonObject, Cmd extends OpNamed, S>(system: SystemDef<C, Cmd, S>, side: S, command: Cmd): Json | Crash {
+function applySafely<C extends JsonObject, Cmd extends OpNamed, S>(
+  system: SystemDef<C, Cmd, S>,
+  side: S,
+  command: Cmd,
+): Json | Crash {
   try {
     return system.apply(side, command);
   } catch (error) {
@@ -139,7 +147,18 @@ export function runSequence<C extends JsonObject, Cmd extends OpNamed, S>(
     const text = crashText(error);
     return {
       ok: false,
-      failure: { system: system.name, config, step: 0, command, check: SETUP_EXCEPTION_CHECK, checks: [SETUP_EXCEPTION_CHECK], message: `building a side threw ${text}`, modelObservation: null, implObservation: null, diff: [] },
+      failure: {
+        system: system.name,
+        config,
+        step: 0,
+        command,
+        check: SETUP_EXCEPTION_CHECK,
+        checks: [SETUP_EXCEPTION_CHECK],
+        message: `building a side threw ${text}`,
+        modelObservation: null,
+        implObservation: null,
+        diff: [],
+      },
     };
   }
   const invariants = system.invariants;
@@ -151,12 +170,16 @@ export function runSequence<C extends JsonObject, Cmd extends OpNamed, S>(
     const fromImpl = applySafely(system, impl, command);
     let ok = !(fromModel instanceof Crash) && !(fromImpl instanceof Crash);
     try {
-      for (let i = 0; ok && i < invariantCount; i++) ok = invariants[i]!.check(model, impl, config) === null;
+      for (let i = 0; ok && i < invariantCount; i++)
+        ok = invariants[i]!.check(model, impl, config) === null;
     } catch {
       ok = false; // describeFailure names the invariant that threw
     }
     if (ok && jsonEqual(fromModel as Json, fromImpl as Json)) continue;
-    return { ok: false, failure: describeFailure(system, config, step, command, model, impl, fromModel, fromImpl) };
+    return {
+      ok: false,
+      failure: describeFailure(system, config, step, command, model, impl, fromModel, fromImpl),
+    };
   }
   return { ok: true, steps: commands.length };
 }
@@ -280,8 +303,17 @@ export function traceSequence<C extends JsonObject, Cmd extends OpNamed, S>(
     const command = commands[step]!;
     const fromModel = observationOf(applySafely(system, model, command));
     const fromImpl = observationOf(applySafely(system, impl, command));
-    let traced: TracedStep = { command: command as unknown as Command, model: fromModel, impl: fromImpl };
-    if (trace !== undefined) traced = { ...traced, modelTrace: safeTrace(trace, model), implTrace: safeTrace(trace, impl) };
+    let traced: TracedStep = {
+      command: command as unknown as Command,
+      model: fromModel,
+      impl: fromImpl,
+    };
+    if (trace !== undefined)
+      traced = {
+        ...traced,
+        modelTrace: safeTrace(trace, model),
+        implTrace: safeTrace(trace, impl),
+      };
     if (visual !== undefined) traced = { ...traced, ...visualsOf(visual, model, impl) };
     steps.push(traced);
   }
@@ -289,7 +321,11 @@ export function traceSequence<C extends JsonObject, Cmd extends OpNamed, S>(
 }
 
 /** Both sides' pictures; a side whose visual throws (a broken implementation) gets none. */
-function visualsOf<S>(visual: (side: S) => Visual, model: S, impl: S): { modelVisual?: Visual; implVisual?: Visual } {
+function visualsOf<S>(
+  visual: (side: S) => Visual,
+  model: S,
+  impl: S,
+): { modelVisual?: Visual; implVisual?: Visual } {
   const result: { modelVisual?: Visual; implVisual?: Visual } = {};
   try {
     result.modelVisual = visual(model);
@@ -316,7 +352,11 @@ function safeTrace<S>(trace: (side: S) => Json, side: S): Json {
  * Told of every smaller failing case a shrink accepts (the best case so far, and how it fails),
  * so a caller can show progress and keep the best counterexample if the shrink is cut short.
  */
-export type ShrinkObserver<C = JsonObject, Cmd = Command> = (config: C, commands: readonly Cmd[], failure: Failure) => void;
+export type ShrinkObserver<C = JsonObject, Cmd = Command> = (
+  config: C,
+  commands: readonly Cmd[],
+  failure: Failure,
+) => void;
 
 /** Bounds of the greedy config shrink in `minimizeCase`. */
 const CONFIG_SHRINK_ROUNDS = 64;

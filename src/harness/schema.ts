@@ -17,15 +17,25 @@ export { Type, type Static, type TObject, type TProperties, type TSchema };
 export const Int = (options: { readonly minimum?: number; readonly description?: string } = {}) =>
   Type.Integer({ minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER, ...options });
 /** A non-negative safe integer. */
-export const Nat = (options: { readonly description?: string } = {}) => Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, ...options });
+export const Nat = (options: { readonly description?: string } = {}) =>
+  Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, ...options });
 export const Bool = (options: { readonly description?: string } = {}) => Type.Boolean(options);
 export const Str = (options: { readonly description?: string } = {}) => Type.String(options);
 /** One of a fixed set of strings. */
-export const OneOf = <const V extends string>(values: readonly V[], options: { readonly description?: string } = {}) =>
-  Type.Union(values.map((value) => Type.Literal(value)), options);
+export const OneOf = <const V extends string>(
+  values: readonly V[],
+  options: { readonly description?: string } = {},
+) =>
+  Type.Union(
+    values.map((value) => Type.Literal(value)),
+    options,
+  );
 
 /** An object with exactly these fields: an unknown field is an error, a typo in a file is never ignored. */
-export function Strict<P extends TProperties>(properties: P, options: { readonly description?: string; readonly title?: string } = {}): TObject<P> {
+export function Strict<P extends TProperties>(
+  properties: P,
+  options: { readonly description?: string; readonly title?: string } = {},
+): TObject<P> {
   return Type.Object(properties, { additionalProperties: false, ...options });
 }
 
@@ -63,7 +73,11 @@ function valueAt(value: unknown, pointer: string): unknown {
 }
 
 /** What is wrong with `value` against `schema`, as (JSON path, detail) of the first bad field, or null. */
-export function firstProblem(schema: TSchema, value: unknown, at = '$'): { readonly jsonPath: string; readonly detail: string } | null {
+export function firstProblem(
+  schema: TSchema,
+  value: unknown,
+  at = '$',
+): { readonly jsonPath: string; readonly detail: string } | null {
   if (Value.Check(schema, value)) return null;
   const first = Value.Errors(schema, value).First();
   if (first === undefined) return { jsonPath: at, detail: 'does not match its schema' };
@@ -73,11 +87,14 @@ export function firstProblem(schema: TSchema, value: unknown, at = '$'): { reado
   if (/required property/.test(first.message)) return { jsonPath, detail: 'missing field' };
   if (/Unexpected property/.test(first.message)) {
     // The error's schema is the object that refused the field.
-    const known = Object.keys((first.schema as { properties?: Record<string, unknown> }).properties ?? {});
+    const known = Object.keys(
+      (first.schema as { properties?: Record<string, unknown> }).properties ?? {},
+    );
     return { jsonPath, detail: `unknown field; expected one of: ${known.join(', ')}` };
   }
   const choices = literalChoices(first.schema);
-  if (choices !== null) return { jsonPath, detail: `expected one of ${choices}, got ${shown(got)}` };
+  if (choices !== null)
+    return { jsonPath, detail: `expected one of ${choices}, got ${shown(got)}` };
   return { jsonPath, detail: `${message}, got ${shown(got)}` };
 }
 
@@ -85,7 +102,12 @@ export function firstProblem(schema: TSchema, value: unknown, at = '$'): { reado
  * Validates `value` against `schema` and returns it typed; otherwise throws an InputError naming
  * `source` (a file or an argument) and the JSON path of the first bad field.
  */
-export function parseWith<T extends TSchema>(schema: T, value: unknown, source: string, at = '$'): Static<T> {
+export function parseWith<T extends TSchema>(
+  schema: T,
+  value: unknown,
+  source: string,
+  at = '$',
+): Static<T> {
   const problem = firstProblem(schema, value, at);
   if (problem !== null) throw new InputError(source, problem.jsonPath, problem.detail);
   return value as Static<T>;

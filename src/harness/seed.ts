@@ -22,7 +22,10 @@ export function seedNumber(seed: string | number): number {
 }
 
 /** The stream of run `runIndex` of a campaign on `system`: its first int32 is the run's fast-check seed. */
-export function runStream(campaignSeed: string | number, system: string, runIndex: number): seedrandom.PRNG {
+export function runStream(
+  campaignSeed: string | number,
+  system: string,
+  runIndex: number,
+): seedrandom.PRNG {
   return seedrandom(`${campaignSeed}/${system}/${runIndex}`);
 }
-

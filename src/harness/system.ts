@@ -59,7 +59,11 @@ export interface GenerationPlan {
  * A system as the harness uses it, typed by its config `C`, its command union `Cmd` and its side
  * `S` (what one model or implementation instance is wrapped in). Built by `defineSystem`.
  */
-export interface SystemDef<C extends JsonObject = JsonObject, Cmd extends OpNamed = Command, S = unknown> {
+export interface SystemDef<
+  C extends JsonObject = JsonObject,
+  Cmd extends OpNamed = Command,
+  S = unknown,
+> {
   readonly name: string;
   /** One line for help texts. */
   readonly summary: string;
@@ -123,8 +127,14 @@ export interface SystemDef<C extends JsonObject = JsonObject, Cmd extends OpName
 export type AnySystem = SystemDef<any, any, any>;
 
 export type ConfigOf<Sys> = Sys extends { configArb(): fc.Arbitrary<infer C> } ? C : never;
-export type CommandOf<Sys> = Sys extends { parseCommand(raw: unknown, source: string, at: string): infer Cmd } ? Cmd : never;
-export type SideOf<Sys> = Sys extends { createImpl(config: never, env: RunEnv): infer S } ? S : never;
+export type CommandOf<Sys> = Sys extends {
+  parseCommand(raw: unknown, source: string, at: string): infer Cmd;
+}
+  ? Cmd
+  : never;
+export type SideOf<Sys> = Sys extends { createImpl(config: never, env: RunEnv): infer S }
+  ? S
+  : never;
 
 /** A variant of a system's implementation that re-creates a documented pitfall. */
 export interface Mutant<C = never, S = unknown> {

@@ -4,9 +4,17 @@
  * trim) is represented by +Infinity.
  */
 import type { ResidencyDevice } from './residency-device.js';
-import { MAX_GRACE_SECONDS, MIN_GRACE_SECONDS, TRIM_THRESHOLD, type ResidencyManagerConfig } from './residency-manager-types.js';
+import {
+  MAX_GRACE_SECONDS,
+  MIN_GRACE_SECONDS,
+  TRIM_THRESHOLD,
+  type ResidencyManagerConfig,
+} from './residency-manager-types.js';
 
-export type BudgetConfig = Pick<ResidencyManagerConfig, 'unrealBudgetCap' | 'debugBudgetBytes' | 'ticksPerSecond'>;
+export type BudgetConfig = Pick<
+  ResidencyManagerConfig,
+  'unrealBudgetCap' | 'debugBudgetBytes' | 'ticksPerSecond'
+>;
 
 export class ResidencyBudgets {
   /** Unreal: the window lost focus with EvictAllResidentResourcesInBackground on. */
@@ -27,7 +35,9 @@ export class ResidencyBudgets {
   localLimitBytes(): number {
     if (!this.config.unrealBudgetCap) return -1;
     if (this.background) return 0;
-    return this.config.debugBudgetBytes >= 0 ? this.config.debugBudgetBytes : this.device.localBudgetBytes;
+    return this.config.debugBudgetBytes >= 0
+      ? this.config.debugBudgetBytes
+      : this.device.localBudgetBytes;
   }
 
   localBudgetBytes(): number {
@@ -51,6 +61,9 @@ export class ResidencyBudgets {
     const pressure = ratio < 1.0 ? ratio : 1.0;
     if (!(pressure > TRIM_THRESHOLD)) return Infinity;
     const normalized = (pressure - TRIM_THRESHOLD) / (1.0 - TRIM_THRESHOLD);
-    return Math.trunc((this.maxGraceTicks - this.minGraceTicks) * (1.0 - normalized)) + this.minGraceTicks;
+    return (
+      Math.trunc((this.maxGraceTicks - this.minGraceTicks) * (1.0 - normalized)) +
+      this.minGraceTicks
+    );
   }
 }

@@ -153,8 +153,14 @@ export class LruList {
   }
 
   /** True when the aged trim stops at this head object. */
-  agedTrimStops(object: number, firstUncompletedGeneration: number, nowTicks: number, graceTicks: number): boolean {
-    if (firstUncompletedGeneration >= 0 && this.lastSync[object]! >= firstUncompletedGeneration) return true;
+  agedTrimStops(
+    object: number,
+    firstUncompletedGeneration: number,
+    nowTicks: number,
+    graceTicks: number,
+  ): boolean {
+    if (firstUncompletedGeneration >= 0 && this.lastSync[object]! >= firstUncompletedGeneration)
+      return true;
     return nowTicks - this.lastUsedTicks[object]! <= graceTicks;
   }
 
@@ -193,7 +199,12 @@ export class LruList {
 
   private walk(sentinel: number, out: number[]): readonly number[] {
     let count = 0;
-    for (let node = this.next[sentinel]!, guard = 0; node !== sentinel && guard <= this.objectCount; node = this.next[node]!, guard++) out[count++] = node;
+    for (
+      let node = this.next[sentinel]!, guard = 0;
+      node !== sentinel && guard <= this.objectCount;
+      node = this.next[node]!, guard++
+    )
+      out[count++] = node;
     if (out.length !== count) out.length = count; // a length store is a runtime call, even unchanged
     return out;
   }

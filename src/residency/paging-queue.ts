@@ -20,7 +20,8 @@ export class PagingWorkQueue {
     readonly maxLatency: number,
     objectCount: number,
   ) {
-    if (!(maxLatency >= 1)) throw new RangeError('maxLatency must be >= 1 (0 hangs the first submission)');
+    if (!(maxLatency >= 1))
+      throw new RangeError('maxLatency must be >= 1 (0 hangs the first submission)');
     this.ringSize = maxLatency + 1;
     this.objectCount = objectCount;
     this.objects = new Int32Array(this.ringSize * objectCount);
@@ -77,7 +78,8 @@ export class PagingWorkQueue {
     for (let w = this.head; w < this.tail; w++) {
       const slot = w % this.ringSize;
       const base = slot * this.objectCount;
-      for (let i = 0; i < this.counts[slot]!; i++) if (this.objects[base + i] === object) return true;
+      for (let i = 0; i < this.counts[slot]!; i++)
+        if (this.objects[base + i] === object) return true;
     }
     return false;
   }

@@ -47,9 +47,20 @@ export class Pager {
     this.toMake = new Int32Array(parts.lru.objectCount);
   }
 
-  protected deviceMakeResident(objects: Int32Array, start: number, count: number, reason: MakeResidentReason): boolean {
+  protected deviceMakeResident(
+    objects: Int32Array,
+    start: number,
+    count: number,
+    reason: MakeResidentReason,
+  ): boolean {
     if (this.inline) {
-      const ok = this.device.enqueueMakeResident(objects, start, count, this.pagingCounter + 1, reason);
+      const ok = this.device.enqueueMakeResident(
+        objects,
+        start,
+        count,
+        this.pagingCounter + 1,
+        reason,
+      );
       if (ok) this.pagingCounter++;
       return ok;
     }
@@ -91,14 +102,19 @@ export class Pager {
   }
 
   /** True when the force-resident fallback is taken. */
-  protected takeFallback(head: number, generation: number, firstUncompletedGeneration: number): boolean {
+  protected takeFallback(
+    head: number,
+    generation: number,
+    firstUncompletedGeneration: number,
+  ): boolean {
     return head < 0 || this.lru.lastSync[head]! >= generation || firstUncompletedGeneration < 0;
   }
 
   /** The generation to wait for; the G-1 rule. */
   protected pressureWaitGeneration(firstUncompletedGeneration: number, generation: number): number {
     if (firstUncompletedGeneration !== generation) return firstUncompletedGeneration;
-    if (generation === 0) throw new Error('G-1 at generation 0 (the fallback guard makes this unreachable)');
+    if (generation === 0)
+      throw new Error('G-1 at generation 0 (the fallback guard makes this unreachable)');
     this.events.emit('g-minus-one');
     return generation - 1;
   }
@@ -153,13 +169,18 @@ export class Pager {
         this.events.emit('forced-fallback');
         if (!this.deviceMakeResident(this.toMake, index, total - made, 'fallback')) {
           this.events.emit('make-resident-failed');
-          if (!this.deviceMakeResident(this.toMake, index, total - made, 'fallback')) throw new Error('fallback MakeResident failed twice');
+          if (!this.deviceMakeResident(this.toMake, index, total - made, 'fallback'))
+            throw new Error('fallback MakeResident failed twice');
         }
         break;
       }
       const waitGeneration = this.pressureWaitGeneration(firstUncompleted, generation);
       this.syncPoints.waitFor(waitGeneration);
-      const trimmed = lru.trimToSyncPointInclusive(usageBytes + sizeToMakeResident, budgetBytes, waitGeneration);
+      const trimmed = lru.trimToSyncPointInclusive(
+        usageBytes + sizeToMakeResident,
+        budgetBytes,
+        waitGeneration,
+      );
       if (trimmed > 0) this.events.emit('pressure-trim');
       this.deviceEvict(trimmed);
     }

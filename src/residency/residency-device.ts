@@ -25,9 +25,20 @@ export interface ResidencyDevice {
   isReferencedByPendingWork(object: number): boolean;
 
   /** ID3D12Device::MakeResident of `objects[start, start + count)`; false on failure. */
-  makeResident(objects: ArrayLike<number>, start: number, count: number, reason: MakeResidentReason): boolean;
+  makeResident(
+    objects: ArrayLike<number>,
+    start: number,
+    count: number,
+    reason: MakeResidentReason,
+  ): boolean;
   /** ID3D12Device3::EnqueueMakeResident, signalling the paging fence to `fenceValue`; false on failure. */
-  enqueueMakeResident(objects: ArrayLike<number>, start: number, count: number, fenceValue: number, reason: MakeResidentReason): boolean;
+  enqueueMakeResident(
+    objects: ArrayLike<number>,
+    start: number,
+    count: number,
+    fenceValue: number,
+    reason: MakeResidentReason,
+  ): boolean;
   /** ID3D12Device::Evict of `objects[start, start + count)`; false on failure. */
   evict(objects: ArrayLike<number>, start: number, count: number): boolean;
 

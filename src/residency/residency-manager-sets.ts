@@ -26,7 +26,12 @@ export class ManagerSetPool extends ResidencySetPoolImpl {
   }
 
   /** The first stored object of the non-null sets in [from, to) whose status is 0 (untracked), or -1. */
-  firstUntracked(ids: readonly (number | null)[], from: number, to: number, status: Uint8Array): number {
+  firstUntracked(
+    ids: readonly (number | null)[],
+    from: number,
+    to: number,
+    status: Uint8Array,
+  ): number {
     for (let i = from; i < to; i++) {
       const id = ids[i];
       if (id === null || id === undefined) continue;

@@ -71,7 +71,11 @@ export interface ResidencyManager<D = SimGpu> {
    * ExecuteCommandLists(queue, lists, sets, count): `lists[i]` is what the GPU touches when list
    * i runs (the harness passes each set's contents), `sets[i]` its residency set or null.
    */
-  executeCommandLists(queue: number, lists: readonly (readonly number[])[], sets: readonly (number | null)[]): HResult;
+  executeCommandLists(
+    queue: number,
+    lists: readonly (readonly number[])[],
+    sets: readonly (number | null)[],
+  ): HResult;
   /** Unreal's MakeResident(queue, set) for queue-level operations (UpdateTileMappings). */
   makeResidentForQueue(queue: number, set: number): HResult;
   /** GetCurrentGPUSyncPoint / SignalFence(queue): consumes a generation. Returns the queue fence value. */

@@ -32,7 +32,12 @@ import type { HResult } from './residency-set-types.js';
 import { Pager } from './paging.js';
 import { PagingWorkQueue } from './paging-queue.js';
 import { SyncPointRing } from './sync-points.js';
-import { ManagerErrors, type ObjectStatus, type ResidencyManager, type ResidencyManagerConfig } from './residency-manager-types.js';
+import {
+  ManagerErrors,
+  type ObjectStatus,
+  type ResidencyManager,
+  type ResidencyManagerConfig,
+} from './residency-manager-types.js';
 
 export { EVICTED, RESIDENT, UNTRACKED } from './lru-list.js';
 
@@ -43,7 +48,9 @@ export interface ManagerOptions<D extends ResidencyDevice = SimGpu> {
   readonly device?: D;
 }
 
-export class ResidencyManagerImpl<D extends ResidencyDevice = SimGpu> implements ResidencyManager<D> {
+export class ResidencyManagerImpl<D extends ResidencyDevice = SimGpu>
+  implements ResidencyManager<D>
+{
   readonly gpu: D;
   readonly sets: ManagerSetPool;
   protected readonly checked: boolean;
@@ -63,7 +70,11 @@ export class ResidencyManagerImpl<D extends ResidencyDevice = SimGpu> implements
   ) {
     this.checked = options.checked ?? true;
     this.gpu = options.device ?? (simulatedGpu(config, this.checked) as ResidencyDevice as D);
-    this.sets = new ManagerSetPool({ slotCount: config.slotCount, initialCapacity: config.initialCapacity, objectSizesBytes: config.objectSizesBytes });
+    this.sets = new ManagerSetPool({
+      slotCount: config.slotCount,
+      initialCapacity: config.initialCapacity,
+      objectSizesBytes: config.objectSizesBytes,
+    });
     this.events = new ManagerEvents(this.checked);
     this.lru = this.createLru();
     this.syncPoints = this.createSyncPoints();
@@ -89,7 +100,14 @@ export class ResidencyManagerImpl<D extends ResidencyDevice = SimGpu> implements
   }
   protected createPager(): Pager {
     const { gpu: device, lru, syncPoints, budgets, events } = this;
-    return new Pager({ device, lru, syncPoints, budgets, events, inline: this.config.mode === 'inline' });
+    return new Pager({
+      device,
+      lru,
+      syncPoints,
+      budgets,
+      events,
+      inline: this.config.mode === 'inline',
+    });
   }
 
   drainEvents(): string[] {
@@ -99,15 +117,24 @@ export class ResidencyManagerImpl<D extends ResidencyDevice = SimGpu> implements
   // ---- tracking -------------------------------------------------------------------------------
 
   beginTracking(object: number): void {
-    if (this.lru.statusOf[object] !== UNTRACKED) throw new ContractError(ManagerErrors.ALREADY_TRACKED, `object ${object} is already tracked`);
+    if (this.lru.statusOf[object] !== UNTRACKED)
+      throw new ContractError(ManagerErrors.ALREADY_TRACKED, `object ${object} is already tracked`);
     this.gpu.createObject(object, !this.config.startEvicted);
     this.lru.track(object, this.config.startEvicted ? EVICTED : RESIDENT);
   }
 
   endTracking(object: number): void {
-    if (this.lru.statusOf[object] === UNTRACKED) throw new ContractError(ManagerErrors.NOT_TRACKED, `object ${object} is not tracked`);
-    if (this.sets.flaggedSlots(object).length > 0 || this.works.holds(object) || this.gpu.isReferencedByPendingWork(object)) {
-      throw new ContractError(ManagerErrors.END_TRACKING_IN_USE, `object ${object} is in an open set or in flight`);
+    if (this.lru.statusOf[object] === UNTRACKED)
+      throw new ContractError(ManagerErrors.NOT_TRACKED, `object ${object} is not tracked`);
+    if (
+      this.sets.flaggedSlots(object).length > 0 ||
+      this.works.holds(object) ||
+      this.gpu.isReferencedByPendingWork(object)
+    ) {
+      throw new ContractError(
+        ManagerErrors.END_TRACKING_IN_USE,
+        `object ${object} is in an open set or in flight`,
+      );
     }
     this.lru.untrack(object);
     this.gpu.destroyObject(object);
@@ -119,7 +146,11 @@ export class ResidencyManagerImpl<D extends ResidencyDevice = SimGpu> implements
     return this.syncPoints.signal(queue);
   }
 
-  executeCommandLists(queue: number, lists: readonly (readonly number[])[], sets: readonly (number | null)[]): HResult {
+  executeCommandLists(
+    queue: number,
+    lists: readonly (readonly number[])[],
+    sets: readonly (number | null)[],
+  ): HResult {
     if (!this.validateSets(sets, 0, sets.length)) return 'E_INVALIDARG';
     return this.executeSubset(queue, lists, sets, 0, sets.length);
   }
@@ -129,7 +160,10 @@ export class ResidencyManagerImpl<D extends ResidencyDevice = SimGpu> implements
     const untracked = this.sets.firstUntracked(sets, from, to, this.lru.statusOf);
     if (untracked >= 0) {
       const set = this.sets.firstHolding(sets, from, to, untracked);
-      throw new ContractError(ManagerErrors.SET_HOLDS_UNTRACKED, `set ${set} holds untracked object ${untracked}`);
+      throw new ContractError(
+        ManagerErrors.SET_HOLDS_UNTRACKED,
+        `set ${set} holds untracked object ${untracked}`,
+      );
     }
     return true;
   }
@@ -138,7 +172,13 @@ export class ResidencyManagerImpl<D extends ResidencyDevice = SimGpu> implements
     return count > 1 && totalSizeBytes > budgetBytes;
   }
 
-  private executeSubset(queue: number, lists: readonly (readonly number[])[], sets: readonly (number | null)[], from: number, to: number): HResult {
+  private executeSubset(
+    queue: number,
+    lists: readonly (readonly number[])[],
+    sets: readonly (number | null)[],
+    from: number,
+    to: number,
+  ): HResult {
     const masterCount = this.sets.mergeMaster(sets, from, to, this.master);
     if (masterCount < 0) return 'E_OUTOFMEMORY';
     if (this.shouldSplit(to - from, this.sets.mergedSizeBytes, this.budgets.totalBudgetBytes())) {
@@ -193,7 +233,12 @@ export class ResidencyManagerImpl<D extends ResidencyDevice = SimGpu> implements
     const works = this.works;
     const slot = works.dequeue();
     if (slot < 0) return false;
-    this.pager.process(works.objects, works.startOf(slot), works.countAt(slot), works.generationAt(slot));
+    this.pager.process(
+      works.objects,
+      works.startOf(slot),
+      works.countAt(slot),
+      works.generationAt(slot),
+    );
     this.gpu.cpuSignalPaging(works.fenceAt(slot));
     return true;
   }
@@ -220,7 +265,11 @@ export class ResidencyManagerImpl<D extends ResidencyDevice = SimGpu> implements
   }
   counters(): { resident: number; evicted: number; residentSizeBytes: number } {
     const lru = this.lru;
-    return { resident: lru.numResident, evicted: lru.numEvicted, residentSizeBytes: lru.residentSizeBytes };
+    return {
+      resident: lru.numResident,
+      evicted: lru.numEvicted,
+      residentSizeBytes: lru.residentSizeBytes,
+    };
   }
   lastSyncPoint(object: number): number {
     return this.lru.lastSync[object]!;
@@ -243,6 +292,14 @@ export class ResidencyManagerImpl<D extends ResidencyDevice = SimGpu> implements
 }
 
 function simulatedGpu(config: ResidencyManagerConfig, checked: boolean): SimGpu {
-  const { objectSizesBytes, queueCount, ticksPerSecond, localBudgetBytes, nonLocalBudgetBytes } = config;
-  return new SimGpu({ objectSizesBytes, queueCount, ticksPerSecond, localBudgetBytes, nonLocalBudgetBytes, checked });
+  const { objectSizesBytes, queueCount, ticksPerSecond, localBudgetBytes, nonLocalBudgetBytes } =
+    config;
+  return new SimGpu({
+    objectSizesBytes,
+    queueCount,
+    ticksPerSecond,
+    localBudgetBytes,
+    nonLocalBudgetBytes,
+    checked,
+  });
 }

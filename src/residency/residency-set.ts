@@ -194,11 +194,16 @@ export class ResidencySetPoolImpl implements ResidencySetPool {
     }
     const masterSlot = this.acquireMasterSlot();
     if (masterSlot < 0) return { hr: 'E_OUTOFMEMORY', objects: [], totalSizeBytes: 0 };
-    if (this.masterScratch.length < maxRefs) this.masterScratch = new Int32Array(Math.max(maxRefs, this.masterScratch.length * 2));
+    if (this.masterScratch.length < maxRefs)
+      this.masterScratch = new Int32Array(Math.max(maxRefs, this.masterScratch.length * 2));
     const master = this.masterScratch;
     const count = this.mergeUnique(masterSlot, ids, 0, ids.length, master);
     this.releaseMasterSlot(masterSlot);
-    return { hr: 'S_OK', objects: Array.from(master.subarray(0, count)), totalSizeBytes: this.mergedBytes };
+    return {
+      hr: 'S_OK',
+      objects: Array.from(master.subarray(0, count)),
+      totalSizeBytes: this.mergedBytes,
+    };
   }
 
   /**
@@ -209,7 +214,13 @@ export class ResidencySetPoolImpl implements ResidencySetPool {
    * (closing the master). Returns the number of unique objects; allocates nothing. `out` must
    * have room for every unique object.
    */
-  protected mergeUnique(masterSlot: number, ids: readonly (number | null)[], from: number, to: number, out: Int32Array): number {
+  protected mergeUnique(
+    masterSlot: number,
+    ids: readonly (number | null)[],
+    from: number,
+    to: number,
+    out: Int32Array,
+  ): number {
     const offset = masterSlot >>> 5;
     const bit = 1 << (masterSlot & 31);
     const words = this.wordsPerObject;
@@ -288,7 +299,8 @@ export class ResidencySetPoolImpl implements ResidencySetPool {
   flaggedSlots(object: number): number[] {
     const slots: number[] = [];
     const base = object * this.wordsPerObject;
-    for (let w = 0; w < this.wordsPerObject; w++) appendSetBits(slots, this.flags[base + w]!, w * 32);
+    for (let w = 0; w < this.wordsPerObject; w++)
+      appendSetBits(slots, this.flags[base + w]!, w * 32);
     return slots;
   }
 }

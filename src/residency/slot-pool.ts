@@ -9,7 +9,8 @@ export class SlotPool {
   private takenCount = 0;
 
   constructor(readonly slotCount: number) {
-    if (!Number.isInteger(slotCount) || slotCount < 1) throw new RangeError(`slotCount must be >= 1, got ${slotCount}`);
+    if (!Number.isInteger(slotCount) || slotCount < 1)
+      throw new RangeError(`slotCount must be >= 1, got ${slotCount}`);
     this.takenWords = new Uint32Array(Math.ceil(slotCount / 32));
     // Padding bits past slotCount are permanently taken so the scan never returns them.
     const tailBits = slotCount & 31;
@@ -34,7 +35,12 @@ export class SlotPool {
   release(slot: number): void {
     const index = slot >>> 5;
     const bit = 1 << (slot & 31);
-    if (!Number.isInteger(slot) || slot < 0 || slot >= this.slotCount || (this.takenWords[index]! & bit) === 0) {
+    if (
+      !Number.isInteger(slot) ||
+      slot < 0 ||
+      slot >= this.slotCount ||
+      (this.takenWords[index]! & bit) === 0
+    ) {
       throw new Error(`slot pool: release of slot ${slot} that is not taken`);
     }
     this.takenWords[index] = this.takenWords[index]! & ~bit;
@@ -57,7 +63,11 @@ export class SlotPool {
     const tailBits = this.slotCount & 31;
     for (let index = 0; index <= last; index++) {
       const word = words[index]!;
-      appendSetBits(slots, index === last && tailBits !== 0 ? word & ((1 << tailBits) - 1) : word, index * 32);
+      appendSetBits(
+        slots,
+        index === last && tailBits !== 0 ? word & ((1 << tailBits) - 1) : word,
+        index * 32,
+      );
     }
     return slots;
   }

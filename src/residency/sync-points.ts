@@ -90,7 +90,10 @@ export class SyncPointRing {
     for (let i = 0; i < this.count; i++) {
       const from = (this.head + i) % this.capacity;
       generations[i] = this.generations[from]!;
-      values.set(this.values.subarray(from * this.queueCount, (from + 1) * this.queueCount), i * this.queueCount);
+      values.set(
+        this.values.subarray(from * this.queueCount, (from + 1) * this.queueCount),
+        i * this.queueCount,
+      );
     }
     this.capacity = capacity;
     this.generations = generations;
@@ -154,7 +157,8 @@ export class SyncPointRing {
   /** Generations in flight, head first (a view reused between calls). */
   inFlight(): readonly number[] {
     const out = this.view;
-    for (let i = 0; i < this.count; i++) out[i] = this.generations[(this.head + i) % this.capacity]!;
+    for (let i = 0; i < this.count; i++)
+      out[i] = this.generations[(this.head + i) % this.capacity]!;
     if (out.length !== this.count) out.length = this.count;
     return out;
   }

@@ -32,7 +32,10 @@ const ordinaryConfigArb = () =>
   fc
     .tuple(
       fc.constantFrom(256, 65536),
-      fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 1, max: 24 }) }, { weight: 1, arbitrary: fc.integer({ min: 25, max: 256 }) }),
+      fc.oneof(
+        { weight: 4, arbitrary: fc.integer({ min: 1, max: 24 }) },
+        { weight: 1, arbitrary: fc.integer({ min: 25, max: 256 }) },
+      ),
       fc.oneof(
         { weight: 3, arbitrary: fc.constant(1) },
         { weight: 1, arbitrary: fc.constant(0.5) },
@@ -41,23 +44,42 @@ const ordinaryConfigArb = () =>
     )
     .map(([poolAlignBytes, units, limitFraction]) => {
       const capacityBytes = poolAlignBytes * units;
-      return { capacityBytes, poolAlignBytes, maxAllocationBytes: Math.max(1, Math.floor(capacityBytes * limitFraction)) };
+      return {
+        capacityBytes,
+        poolAlignBytes,
+        maxAllocationBytes: Math.max(1, Math.floor(capacityBytes * limitFraction)),
+      };
     });
 
 /** Scale: 8 K - 32 K units of 256 bytes, no single-allocation limit. */
 export const allocBestFitScaleConfigArb = () =>
-  fc.integer({ min: SCALE_MIN_UNITS, max: 4 * SCALE_MIN_UNITS }).map((units) => ({ capacityBytes: 256 * units, poolAlignBytes: 256, maxAllocationBytes: 256 * units }));
+  fc.integer({ min: SCALE_MIN_UNITS, max: 4 * SCALE_MIN_UNITS }).map((units) => ({
+    capacityBytes: 256 * units,
+    poolAlignBytes: 256,
+    maxAllocationBytes: 256 * units,
+  }));
 
 export const allocBestFitSystem = subAllocatorSystem({
   name: 'alloc-best-fit',
-  summary: 'best-fit pool: offset-ordered block list, size-sorted free blocks, aligned-size rule, single-allocation limit',
+  summary:
+    'best-fit pool: offset-ordered block list, size-sorted free blocks, aligned-size rule, single-allocation limit',
   config: {
     schema: AllocBestFitConfigSchema,
-    arbitrary: () => fc.oneof({ weight: SCALE_CONFIG_ODDS - 1, arbitrary: ordinaryConfigArb() }, { weight: 1, arbitrary: allocBestFitScaleConfigArb() }),
+    arbitrary: () =>
+      fc.oneof(
+        { weight: SCALE_CONFIG_ODDS - 1, arbitrary: ordinaryConfigArb() },
+        { weight: 1, arbitrary: allocBestFitScaleConfigArb() },
+      ),
   },
   kind: 'best-fit',
   isScaleConfig: (config) => config.capacityBytes / config.poolAlignBytes >= SCALE_MIN_UNITS,
-  emptyPoolPromise: (config, capacityBytes, sizeBytes, alignBytes) => bestFitPromise(config.poolAlignBytes, config.maxAllocationBytes)(config, capacityBytes, sizeBytes, alignBytes),
+  emptyPoolPromise: (config, capacityBytes, sizeBytes, alignBytes) =>
+    bestFitPromise(config.poolAlignBytes, config.maxAllocationBytes)(
+      config,
+      capacityBytes,
+      sizeBytes,
+      alignBytes,
+    ),
   grainsBytes: (config) => [config.poolAlignBytes, config.maxAllocationBytes],
   createModel: (config) => new BestFitModel(config),
   createImpl: (config) => new BestFitAllocator(config),
@@ -72,5 +94,10 @@ export const allocBestFitSystem = subAllocatorSystem({
       return noAdjacentFreeBlocks(blocks);
     },
   ),
-  policyProbes: ['committed-path', 'best-fit-not-lowest-offset', 'alignment-reserved', 'free-merged-twice'],
+  policyProbes: [
+    'committed-path',
+    'best-fit-not-lowest-offset',
+    'alignment-reserved',
+    'free-merged-twice',
+  ],
 });

@@ -8,7 +8,9 @@ import { bothSides } from './common.js';
 import type { AllocSide, TrackedAllocation } from './alloc-side.js';
 
 export function describeBlocks(blocks: readonly BlockInfo[], max = 12): string {
-  const shown = blocks.slice(0, max).map((block) => `${block.free ? 'free' : 'used'}[${block.offsetBytes}+${block.sizeBytes}]`);
+  const shown = blocks
+    .slice(0, max)
+    .map((block) => `${block.free ? 'free' : 'used'}[${block.offsetBytes}+${block.sizeBytes}]`);
   return shown.join(' ') + (blocks.length > max ? ` ... (${blocks.length} blocks)` : '');
 }
 
@@ -17,10 +19,13 @@ export function checkTiling(blocks: readonly BlockInfo[], capacityBytes: number)
   let expectedOffsetBytes = 0;
   for (const block of blocks) {
     if (block.sizeBytes <= 0) return `empty block at ${block.offsetBytes}`;
-    if (block.offsetBytes !== expectedOffsetBytes) return `block at ${block.offsetBytes} where the tiling expects ${expectedOffsetBytes}`;
+    if (block.offsetBytes !== expectedOffsetBytes)
+      return `block at ${block.offsetBytes} where the tiling expects ${expectedOffsetBytes}`;
     expectedOffsetBytes += block.sizeBytes;
   }
-  return expectedOffsetBytes === capacityBytes ? null : `blocks end at ${expectedOffsetBytes}, capacity is ${capacityBytes}`;
+  return expectedOffsetBytes === capacityBytes
+    ? null
+    : `blocks end at ${expectedOffsetBytes}, capacity is ${capacityBytes}`;
 }
 
 function rangeText(allocation: TrackedAllocation): string {
@@ -32,24 +37,36 @@ function rangeText(allocation: TrackedAllocation): string {
  * block holds exactly one: a range that spills into a free block (or a neighbour) is found at the
  * step that hands it out. `blocks` tile the capacity in offset order; O(live + blocks).
  */
-export function checkLiveInBlocks(blocks: readonly BlockInfo[], sortedLive: readonly TrackedAllocation[]): string | null {
+export function checkLiveInBlocks(
+  blocks: readonly BlockInfo[],
+  sortedLive: readonly TrackedAllocation[],
+): string | null {
   let blockIndex = 0;
   let allocatedBlocks = 0;
   for (const block of blocks) if (!block.free) allocatedBlocks++;
   let previousBlock = -1;
   for (const allocation of sortedLive) {
     const { offsetBytes, sizeBytes } = allocation;
-    while (blockIndex < blocks.length && blocks[blockIndex]!.offsetBytes + blocks[blockIndex]!.sizeBytes <= offsetBytes) blockIndex++;
+    while (
+      blockIndex < blocks.length &&
+      blocks[blockIndex]!.offsetBytes + blocks[blockIndex]!.sizeBytes <= offsetBytes
+    )
+      blockIndex++;
     const block = blocks[blockIndex];
-    if (block === undefined || block.offsetBytes > offsetBytes) return `live range ${rangeText(allocation)} starts in no block`;
-    if (block.free) return `live range ${rangeText(allocation)} starts in the free block [${block.offsetBytes}+${block.sizeBytes}]`;
+    if (block === undefined || block.offsetBytes > offsetBytes)
+      return `live range ${rangeText(allocation)} starts in no block`;
+    if (block.free)
+      return `live range ${rangeText(allocation)} starts in the free block [${block.offsetBytes}+${block.sizeBytes}]`;
     if (offsetBytes + sizeBytes > block.offsetBytes + block.sizeBytes) {
       return `live range ${rangeText(allocation)} runs past its block [${block.offsetBytes}+${block.sizeBytes}]`;
     }
-    if (blockIndex === previousBlock) return `live range ${rangeText(allocation)} shares the block [${block.offsetBytes}+${block.sizeBytes}] with another`;
+    if (blockIndex === previousBlock)
+      return `live range ${rangeText(allocation)} shares the block [${block.offsetBytes}+${block.sizeBytes}] with another`;
     previousBlock = blockIndex;
   }
-  return allocatedBlocks === sortedLive.length ? null : `${allocatedBlocks} allocated blocks for ${sortedLive.length} live ranges`;
+  return allocatedBlocks === sortedLive.length
+    ? null
+    : `${allocatedBlocks} allocated blocks for ${sortedLive.length} live ranges`;
 }
 
 /**
@@ -60,7 +77,11 @@ export function checkLiveInBlocks(blocks: readonly BlockInfo[], sortedLive: read
  */
 export function blockStructure<C>(
   description: string,
-  policyRule: (blocks: readonly BlockInfo[], s: AllocSide<BlockAllocator>, config: C) => string | null,
+  policyRule: (
+    blocks: readonly BlockInfo[],
+    s: AllocSide<BlockAllocator>,
+    config: C,
+  ) => string | null,
 ): Invariant<AllocSide<BlockAllocator>, C> {
   return {
     name: 'block-structure',
@@ -71,7 +92,8 @@ export function blockStructure<C>(
       if (tiling !== null) return tiling;
       const containment = checkLiveInBlocks(blocks, s.sortedLive);
       if (containment !== null) return containment;
-      if (s.live.length === 0 && (blocks.length !== 1 || !blocks[0]!.free)) return `nothing is live but the blocks are ${describeBlocks(blocks)}`;
+      if (s.live.length === 0 && (blocks.length !== 1 || !blocks[0]!.free))
+        return `nothing is live but the blocks are ${describeBlocks(blocks)}`;
       return policyRule(blocks, s, config) ?? s.allocator.checkIndexes();
     }),
   };
@@ -80,7 +102,8 @@ export function blockStructure<C>(
 /** No two free blocks are adjacent (best fit and first fit merge with both neighbours). */
 export function noAdjacentFreeBlocks(blocks: readonly BlockInfo[]): string | null {
   for (let i = 1; i < blocks.length; i++) {
-    if (blocks[i - 1]!.free && blocks[i]!.free) return `free blocks at ${blocks[i - 1]!.offsetBytes} and ${blocks[i]!.offsetBytes} are adjacent and unmerged`;
+    if (blocks[i - 1]!.free && blocks[i]!.free)
+      return `free blocks at ${blocks[i - 1]!.offsetBytes} and ${blocks[i]!.offsetBytes} are adjacent and unmerged`;
   }
   return null;
 }
@@ -97,11 +120,16 @@ const SCALE_SAMPLE_PERIOD = 8;
  * and the states these checks read persist from step to step (a broken tiling stays broken).
  * Ordinary runs stay far below the threshold and are checked at every step as before.
  */
-export function sampledAtScale<S extends AllocSide, C>(invariant: Invariant<S, C>): Invariant<S, C> {
+export function sampledAtScale<S extends AllocSide, C>(
+  invariant: Invariant<S, C>,
+): Invariant<S, C> {
   const check = invariant.check;
   return {
     name: invariant.name,
     description: invariant.description,
-    check: (model, impl, config) => (impl.live.length > SCALE_SAMPLE_LIVE && impl.steps % SCALE_SAMPLE_PERIOD !== 1 ? null : check(model, impl, config)),
+    check: (model, impl, config) =>
+      impl.live.length > SCALE_SAMPLE_LIVE && impl.steps % SCALE_SAMPLE_PERIOD !== 1
+        ? null
+        : check(model, impl, config),
   };
 }

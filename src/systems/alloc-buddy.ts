@@ -11,7 +11,10 @@ import { blockStructure } from './alloc-blocks.js';
 import { BUDDY_PROMISE } from './alloc-promise.js';
 import { SubAllocatorFields, subAllocatorSystem } from './alloc-sub.js';
 
-export const AllocBuddyConfigSchema = Strict({ capacityBytes: SubAllocatorFields.capacityBytes, minBlockBytes: SubAllocatorFields.minBlockBytes });
+export const AllocBuddyConfigSchema = Strict({
+  capacityBytes: SubAllocatorFields.capacityBytes,
+  minBlockBytes: SubAllocatorFields.minBlockBytes,
+});
 export type AllocBuddyConfig = Static<typeof AllocBuddyConfigSchema>;
 
 /** Scale configs have at least 2^SCALE_MIN_ORDER order-0 blocks (ordinary ones at most 2^12). */
@@ -27,9 +30,15 @@ const ordinaryConfigArb = () =>
   fc
     .tuple(
       fc.constantFrom(1, 16, 256, 4096),
-      fc.oneof({ weight: 5, arbitrary: fc.integer({ min: 0, max: 6 }) }, { weight: 1, arbitrary: fc.integer({ min: 7, max: 12 }) }),
+      fc.oneof(
+        { weight: 5, arbitrary: fc.integer({ min: 0, max: 6 }) },
+        { weight: 1, arbitrary: fc.integer({ min: 7, max: 12 }) },
+      ),
     )
-    .map(([minBlockBytes, maxOrder]) => ({ capacityBytes: minBlockBytes * 2 ** maxOrder, minBlockBytes }));
+    .map(([minBlockBytes, maxOrder]) => ({
+      capacityBytes: minBlockBytes * 2 ** maxOrder,
+      minBlockBytes,
+    }));
 
 /**
  * Scale: 16 K - 64 K order-0 blocks of 16 or 256 bytes, or of 1 MiB: heaps of 16 - 64 GiB, past
@@ -39,14 +48,22 @@ const ordinaryConfigArb = () =>
 export const allocBuddyScaleConfigArb = () =>
   fc
     .tuple(fc.constantFrom(16, 256, 1 << 20), fc.integer({ min: SCALE_MIN_ORDER, max: 16 }))
-    .map(([minBlockBytes, maxOrder]) => ({ capacityBytes: minBlockBytes * 2 ** maxOrder, minBlockBytes }));
+    .map(([minBlockBytes, maxOrder]) => ({
+      capacityBytes: minBlockBytes * 2 ** maxOrder,
+      minBlockBytes,
+    }));
 
 export const allocBuddySystem = subAllocatorSystem({
   name: 'alloc-buddy',
-  summary: 'buddy allocator: per-order free lists, split keeping the left half, merge with offset XOR size',
+  summary:
+    'buddy allocator: per-order free lists, split keeping the left half, merge with offset XOR size',
   config: {
     schema: AllocBuddyConfigSchema,
-    arbitrary: () => fc.oneof({ weight: SCALE_CONFIG_ODDS - 1, arbitrary: ordinaryConfigArb() }, { weight: 1, arbitrary: allocBuddyScaleConfigArb() }),
+    arbitrary: () =>
+      fc.oneof(
+        { weight: SCALE_CONFIG_ODDS - 1, arbitrary: ordinaryConfigArb() },
+        { weight: 1, arbitrary: allocBuddyScaleConfigArb() },
+      ),
   },
   kind: 'buddy',
   isScaleConfig: (config) => config.capacityBytes / config.minBlockBytes >= 2 ** SCALE_MIN_ORDER,
@@ -59,8 +76,10 @@ export const allocBuddySystem = subAllocatorSystem({
     (blocks, s, { minBlockBytes }) => {
       for (const block of blocks) {
         const units = block.sizeBytes / minBlockBytes;
-        if (!Number.isInteger(units) || !Number.isInteger(Math.log2(units))) return `block at ${block.offsetBytes} has size ${block.sizeBytes}, not minBlock * 2^k`;
-        if (block.offsetBytes % block.sizeBytes !== 0) return `block [${block.offsetBytes}+${block.sizeBytes}] is not aligned to its size`;
+        if (!Number.isInteger(units) || !Number.isInteger(Math.log2(units)))
+          return `block at ${block.offsetBytes} has size ${block.sizeBytes}, not minBlock * 2^k`;
+        if (block.offsetBytes % block.sizeBytes !== 0)
+          return `block [${block.offsetBytes}+${block.sizeBytes}] is not aligned to its size`;
       }
       // The blocks tile the capacity (checked before this rule), so the block at a free block's
       // buddy offset that has the same size is its neighbour: the next one for a left half, the
@@ -71,7 +90,11 @@ export const allocBuddySystem = subAllocatorSystem({
         const isLeft = (offsetBytes / sizeBytes) % 2 === 0;
         const buddyOffsetBytes = isLeft ? offsetBytes + sizeBytes : offsetBytes - sizeBytes;
         const buddy = blocks[isLeft ? i + 1 : i - 1];
-        if (buddy?.free && buddy.offsetBytes === buddyOffsetBytes && buddy.sizeBytes === sizeBytes) {
+        if (
+          buddy?.free &&
+          buddy.offsetBytes === buddyOffsetBytes &&
+          buddy.sizeBytes === sizeBytes
+        ) {
           return `free buddies [${offsetBytes}+${sizeBytes}] and [${buddyOffsetBytes}+${sizeBytes}] are unmerged`;
         }
       }

@@ -22,7 +22,9 @@ export const FALSE_OOM_PROBE = 'null-answers-with-fitting-gap';
  * The false out-of-memory share of a campaign's probe counts: the share of null answers given
  * while an aligned free gap large enough existed, or null when the allocator never answered null.
  */
-export function falseOutOfMemoryShare(probes: Readonly<Record<string, number>>): { readonly nullAnswers: number; readonly withGap: number; readonly share: number } | null {
+export function falseOutOfMemoryShare(
+  probes: Readonly<Record<string, number>>,
+): { readonly nullAnswers: number; readonly withGap: number; readonly share: number } | null {
   const nullAnswers = probes[NULL_ANSWER_PROBE] ?? 0;
   if (nullAnswers === 0) return null;
   const withGap = probes[FALSE_OOM_PROBE] ?? 0;
@@ -33,12 +35,17 @@ export function falseOutOfMemoryShare(probes: Readonly<Record<string, number>>):
  * One line per system of a summary whose false out-of-memory share exceeds `maxShare` (what
  * `--max-false-oom-share` turns into a failure); empty when none does.
  */
-export function falseOutOfMemoryFailures(systems: Readonly<Record<string, { readonly probes: Readonly<Record<string, number>> }>>, maxShare: number): string[] {
+export function falseOutOfMemoryFailures(
+  systems: Readonly<Record<string, { readonly probes: Readonly<Record<string, number>> }>>,
+  maxShare: number,
+): string[] {
   const lines: string[] = [];
   for (const [name, system] of Object.entries(systems)) {
     const stats = falseOutOfMemoryShare(system.probes);
     if (stats !== null && stats.share > maxShare) {
-      lines.push(`${name}: ${stats.withGap} of ${stats.nullAnswers} null answers (${(100 * stats.share).toFixed(1)} %) were given while an aligned free gap large enough existed; the limit is ${(100 * maxShare).toFixed(1)} %`);
+      lines.push(
+        `${name}: ${stats.withGap} of ${stats.nullAnswers} null answers (${(100 * stats.share).toFixed(1)} %) were given while an aligned free gap large enough existed; the limit is ${(100 * maxShare).toFixed(1)} %`,
+      );
     }
   }
   return lines;
@@ -48,7 +55,12 @@ export function falseOutOfMemoryFailures(systems: Readonly<Record<string, { read
  * Whether some gap between the live ranges (sorted by offset) holds `sizeBytes` at an offset
  * aligned to `alignBytes` inside [0, capacity). O(live).
  */
-export function fittingGapExists(sortedLive: readonly TrackedAllocation[], capacityBytes: number, sizeBytes: number, alignBytes: number): boolean {
+export function fittingGapExists(
+  sortedLive: readonly TrackedAllocation[],
+  capacityBytes: number,
+  sizeBytes: number,
+  alignBytes: number,
+): boolean {
   let cursor = 0;
   for (let i = 0; i < sortedLive.length; i++) {
     const allocation = sortedLive[i]!;
@@ -64,9 +76,15 @@ export function fittingGapExists(sortedLive: readonly TrackedAllocation[], capac
  * the model's answers (which the implementation's equal in a passing run); a user's allocator's
  * are counted by its empty-pool-liveness check, which sees both sides.
  */
-export function countNullAnswer(s: AllocSide, env: RunEnv, sizeBytes: number, alignBytes: number): void {
+export function countNullAnswer(
+  s: AllocSide,
+  env: RunEnv,
+  sizeBytes: number,
+  alignBytes: number,
+): void {
   env.probe(NULL_ANSWER_PROBE);
-  if (fittingGapExists(s.sortedLive, s.capacityBytes, sizeBytes, alignBytes)) env.probe(FALSE_OOM_PROBE);
+  if (fittingGapExists(s.sortedLive, s.capacityBytes, sizeBytes, alignBytes))
+    env.probe(FALSE_OOM_PROBE);
 }
 
 /**
@@ -95,7 +113,8 @@ export function largestEmptyPoolShare(probes: Readonly<Record<string, number>>):
 export function allocatorMetricsCell(probes: Readonly<Record<string, number>>): string {
   const stats = falseOutOfMemoryShare(probes);
   const largest = largestEmptyPoolShare(probes);
-  const falseOom = stats === null ? '-' : `${(100 * stats.share).toFixed(1)} % of ${stats.nullAnswers}`;
+  const falseOom =
+    stats === null ? '-' : `${(100 * stats.share).toFixed(1)} % of ${stats.nullAnswers}`;
   return largest === null ? falseOom : `${falseOom}; ${largest} %`;
 }
 

@@ -11,7 +11,9 @@ import { blockStructure, noAdjacentFreeBlocks } from './alloc-blocks.js';
 import { FITS_CAPACITY } from './alloc-promise.js';
 import { SubAllocatorFields, subAllocatorSystem } from './alloc-sub.js';
 
-export const AllocFirstFitConfigSchema = Strict({ capacityBytes: SubAllocatorFields.capacityBytes });
+export const AllocFirstFitConfigSchema = Strict({
+  capacityBytes: SubAllocatorFields.capacityBytes,
+});
 export type AllocFirstFitConfig = Static<typeof AllocFirstFitConfigSchema>;
 
 /** Scale configs have at least this many bytes (ordinary ones at most 1 MiB). */
@@ -29,12 +31,16 @@ export const SCALE_CONFIG_ODDS = 6000;
  */
 export const allocFirstFitScaleConfigArb = () =>
   fc
-    .oneof({ weight: 2, arbitrary: fc.integer({ min: SCALE_MIN_BYTES, max: 4 * SCALE_MIN_BYTES }) }, { weight: 1, arbitrary: fc.integer({ min: 2 ** 33, max: 2 ** 35 }) })
+    .oneof(
+      { weight: 2, arbitrary: fc.integer({ min: SCALE_MIN_BYTES, max: 4 * SCALE_MIN_BYTES }) },
+      { weight: 1, arbitrary: fc.integer({ min: 2 ** 33, max: 2 ** 35 }) },
+    )
     .map((capacityBytes) => ({ capacityBytes }));
 
 export const allocFirstFitSystem = subAllocatorSystem({
   name: 'alloc-first-fit',
-  summary: 'first-fit allocator: offset-sorted free blocks, padding kept free, coalescing with both neighbours',
+  summary:
+    'first-fit allocator: offset-sorted free blocks, padding kept free, coalescing with both neighbours',
   config: {
     schema: AllocFirstFitConfigSchema,
     arbitrary: () =>
@@ -42,7 +48,10 @@ export const allocFirstFitSystem = subAllocatorSystem({
         {
           weight: SCALE_CONFIG_ODDS - 1,
           arbitrary: fc
-            .oneof({ weight: 4, arbitrary: fc.integer({ min: 1, max: 4096 }) }, { weight: 1, arbitrary: fc.constantFrom(65536, 65537, 1 << 20) })
+            .oneof(
+              { weight: 4, arbitrary: fc.integer({ min: 1, max: 4096 }) },
+              { weight: 1, arbitrary: fc.constantFrom(65536, 65537, 1 << 20) },
+            )
             .map((capacityBytes) => ({ capacityBytes })),
         },
         { weight: 1, arbitrary: allocFirstFitScaleConfigArb() },

@@ -46,32 +46,59 @@ function powersOfTwoUpTo(limit: number): number[] {
  * are common), plus boundaries: the grains the allocator rounds to and their neighbours, the
  * capacity and half of it.
  */
-export function sizeArb(capacityBytes: number, grainsBytes: readonly number[]): fc.Arbitrary<number> {
+export function sizeArb(
+  capacityBytes: number,
+  grainsBytes: readonly number[],
+): fc.Arbitrary<number> {
   const maxExponent = Math.ceil(Math.log2(capacityBytes)) + 1;
   const logScale = fc
     .tuple(fc.integer({ min: 0, max: maxExponent }), fc.double({ min: 0, max: 1, noNaN: true }))
     .map(([exponent, fraction]) => Math.max(1, Math.floor(2 ** exponent * (1 + fraction))));
-  const boundaries = new Set<number>([1, capacityBytes, Math.max(1, Math.floor(capacityBytes / 2)), capacityBytes + 1]);
-  for (const grain of grainsBytes) for (const value of [grain - 1, grain, grain + 1, 2 * grain]) if (value >= 1) boundaries.add(value);
-  return fc.oneof({ weight: 4, arbitrary: logScale }, { weight: 1, arbitrary: fc.constantFrom(...[...boundaries].sort((a, b) => a - b)) });
+  const boundaries = new Set<number>([
+    1,
+    capacityBytes,
+    Math.max(1, Math.floor(capacityBytes / 2)),
+    capacityBytes + 1,
+  ]);
+  for (const grain of grainsBytes)
+    for (const value of [grain - 1, grain, grain + 1, 2 * grain])
+      if (value >= 1) boundaries.add(value);
+  return fc.oneof(
+    { weight: 4, arbitrary: logScale },
+    { weight: 1, arbitrary: fc.constantFrom(...[...boundaries].sort((a, b) => a - b)) },
+  );
 }
 
 /** Alignments: mostly small powers of two, sometimes up to the capacity. */
-export function alignArb(capacityBytes: number, extraBytes: readonly number[] = []): fc.Arbitrary<number> {
+export function alignArb(
+  capacityBytes: number,
+  extraBytes: readonly number[] = [],
+): fc.Arbitrary<number> {
   const powers = powersOfTwoUpTo(Math.max(capacityBytes, ...extraBytes));
   return fc.oneof(
     { weight: 3, arbitrary: fc.constantFrom(1, 2, 4, 8, 16, 256) },
     { weight: 2, arbitrary: fc.constantFrom(...powers) },
-    { weight: 1, arbitrary: fc.constantFrom(...extraBytes.length > 0 ? extraBytes : [1]) },
+    { weight: 1, arbitrary: fc.constantFrom(...(extraBytes.length > 0 ? extraBytes : [1])) },
   );
 }
 
 /** Bad requests: size 0 or negative, or an alignment that is no power of two. */
-function badAllocArb(capacityBytes: number, op: OpName): fc.Arbitrary<{ op: OpName; sizeBytes: number; alignBytes: number }> {
+function badAllocArb(
+  capacityBytes: number,
+  op: OpName,
+): fc.Arbitrary<{ op: OpName; sizeBytes: number; alignBytes: number }> {
   return fc.oneof(
-    fc.record({ op: fc.constant(op), sizeBytes: fc.integer({ min: -2, max: 0 }), alignBytes: fc.constantFrom(1, 16, 3) }),
+    fc.record({
+      op: fc.constant(op),
+      sizeBytes: fc.integer({ min: -2, max: 0 }),
+      alignBytes: fc.constantFrom(1, 16, 3),
+    }),
     // 2^49 - 1 and 2^50 + 1: Math.log2 rounds both to integers, a trap for a power-of-two test.
-    fc.record({ op: fc.constant(op), sizeBytes: fc.integer({ min: 1, max: capacityBytes }), alignBytes: fc.constantFrom(0, 3, 6, 24, 768, 2 ** 49 - 1, 2 ** 50 + 1) }),
+    fc.record({
+      op: fc.constant(op),
+      sizeBytes: fc.integer({ min: 1, max: capacityBytes }),
+      alignBytes: fc.constantFrom(0, 3, 6, 24, 768, 2 ** 49 - 1, 2 ** 50 + 1),
+    }),
   );
 }
 
@@ -109,7 +136,12 @@ export const MAX_BURST = 512;
 const BURST_ENTRIES: ReadonlySet<string> = new Set(['allocBurst', 'freeBurst']);
 
 /** The generator entries that misuse the allocator (off for a user's allocator). */
-const MISUSE_ENTRIES: ReadonlySet<string> = new Set(['badAlloc', 'freeAgain', 'freeInterior', 'freeUnknown']);
+const MISUSE_ENTRIES: ReadonlySet<string> = new Set([
+  'badAlloc',
+  'freeAgain',
+  'freeInterior',
+  'freeUnknown',
+]);
 
 /**
  * The entry weights of one generated command (the `weights` hook of the allocator systems): the
@@ -119,9 +151,15 @@ const MISUSE_ENTRIES: ReadonlySet<string> = new Set(['badAlloc', 'freeAgain', 'f
  * The bursts follow the config, not the plan: SCALE_BURST_WEIGHTS in a scale config, 0 in any
  * other (a plan that enabled nothing else then gets alloc at weight 1).
  */
-export function allocOpWeights(defaults: Readonly<Record<string, number>>, plan?: GenerationPlan, misuse = true, scale = false): Record<string, number> {
+export function allocOpWeights(
+  defaults: Readonly<Record<string, number>>,
+  plan?: GenerationPlan,
+  misuse = true,
+  scale = false,
+): Record<string, number> {
   const base: Record<string, number> = { ...defaults };
-  if (!misuse) for (const entry of Object.keys(base)) if (MISUSE_ENTRIES.has(entry)) base[entry] = 0;
+  if (!misuse)
+    for (const entry of Object.keys(base)) if (MISUSE_ENTRIES.has(entry)) base[entry] = 0;
   const planned = plan?.weights;
   const weights = { ...base };
   if (planned !== undefined) {
@@ -129,13 +167,22 @@ export function allocOpWeights(defaults: Readonly<Record<string, number>>, plan?
       const value = planned[entry];
       if (value !== undefined) weights[entry] = misuse || base[entry]! > 0 ? value : 0;
     }
-    if (planned.badAlloc === undefined && misuse && planned.alloc !== undefined && Object.hasOwn(base, 'badAlloc')) {
-      weights.badAlloc = planned.alloc === 0 ? 0 : Math.max(1, Math.round((planned.alloc * base.badAlloc!) / base.alloc!));
+    if (
+      planned.badAlloc === undefined &&
+      misuse &&
+      planned.alloc !== undefined &&
+      Object.hasOwn(base, 'badAlloc')
+    ) {
+      weights.badAlloc =
+        planned.alloc === 0
+          ? 0
+          : Math.max(1, Math.round((planned.alloc * base.badAlloc!) / base.alloc!));
     }
   }
   let ordinary = 0;
   for (const entry of Object.keys(weights)) {
-    if (BURST_ENTRIES.has(entry)) weights[entry] = scale ? SCALE_BURST_WEIGHTS[entry as keyof typeof SCALE_BURST_WEIGHTS] : 0;
+    if (BURST_ENTRIES.has(entry))
+      weights[entry] = scale ? SCALE_BURST_WEIGHTS[entry as keyof typeof SCALE_BURST_WEIGHTS] : 0;
     else ordinary += weights[entry]!;
   }
   if (ordinary === 0 && !scale && Object.hasOwn(weights, 'alloc')) weights.alloc = 1;
@@ -174,9 +221,16 @@ export function allocOps<C extends AllocOpsConfig>(grainsBytes: (config: C) => r
       weight: DEFAULT_ALLOC_WEIGHTS.alloc,
       arbitrary: (config, op) => {
         const grains = grainsBytes(config);
-        return fc.tuple(sizeArb(config.capacityBytes, grains), alignArb(config.capacityBytes, grains)).map(([sizeBytes, alignBytes]) => ({ op, sizeBytes, alignBytes }));
+        return fc
+          .tuple(sizeArb(config.capacityBytes, grains), alignArb(config.capacityBytes, grains))
+          .map(([sizeBytes, alignBytes]) => ({ op, sizeBytes, alignBytes }));
       },
-      variants: { badAlloc: { weight: DEFAULT_ALLOC_WEIGHTS.badAlloc, arbitrary: (config, op) => badAllocArb(config.capacityBytes, op) } },
+      variants: {
+        badAlloc: {
+          weight: DEFAULT_ALLOC_WEIGHTS.badAlloc,
+          arbitrary: (config, op) => badAllocArb(config.capacityBytes, op),
+        },
+      },
       apply: (s, command) => allocRequest(s, command.sizeBytes, command.alignBytes),
     }),
     free: op({
@@ -194,14 +248,18 @@ export function allocOps<C extends AllocOpsConfig>(grainsBytes: (config: C) => r
       apply: (s) => {
         const offsetBytes = s.lastFreedOffsetBytes;
         if (offsetBytes === null) return SKIPPED;
-        if (s.isModel && !s.live.some((allocation) => allocation.offsetBytes === offsetBytes)) s.env.probe('double-free');
+        if (s.isModel && !s.live.some((allocation) => allocation.offsetBytes === offsetBytes))
+          s.env.probe('double-free');
         return freeOffset(s, offsetBytes);
       },
     }),
     freeInterior: op({
       fields: { index: Nat(), deltaBytes: Nat() },
       weight: DEFAULT_ALLOC_WEIGHTS.freeInterior,
-      arbitrary: (config, op) => fc.tuple(index, fc.nat({ max: config.capacityBytes })).map(([i, deltaBytes]) => ({ op, index: i, deltaBytes })),
+      arbitrary: (config, op) =>
+        fc
+          .tuple(index, fc.nat({ max: config.capacityBytes }))
+          .map(([i, deltaBytes]) => ({ op, index: i, deltaBytes })),
       apply: (s, command) => {
         if (s.live.length === 0) return SKIPPED;
         const target = s.live[command.index % s.live.length]!;
@@ -211,7 +269,8 @@ export function allocOps<C extends AllocOpsConfig>(grainsBytes: (config: C) => r
     freeUnknown: op({
       fields: { offsetBytes: Nat() },
       weight: DEFAULT_ALLOC_WEIGHTS.freeUnknown,
-      arbitrary: (config, op) => fc.nat({ max: config.capacityBytes + 1 }).map((offsetBytes) => ({ op, offsetBytes })),
+      arbitrary: (config, op) =>
+        fc.nat({ max: config.capacityBytes + 1 }).map((offsetBytes) => ({ op, offsetBytes })),
       apply: (s, command) => freeOffset(s, command.offsetBytes),
     }),
     allocBurst: op({
@@ -221,18 +280,39 @@ export function allocOps<C extends AllocOpsConfig>(grainsBytes: (config: C) => r
         const grains = grainsBytes(config);
         const sizes = burstSizeArb(config.capacityBytes);
         return fc
-          .tuple(fc.integer({ min: 1, max: MAX_BURST }), sizes, sizes, fc.constantFrom(1, 1, 8, 16, 256, ...grains))
-          .map(([count, sizeBytes, spreadBytes, alignBytes]) => ({ op, count, sizeBytes, spreadBytes, alignBytes: isPowerOfTwo(alignBytes) ? alignBytes : 1 }));
+          .tuple(
+            fc.integer({ min: 1, max: MAX_BURST }),
+            sizes,
+            sizes,
+            fc.constantFrom(1, 1, 8, 16, 256, ...grains),
+          )
+          .map(([count, sizeBytes, spreadBytes, alignBytes]) => ({
+            op,
+            count,
+            sizeBytes,
+            spreadBytes,
+            alignBytes: isPowerOfTwo(alignBytes) ? alignBytes : 1,
+          }));
       },
       // A bad request in a burst (from a file) throws its contract error at the first call.
-      apply: (s, command) => allocBurst(s, Math.min(command.count, MAX_BURST), command.sizeBytes, command.spreadBytes, command.alignBytes),
+      apply: (s, command) =>
+        allocBurst(
+          s,
+          Math.min(command.count, MAX_BURST),
+          command.sizeBytes,
+          command.spreadBytes,
+          command.alignBytes,
+        ),
     }),
     freeBurst: op({
       fields: { index: Nat(), count: Nat(), stride: Nat() },
       weight: DEFAULT_ALLOC_WEIGHTS.freeBurst,
       arbitrary: (_config, op) =>
-        fc.tuple(index, fc.integer({ min: 1, max: MAX_BURST }), fc.constantFrom(0, 1, 2, 3, 7)).map(([i, count, stride]) => ({ op, index: i, count, stride })),
-      apply: (s, command) => freeBurst(s, command.index, Math.min(command.count, MAX_BURST), command.stride),
+        fc
+          .tuple(index, fc.integer({ min: 1, max: MAX_BURST }), fc.constantFrom(0, 1, 2, 3, 7))
+          .map(([i, count, stride]) => ({ op, index: i, count, stride })),
+      apply: (s, command) =>
+        freeBurst(s, command.index, Math.min(command.count, MAX_BURST), command.stride),
     }),
   };
 }

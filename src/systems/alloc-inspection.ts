@@ -61,35 +61,57 @@ function liveMatchesCaller(live: readonly Entry[], tracked: readonly Entry[]): s
 function liveIsFresh(allocator: BlockAllocator, live: readonly Entry[]): string | null {
   if (allocator.liveView === undefined) return null;
   const view = allocator.liveView();
-  if (view === live) return 'live() returned its view (liveView()), which the allocator rewrites at its next call, not a copy';
-  for (let i = 0; i < live.length; i++) if (live[i] === view[i]) return `live() entry #${i} is the view's reused record, which the allocator rewrites at its next call`;
+  if (view === live)
+    return 'live() returned its view (liveView()), which the allocator rewrites at its next call, not a copy';
+  for (let i = 0; i < live.length; i++)
+    if (live[i] === view[i])
+      return `live() entry #${i} is the view's reused record, which the allocator rewrites at its next call`;
   return null;
 }
 
 /** blocks() against its view twin blocksView(), entry by entry, in fresh records. */
 function blocksMatchView(blocks: readonly Entry[], twin: readonly Entry[]): string | null {
-  if (twin === blocks) return 'blocks() returned its view (blocksView()), which the allocator rewrites at its next call, not a copy';
+  if (twin === blocks)
+    return 'blocks() returned its view (blocksView()), which the allocator rewrites at its next call, not a copy';
   for (let i = 0; i < Math.max(blocks.length, twin.length); i++) {
     const reported = blocks[i];
     const expected = twin[i];
-    if (reported === undefined || expected === undefined || !sameRange(reported, expected) || reported.free !== expected.free) {
+    if (
+      reported === undefined ||
+      expected === undefined ||
+      !sameRange(reported, expected) ||
+      reported.free !== expected.free
+    ) {
       return `blocks() entry #${i} is ${entryText(reported)}, blocksView() has ${entryText(expected)} (${blocks.length} blocks, the view ${twin.length})`;
     }
-    if (reported === expected) return `blocks() entry #${i} is the view's reused record, which the allocator rewrites at its next call`;
+    if (reported === expected)
+      return `blocks() entry #${i} is the view's reused record, which the allocator rewrites at its next call`;
   }
   return null;
 }
 
 /** isPristine(): back to the initial state, one free block of full size, exactly when nothing is live. */
-function pristineMatches(allocator: BlockAllocator, liveCount: number, twin: readonly Entry[], capacityBytes: number): string | null {
-  const pristine = liveCount === 0 && twin.length === 1 && twin[0]!.free === true && twin[0]!.sizeBytes === capacityBytes;
+function pristineMatches(
+  allocator: BlockAllocator,
+  liveCount: number,
+  twin: readonly Entry[],
+  capacityBytes: number,
+): string | null {
+  const pristine =
+    liveCount === 0 &&
+    twin.length === 1 &&
+    twin[0]!.free === true &&
+    twin[0]!.sizeBytes === capacityBytes;
   if (allocator.isPristine() === pristine) return null;
   return `isPristine() answers ${!pristine} with ${liveCount} allocations live and ${twin.length} blocks`;
 }
 
 /** Whether `before` may precede `entry` in the spec's FreeBlocks order (size ascending, then offset). */
 function inFreeBlocksOrder(before: Entry, entry: Entry): boolean {
-  return before.sizeBytes < entry.sizeBytes || (before.sizeBytes === entry.sizeBytes && before.offsetBytes < entry.offsetBytes);
+  return (
+    before.sizeBytes < entry.sizeBytes ||
+    (before.sizeBytes === entry.sizeBytes && before.offsetBytes < entry.offsetBytes)
+  );
 }
 
 /**
@@ -97,11 +119,15 @@ function inFreeBlocksOrder(before: Entry, entry: Entry): boolean {
  * order (size ascending, ties by lower offset); the model keeps the same order
  * (models/alloc-best-fit.ts).
  */
-function freeBlocksBySizeMatchView(allocator: FreeBlocksBySize, twin: readonly Entry[]): string | null {
+function freeBlocksBySizeMatchView(
+  allocator: FreeBlocksBySize,
+  twin: readonly Entry[],
+): string | null {
   const bySize = allocator.freeBlocksBySize();
   let free = 0;
   for (let i = 0; i < twin.length; i++) if (twin[i]!.free) free++;
-  if (bySize.length !== free) return `freeBlocksBySize() lists ${bySize.length} free blocks, blocksView() has ${free}`;
+  if (bySize.length !== free)
+    return `freeBlocksBySize() lists ${bySize.length} free blocks, blocksView() has ${free}`;
   for (let i = 0; i < bySize.length; i++) {
     const entry = bySize[i]!;
     const block = twin[searchByOffset(twin, entry.offsetBytes, false)];

@@ -5,7 +5,12 @@
  * sub-allocator system's invariants.
  */
 import type { Invariant } from '../harness/system.js';
-import { inspectBlocks, inspectLive, isPowerOfTwo, type BlockAllocator } from '../alloc/allocator.js';
+import {
+  inspectBlocks,
+  inspectLive,
+  isPowerOfTwo,
+  type BlockAllocator,
+} from '../alloc/allocator.js';
 import { bothSides } from './common.js';
 import type { AllocSide, TrackedAllocation } from './alloc-side.js';
 import { sampledAtScale } from './alloc-blocks.js';
@@ -21,13 +26,15 @@ function sortedByOffset(s: AllocSide): TrackedAllocation[] {
  * bits (the same answer for every integer offset).
  */
 function misaligned(offsetBytes: number, alignBytes: number): boolean {
-  if ((offsetBytes | 0) === offsetBytes && alignBytes <= 0x40000000) return (offsetBytes & (alignBytes - 1)) !== 0;
+  if ((offsetBytes | 0) === offsetBytes && alignBytes <= 0x40000000)
+    return (offsetBytes & (alignBytes - 1)) !== 0;
   return offsetBytes % alignBytes !== 0;
 }
 
 export const inBoundsAligned: Invariant<AllocSide, unknown> = {
   name: 'in-bounds-aligned',
-  description: 'every live allocation lies inside [0, capacity) and starts at a multiple of its alignment',
+  description:
+    'every live allocation lies inside [0, capacity) and starts at a multiple of its alignment',
   check: bothSides((s) => {
     for (const allocation of s.live) {
       const { offsetBytes, sizeBytes, alignBytes } = allocation;
@@ -36,7 +43,8 @@ export const inBoundsAligned: Invariant<AllocSide, unknown> = {
       }
       // A non-power-of-two alignment was a bad request: if an allocator accepted it, the
       // observation (error against offset) reports that, not this invariant.
-      if (isPowerOfTwo(alignBytes) && misaligned(offsetBytes, alignBytes)) return `offset ${offsetBytes} is not aligned to ${alignBytes}`;
+      if (isPowerOfTwo(alignBytes) && misaligned(offsetBytes, alignBytes))
+        return `offset ${offsetBytes} is not aligned to ${alignBytes}`;
     }
     return null;
   }),
@@ -60,7 +68,8 @@ export const noOverlap: Invariant<AllocSide, unknown> = {
 
 export const honestAnswers: Invariant<AllocSide, unknown> = {
   name: 'honest-answers',
-  description: 'alloc returns an integer offset or null; a free is accepted only for the start of a live allocation',
+  description:
+    'alloc returns an integer offset or null; a free is accepted only for the start of a live allocation',
   check: bothSides((s) => (s.violations.length === 0 ? null : s.violations[0]!)),
 };
 
@@ -81,16 +90,19 @@ function ownAccounting(s: AllocSide<BlockAllocator>): string | null {
   const freeBytes = a.freeBytes();
   const usedBytes = a.usedBytes();
   const wasteBytes = a.wasteBytes();
-  if (freeBytes < 0 || usedBytes < 0 || wasteBytes < 0) return `negative count: free ${freeBytes}, used ${usedBytes}, waste ${wasteBytes}`;
+  if (freeBytes < 0 || usedBytes < 0 || wasteBytes < 0)
+    return `negative count: free ${freeBytes}, used ${usedBytes}, waste ${wasteBytes}`;
   const heldBytes = trackedBytes(s);
-  if (usedBytes !== heldBytes) return `usedBytes ${usedBytes} but the caller holds ${heldBytes} bytes`;
+  if (usedBytes !== heldBytes)
+    return `usedBytes ${usedBytes} but the caller holds ${heldBytes} bytes`;
   let freeBlockBytes = 0;
   let allocatedBlockBytes = 0;
   for (const block of inspectBlocks(a)) {
     if (block.free) freeBlockBytes += block.sizeBytes;
     else allocatedBlockBytes += block.sizeBytes;
   }
-  if (freeBytes !== freeBlockBytes) return `freeBytes() says ${freeBytes}, the free blocks hold ${freeBlockBytes}`;
+  if (freeBytes !== freeBlockBytes)
+    return `freeBytes() says ${freeBytes}, the free blocks hold ${freeBlockBytes}`;
   if (wasteBytes !== allocatedBlockBytes - heldBytes) {
     return `wasteBytes() says ${wasteBytes}, the allocated blocks hold ${allocatedBlockBytes} bytes for ${heldBytes} live bytes`;
   }
@@ -99,9 +111,13 @@ function ownAccounting(s: AllocSide<BlockAllocator>): string | null {
   }
   const reported = inspectLive(a);
   const tracked = sortedByOffset(s);
-  if (reported.length !== tracked.length) return `the allocator reports ${reported.length} live allocations, the caller holds ${tracked.length}`;
+  if (reported.length !== tracked.length)
+    return `the allocator reports ${reported.length} live allocations, the caller holds ${tracked.length}`;
   for (let i = 0; i < tracked.length; i++) {
-    if (reported[i]!.offsetBytes !== tracked[i]!.offsetBytes || reported[i]!.sizeBytes !== tracked[i]!.sizeBytes) {
+    if (
+      reported[i]!.offsetBytes !== tracked[i]!.offsetBytes ||
+      reported[i]!.sizeBytes !== tracked[i]!.sizeBytes
+    ) {
       return `live allocation #${i} is ${JSON.stringify(reported[i])}, the caller holds ${JSON.stringify(tracked[i])}`;
     }
   }
@@ -124,7 +140,8 @@ export const accounting: Invariant<AllocSide<BlockAllocator>, unknown> = {
  */
 export const matchesModel: Invariant<AllocSide<BlockAllocator>, unknown> = {
   name: 'matches-model',
-  description: 'after every step both sides accepted or refused alike, the implementation reports the free and waste bytes the model reports',
+  description:
+    'after every step both sides accepted or refused alike, the implementation reports the free and waste bytes the model reports',
   check: (model, impl) => {
     if (model.lastErrorCode !== impl.lastErrorCode) return null;
     const modelFree = model.allocator.freeBytes();
@@ -143,13 +160,18 @@ export const noFalseOutOfMemory: Invariant<Pick<AllocSide, 'lastAllocResult'>, u
   name: 'no-false-out-of-memory',
   description: 'when the model finds room for a request, the implementation does too',
   check: (model, impl) =>
-    model.lastAllocResult !== undefined && model.lastAllocResult !== null && impl.lastAllocResult === null
+    model.lastAllocResult !== undefined &&
+    model.lastAllocResult !== null &&
+    impl.lastAllocResult === null
       ? `the model placed the request at ${model.lastAllocResult}, the implementation answered null`
       : null,
 };
 
 /** The invariants of a sub-allocator system, in the order the runner checks them. */
-export function subAllocatorInvariants<C>(structure: Invariant<AllocSide<BlockAllocator>, C>, promise: EmptyPoolPromise<C>): Invariant<AllocSide<BlockAllocator>, C>[] {
+export function subAllocatorInvariants<C>(
+  structure: Invariant<AllocSide<BlockAllocator>, C>,
+  promise: EmptyPoolPromise<C>,
+): Invariant<AllocSide<BlockAllocator>, C>[] {
   return [
     sampledAtScale(noOverlap),
     sampledAtScale(inBoundsAligned),

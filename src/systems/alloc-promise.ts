@@ -15,7 +15,12 @@ import { countNullAnswer, EMPTY_POOL_SERVED_PROBE } from './alloc-false-oom.js';
  * alignment (offset 0 is aligned to every power of two); 'buddy' and 'best-fit' narrow it by
  * their spec.
  */
-export type EmptyPoolPromise<C> = (config: C, capacityBytes: number, sizeBytes: number, alignBytes: number) => boolean;
+export type EmptyPoolPromise<C> = (
+  config: C,
+  capacityBytes: number,
+  sizeBytes: number,
+  alignBytes: number,
+) => boolean;
 
 /**
  * What an allocator promises on an empty pool, in the terms its author thinks in. With nothing
@@ -82,9 +87,11 @@ function fieldProblem(name: keyof AllocatorPromise, value: unknown): boolean {
  * null when it is one.
  */
 export function promiseProblem(value: unknown): string | null {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return `promise must be an object of ${Object.keys(PROMISE_FIELDS).join(', ')}; got ${JSON.stringify(value) ?? typeof value}`;
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return `promise must be an object of ${Object.keys(PROMISE_FIELDS).join(', ')}; got ${JSON.stringify(value) ?? typeof value}`;
   for (const [name, field] of Object.entries(value)) {
-    if (!Object.hasOwn(PROMISE_FIELDS, name)) return `promise.${name} is no field of a promise (known: ${Object.keys(PROMISE_FIELDS).join(', ')})`;
+    if (!Object.hasOwn(PROMISE_FIELDS, name))
+      return `promise.${name} is no field of a promise (known: ${Object.keys(PROMISE_FIELDS).join(', ')})`;
     if (field !== undefined && fieldProblem(name as keyof AllocatorPromise, field)) {
       return `promise.${name} must be ${PROMISE_FIELDS[name as keyof AllocatorPromise]}; got ${JSON.stringify(field) ?? typeof field}`;
     }
@@ -105,7 +112,8 @@ function firstBlockBytes(promise: AllocatorPromise, sizeBytes: number, alignByte
   const headerBytes = promise.headerBytes ?? 0;
   const minBlockBytes = promise.minBlockBytes ?? 1;
   const roundsTo = promise.roundsTo ?? 1;
-  if (roundsTo === 'power-of-two') return nextPowerOfTwo(Math.max(headerBytes + sizeBytes, alignBytes, minBlockBytes));
+  if (roundsTo === 'power-of-two')
+    return nextPowerOfTwo(Math.max(headerBytes + sizeBytes, alignBytes, minBlockBytes));
   if (promise.alignSlack === true) {
     const slackBytes = roundsTo % alignBytes === 0 ? 0 : alignBytes;
     return alignUp(Math.max(headerBytes + sizeBytes + slackBytes, minBlockBytes), roundsTo);
@@ -115,20 +123,40 @@ function firstBlockBytes(promise: AllocatorPromise, sizeBytes: number, alignByte
 }
 
 /** Whether `promise` covers a valid request (size >= 1, power-of-two alignment) on an empty pool. */
-export function promises(promise: AllocatorPromise, capacityBytes: number, sizeBytes: number, alignBytes: number): boolean {
+export function promises(
+  promise: AllocatorPromise,
+  capacityBytes: number,
+  sizeBytes: number,
+  alignBytes: number,
+): boolean {
   if (capacityBytes < (promise.minPoolBytes ?? 1)) return false;
-  if (sizeBytes > (promise.maxSizeBytes ?? Infinity) || alignBytes > (promise.maxAlignBytes ?? Infinity)) return false;
-  return (promise.overheadBytes ?? 0) + firstBlockBytes(promise, sizeBytes, alignBytes) <= capacityBytes;
+  if (
+    sizeBytes > (promise.maxSizeBytes ?? Infinity) ||
+    alignBytes > (promise.maxAlignBytes ?? Infinity)
+  )
+    return false;
+  return (
+    (promise.overheadBytes ?? 0) + firstBlockBytes(promise, sizeBytes, alignBytes) <= capacityBytes
+  );
 }
 
 /** The promise as the check reads it: from a declaration, or a user's function of (capacity, size, align). */
-export function emptyPoolPromiseOf(declared: AllocatorPromise | PromiseFunction): EmptyPoolPromise<unknown> {
-  if (typeof declared === 'function') return (_config, capacityBytes, sizeBytes, alignBytes) => declared(capacityBytes, sizeBytes, alignBytes) === true;
-  return (_config, capacityBytes, sizeBytes, alignBytes) => promises(declared, capacityBytes, sizeBytes, alignBytes);
+export function emptyPoolPromiseOf(
+  declared: AllocatorPromise | PromiseFunction,
+): EmptyPoolPromise<unknown> {
+  if (typeof declared === 'function')
+    return (_config, capacityBytes, sizeBytes, alignBytes) =>
+      declared(capacityBytes, sizeBytes, alignBytes) === true;
+  return (_config, capacityBytes, sizeBytes, alignBytes) =>
+    promises(declared, capacityBytes, sizeBytes, alignBytes);
 }
 
 /** A promise stated as a function: true for the requests placed on an empty pool. */
-export type PromiseFunction = (capacityBytes: number, sizeBytes: number, alignBytes: number) => boolean;
+export type PromiseFunction = (
+  capacityBytes: number,
+  sizeBytes: number,
+  alignBytes: number,
+) => boolean;
 
 /** The promise of policy 'any' and of first fit, stated: every size up to the capacity, any alignment. */
 export const DEFAULT_PROMISE: AllocatorPromise = {};
@@ -150,17 +178,28 @@ export const BUDDY_PROMISE: EmptyPoolPromise<unknown> = emptyPoolPromiseOf(BUDDY
  * or alignUp(size + align, poolAlign) for an alignment the pool alignment is no multiple of)
  * fits the pool.
  */
-export function bestFitDeclaration(poolAlignBytes: number, maxAllocationBytes: number | undefined): AllocatorPromise {
-  return { roundsTo: poolAlignBytes, alignSlack: true, ...(maxAllocationBytes === undefined ? {} : { maxSizeBytes: maxAllocationBytes }) };
+export function bestFitDeclaration(
+  poolAlignBytes: number,
+  maxAllocationBytes: number | undefined,
+): AllocatorPromise {
+  return {
+    roundsTo: poolAlignBytes,
+    alignSlack: true,
+    ...(maxAllocationBytes === undefined ? {} : { maxSizeBytes: maxAllocationBytes }),
+  };
 }
 
-export function bestFitPromise(poolAlignBytes: number, maxAllocationBytes: number | undefined): EmptyPoolPromise<unknown> {
+export function bestFitPromise(
+  poolAlignBytes: number,
+  maxAllocationBytes: number | undefined,
+): EmptyPoolPromise<unknown> {
   return emptyPoolPromiseOf(bestFitDeclaration(poolAlignBytes, maxAllocationBytes));
 }
 
 /** A promise in one line, as a module would declare it. */
 export function promiseText(declared: AllocatorPromise | PromiseFunction): string {
-  if (typeof declared === 'function') return 'the function promises(capacityBytes, sizeBytes, alignBytes)';
+  if (typeof declared === 'function')
+    return 'the function promises(capacityBytes, sizeBytes, alignBytes)';
   const fields = Object.entries(declared).filter(([, value]) => value !== undefined);
   if (fields.length === 0) return '{} (every size up to the capacity, at any alignment)';
   return `{ ${fields.map(([name, value]) => `${name}: ${JSON.stringify(value)}`).join(', ')} }`;
@@ -174,11 +213,22 @@ export interface PromiseReport {
   readonly hint: string;
 }
 
-function emptyPoolRefusal<C>(s: AllocSide, config: C, promise: EmptyPoolPromise<C>, report: PromiseReport | undefined): string | null {
+function emptyPoolRefusal<C>(
+  s: AllocSide,
+  config: C,
+  promise: EmptyPoolPromise<C>,
+  report: PromiseReport | undefined,
+): string | null {
   if (s.lastAllocResult !== null || s.lastErrorCode !== null || s.live.length !== 0) return null;
   const sizeBytes = s.lastSizeBytes;
   const alignBytes = s.lastAlignBytes;
-  if (!Number.isSafeInteger(sizeBytes) || sizeBytes < 1 || !isPowerOfTwo(alignBytes) || !promise(config, s.capacityBytes, sizeBytes, alignBytes)) return null;
+  if (
+    !Number.isSafeInteger(sizeBytes) ||
+    sizeBytes < 1 ||
+    !isPowerOfTwo(alignBytes) ||
+    !promise(config, s.capacityBytes, sizeBytes, alignBytes)
+  )
+    return null;
   const refused = `nothing is live, yet alloc(${sizeBytes}, ${alignBytes}) answered null on an empty pool of ${s.capacityBytes} bytes`;
   if (report === undefined) return `${refused} (offset 0 is aligned and the request fits)`;
   return `${refused}, a request covered by ${report.promise}\n${report.hint}`;
@@ -186,7 +236,8 @@ function emptyPoolRefusal<C>(s: AllocSide, config: C, promise: EmptyPoolPromise<
 
 /** Records the share of an alloc the implementation placed on an empty pool (one live allocation: the one just made). */
 function recordEmptyPoolServed(impl: AllocSide, env: AllocSide['env']): void {
-  if (impl.live.length !== 1 || impl.lastAllocResult === null || impl.lastAllocResult === undefined) return;
+  if (impl.live.length !== 1 || impl.lastAllocResult === null || impl.lastAllocResult === undefined)
+    return;
   const percent = Math.floor((100 * impl.live[0]!.sizeBytes) / impl.capacityBytes);
   if (percent <= impl.largestEmptyPoolPercent) return;
   impl.largestEmptyPoolPercent = percent;
@@ -207,15 +258,20 @@ export interface EmptyPoolLivenessOptions {
  * the allocator under test (NULL_ANSWER_PROBE, FALSE_OOM_PROBE) into the run's probes, and the
  * largest request the implementation placed on an empty pool (EMPTY_POOL_SERVED_PROBE).
  */
-export function emptyPoolLiveness<C>(promise: EmptyPoolPromise<C>, options: EmptyPoolLivenessOptions = {}): Invariant<AllocSide, C> {
+export function emptyPoolLiveness<C>(
+  promise: EmptyPoolPromise<C>,
+  options: EmptyPoolLivenessOptions = {},
+): Invariant<AllocSide, C> {
   const countsImplNulls = options.countsImplNulls ?? false;
   const report = options.report;
   return {
     name: 'empty-pool-liveness',
-    description: 'with nothing live, every valid request the policy promises to place on an empty pool (any size up to the capacity at any alignment for first fit and policy any) gets an offset',
+    description:
+      'with nothing live, every valid request the policy promises to place on an empty pool (any size up to the capacity at any alignment for first fit and policy any) gets an offset',
     check: (model, impl, config) => {
       if (impl.lastAllocResult === null && impl.lastErrorCode === null) {
-        if (countsImplNulls) countNullAnswer(impl, model.env, impl.lastSizeBytes, impl.lastAlignBytes);
+        if (countsImplNulls)
+          countNullAnswer(impl, model.env, impl.lastSizeBytes, impl.lastAlignBytes);
         const refusal = emptyPoolRefusal(impl, config, promise, report);
         if (refusal !== null) return `implementation: ${refusal}`;
       } else if (impl.live.length === 1) {

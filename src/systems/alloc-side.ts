@@ -65,7 +65,12 @@ export function allocTrace<A extends Allocator>(s: AllocSide<A>): Json {
   return { freedOffsetBytes: freed.length === 1 ? freed[0]! : [...freed] };
 }
 
-export function allocSide<A extends Allocator>(allocator: A, capacityBytes: number, env: RunEnv, isModel: boolean): AllocSide<A> {
+export function allocSide<A extends Allocator>(
+  allocator: A,
+  capacityBytes: number,
+  env: RunEnv,
+  isModel: boolean,
+): AllocSide<A> {
   return {
     allocator,
     capacityBytes,
@@ -156,7 +161,9 @@ function allocOne(s: AllocSide, sizeBytes: number, alignBytes: number): number |
   } else if (typeof result === 'number' && Number.isSafeInteger(result)) {
     offsetBytes = result;
   } else {
-    s.violations.push(`alloc(${sizeBytes}, ${alignBytes}) returned ${typeof result === 'number' ? result : JSON.stringify(result) ?? String(result)}, neither an integer offset nor null`);
+    s.violations.push(
+      `alloc(${sizeBytes}, ${alignBytes}) returned ${typeof result === 'number' ? result : (JSON.stringify(result) ?? String(result))}, neither an integer offset nor null`,
+    );
     offsetBytes = null;
   }
   s.lastAllocResult = offsetBytes;
@@ -176,7 +183,13 @@ const BURST_SPREAD_STEP = 37;
  * pool stops when it is full; a model scan of a full pool per further request would make a scale
  * run's cost quadratic for nothing); the observation lists every answer.
  */
-export function allocBurst(s: AllocSide, count: number, sizeBytes: number, spreadBytes: number, alignBytes: number): Json {
+export function allocBurst(
+  s: AllocSide,
+  count: number,
+  sizeBytes: number,
+  spreadBytes: number,
+  alignBytes: number,
+): Json {
   const offsets: (number | null)[] = [];
   for (let i = 0; i < count; i++) {
     const size = sizeBytes + ((i * BURST_SPREAD_STEP) % (spreadBytes + 1));
@@ -213,7 +226,12 @@ export function freeBurst(s: AllocSide, index: number, count: number, stride: nu
  * reports each threshold once per run, when its live count first crosses it. Free blocks beyond
  * 256 grow the per-size and per-offset indexes and their scratch arrays.
  */
-export const GROWTH_PROBES = ['live-over-64', 'live-over-1024', 'live-over-2048', 'free-blocks-over-256'] as const;
+export const GROWTH_PROBES = [
+  'live-over-64',
+  'live-over-1024',
+  'live-over-2048',
+  'free-blocks-over-256',
+] as const;
 
 function growthProbes(s: AllocSide): void {
   const live = s.live.length;
@@ -256,7 +274,11 @@ function errorProbe(code: string): string {
  * second unwind), records its code and counts its probe, and drains the model's events. Any other
  * exception is thrown on (its code: 'exception'). Called once per command; builds nothing.
  */
-export function allocStep<S extends AllocSide, Cmd>(s: S, command: Cmd, dispatch: (s: S, command: Cmd) => Json): Json {
+export function allocStep<S extends AllocSide, Cmd>(
+  s: S,
+  command: Cmd,
+  dispatch: (s: S, command: Cmd) => Json,
+): Json {
   s.lastAllocResult = undefined;
   s.stepFreedOffsets.length = 0;
   s.lastErrorCode = null;

@@ -21,7 +21,9 @@ export function pickLive<T>(live: readonly T[], handle: number): T | undefined {
  * model, and names the side that broke it. A model that breaks an invariant is a bug of the
  * model, and reported as such. Built once per invariant; builds nothing per call.
  */
-export function bothSides<S, C = unknown>(check: (s: S, config: C) => string | null): (model: S, impl: S, config: C) => string | null {
+export function bothSides<S, C = unknown>(
+  check: (s: S, config: C) => string | null,
+): (model: S, impl: S, config: C) => string | null {
   return (model, impl, config) => {
     const fromImpl = check(impl, config);
     if (fromImpl !== null) return `implementation: ${fromImpl}`;
@@ -34,7 +36,11 @@ export function bothSides<S, C = unknown>(check: (s: S, config: C) => string | n
  * The first index of `sorted` (ascending by offset) whose offset is >= `offsetBytes`, or > it
  * when `after` (the insert position after every equal offset).
  */
-export function searchByOffset(sorted: readonly { readonly offsetBytes: number }[], offsetBytes: number, after: boolean): number {
+export function searchByOffset(
+  sorted: readonly { readonly offsetBytes: number }[],
+  offsetBytes: number,
+  after: boolean,
+): number {
   let low = 0;
   let high = sorted.length;
   while (low < high) {

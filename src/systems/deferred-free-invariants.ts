@@ -28,12 +28,15 @@ function heldSizeAt(s: DeferredSide, offsetBytes: number): number | undefined {
     s.held = held;
     s.heldAscending = ascending;
     s.heldMap.clear();
-    if (!ascending) for (let i = 0; i < held.length; i++) s.heldMap.set(held[i]!.offsetBytes, held[i]!.sizeBytes);
+    if (!ascending)
+      for (let i = 0; i < held.length; i++) s.heldMap.set(held[i]!.offsetBytes, held[i]!.sizeBytes);
     s.heldStep = s.step;
   }
   if (!s.heldAscending) return s.heldMap.get(offsetBytes);
   const at = searchByOffset(s.held, offsetBytes, false);
-  return at < s.held.length && s.held[at]!.offsetBytes === offsetBytes ? s.held[at]!.sizeBytes : undefined;
+  return at < s.held.length && s.held[at]!.offsetBytes === offsetBytes
+    ? s.held[at]!.sizeBytes
+    : undefined;
 }
 
 /** Equal as their decimal texts are equal (NaN matches NaN). */
@@ -48,7 +51,8 @@ function rangeText(allocation: LiveAllocation): string {
 /** The accounting invariant's own checks on each side (built once, not per step). */
 const accountingOwnSides = bothSides<DeferredSide>((s) => {
   const inner = s.allocator.inner;
-  if (s.allocator.capacityBytes !== s.config.capacityBytes) return `capacityBytes is ${s.allocator.capacityBytes}, the config's ${s.config.capacityBytes}`;
+  if (s.allocator.capacityBytes !== s.config.capacityBytes)
+    return `capacityBytes is ${s.allocator.capacityBytes}, the config's ${s.config.capacityBytes}`;
   const free = inner.freeBytes();
   const used = inner.usedBytes();
   const waste = inner.wasteBytes();
@@ -86,10 +90,14 @@ export const invariants: Invariant<DeferredSide, DeferredConfig>[] = [
         if (heldBytes !== handout.sizeBytes) {
           return `the caller holds ${rangeText(handout)} but the sub-allocator ${heldBytes === undefined ? 'holds nothing there' : `holds ${heldBytes} bytes there`}`;
         }
-        if (handout.offsetBytes < 0 || handout.offsetBytes + handout.sizeBytes > s.config.capacityBytes) {
+        if (
+          handout.offsetBytes < 0 ||
+          handout.offsetBytes + handout.sizeBytes > s.config.capacityBytes
+        ) {
           return `${rangeText(handout)} leaves the capacity of ${s.config.capacityBytes} bytes`;
         }
-        if (handout.offsetBytes % handout.alignBytes !== 0) return `${rangeText(handout)} is not aligned to ${handout.alignBytes}`;
+        if (handout.offsetBytes % handout.alignBytes !== 0)
+          return `${rangeText(handout)} is not aligned to ${handout.alignBytes}`;
         if (i > 0 && sorted[i - 1]!.offsetBytes + sorted[i - 1]!.sizeBytes > handout.offsetBytes) {
           return `${rangeText(sorted[i - 1]!)} overlaps ${rangeText(handout)}`;
         }
@@ -107,7 +115,10 @@ export const invariants: Invariant<DeferredSide, DeferredConfig>[] = [
       for (let i = 0; i < s.timeline.inFlightCount; i++) {
         const read = s.timeline.inFlightAt(i);
         // The judge's own consistency: a listed read is unfinished and of a value signalled or about to be.
-        if (!s.timeline.isInFlight(read.fenceValue) || read.fenceValue > s.timeline.lastSignalledValue + 1) {
+        if (
+          !s.timeline.isInFlight(read.fenceValue) ||
+          read.fenceValue > s.timeline.lastSignalledValue + 1
+        ) {
           return `the timeline lists a read at fence value ${read.fenceValue} as in flight (completed ${s.timeline.completedValue}, last signalled ${s.timeline.lastSignalledValue})`;
         }
         const sizeBytes = heldSizeAt(s, read.offsetBytes);
@@ -125,7 +136,7 @@ export const invariants: Invariant<DeferredSide, DeferredConfig>[] = [
   {
     name: 'accounting',
     description:
-      'free + used + waste = capacity; allocated bytes = live + pending + pooled, split as in the model; heldCount() is the model\'s; all returned means the sub-allocator is pristine',
+      "free + used + waste = capacity; allocated bytes = live + pending + pooled, split as in the model; heldCount() is the model's; all returned means the sub-allocator is pristine",
     check: (model, impl, config) => {
       const own = accountingOwnSides(model, impl, config);
       if (own !== null) return own;
@@ -136,7 +147,8 @@ export const invariants: Invariant<DeferredSide, DeferredConfig>[] = [
       const b0 = impl.readPendingBytes;
       const b1 = impl.readPooledBytes;
       const b2 = impl.readFreeBytes;
-      if (!sameNumber(a0, b0) || !sameNumber(a1, b1) || !sameNumber(a2, b2)) return `implementation pending/pooled/free ${b0}/${b1}/${b2}, model ${a0}/${a1}/${a2}`;
+      if (!sameNumber(a0, b0) || !sameNumber(a1, b1) || !sameNumber(a2, b2))
+        return `implementation pending/pooled/free ${b0}/${b1}/${b2}, model ${a0}/${a1}/${a2}`;
       const held = impl.allocator.heldCount();
       const expectedHeld = model.allocator.heldCount();
       if (held !== expectedHeld) return `heldCount() is ${held}, the model's ${expectedHeld}`;

@@ -19,9 +19,13 @@ export const DeferredFreeConfigSchema = Strict({
   kind: OneOf(DEFERRED_KINDS, { description: 'the sub-allocator behind the deferred layer' }),
   capacityBytes: Nat({ description: 'bytes managed by the sub-allocator, at most 2^30' }),
   minBlockBytes: Nat({ description: 'buddy: size of an order-0 block, a power of two' }),
-  poolAlignBytes: Nat({ description: 'best fit: granularity of every block offset and size, a power of two' }),
+  poolAlignBytes: Nat({
+    description: 'best fit: granularity of every block offset and size, a power of two',
+  }),
   maxAllocationBytes: Nat({ description: 'best fit: the single-allocation limit' }),
-  objectSizesBytes: Type.Array(Nat(), { description: "the pool's size classes: one distinct positive size each" }),
+  objectSizesBytes: Type.Array(Nat(), {
+    description: "the pool's size classes: one distinct positive size each",
+  }),
   objectAlignBytes: Nat({ description: 'alignment of pooled objects, a power of two' }),
 });
 export type DeferredConfig = Static<typeof DeferredFreeConfigSchema>;
@@ -67,7 +71,13 @@ export interface DeferredSide {
   readFreeBytes: number;
 }
 
-export const DEFERRED_MISUSE_KINDS = ['double-release', 'interior-offset', 'unknown-offset', 'pool-release-plain', 'bad-size-class'] as const;
+export const DEFERRED_MISUSE_KINDS = [
+  'double-release',
+  'interior-offset',
+  'unknown-offset',
+  'pool-release-plain',
+  'bad-size-class',
+] as const;
 
 /** Builds a side around a deferred allocator made from the side's own timeline (its frame fence). */
 export function deferredSide(
@@ -98,6 +108,9 @@ export function deferredSide(
   };
 }
 
-export function createDeferredImpl(config: DeferredConfig, fence: FrameFence): DeferredFreeAllocatorImpl {
+export function createDeferredImpl(
+  config: DeferredConfig,
+  fence: FrameFence,
+): DeferredFreeAllocatorImpl {
   return new DeferredFreeAllocatorImpl(createSubAllocator(config.kind, config), fence, config);
 }

@@ -23,7 +23,12 @@ import { subAllocatorConfigProblem } from '../alloc/config.js';
 import { createSubAllocatorModel } from '../../models/alloc-index.js';
 import { DeferredFreeModel } from '../../models/deferred-free.js';
 import { pickLive, searchByOffset, SKIPPED } from './common.js';
-export { createDeferredImpl, DEFERRED_KINDS, deferredSide, type DeferredConfig } from './deferred-free-side.js';
+export {
+  createDeferredImpl,
+  DEFERRED_KINDS,
+  deferredSide,
+  type DeferredConfig,
+} from './deferred-free-side.js';
 import { invariants } from './deferred-free-invariants.js';
 import {
   DEFERRED_KINDS,
@@ -37,8 +42,20 @@ import {
 } from './deferred-free-side.js';
 import { deferredVisual } from './visuals.js';
 
-function handOut(s: DeferredSide, offsetBytes: number, sizeBytes: number, alignBytes: number, pooled: boolean): void {
-  const handout: DeferredHandout = { id: s.nextHandoutId++, offsetBytes, sizeBytes, alignBytes, pooled };
+function handOut(
+  s: DeferredSide,
+  offsetBytes: number,
+  sizeBytes: number,
+  alignBytes: number,
+  pooled: boolean,
+): void {
+  const handout: DeferredHandout = {
+    id: s.nextHandoutId++,
+    offsetBytes,
+    sizeBytes,
+    alignBytes,
+    pooled,
+  };
   s.live.push(handout);
   // After every entry at or below its offset: a stable sort of `live` by offset would put it there.
   s.liveByOffset.splice(searchByOffset(s.liveByOffset, offsetBytes, true), 0, handout);
@@ -57,7 +74,11 @@ function forget(s: DeferredSide, offsetBytes: number): void {
 }
 
 /** The k-th (modulo their count) live handout with `pooled` as given, like pickLive over that filter of `live`. */
-function pickLiveWhere(s: DeferredSide, pooled: boolean, handle: number): DeferredHandout | undefined {
+function pickLiveWhere(
+  s: DeferredSide,
+  pooled: boolean,
+  handle: number,
+): DeferredHandout | undefined {
   let count = 0;
   for (let i = 0; i < s.live.length; i++) if (s.live[i]!.pooled === pooled) count++;
   if (count === 0) return undefined;
@@ -78,7 +99,8 @@ function doRelease(s: DeferredSide, offsetBytes: number): Json {
   s.allocator.release(offsetBytes);
   if (inFlight) s.env.probe('release-after-earlier-use-in-flight');
   const handout = s.live.find((candidate) => candidate.offsetBytes === offsetBytes);
-  if (handout !== undefined) s.timeline.submitRead(offsetBytes, handout.sizeBytes, s.timeline.nextValueToSignal, handout.id);
+  if (handout !== undefined)
+    s.timeline.submitRead(offsetBytes, handout.sizeBytes, s.timeline.nextValueToSignal, handout.id);
   forget(s, offsetBytes);
   probeHeld(s);
   return { pendingBytes: s.allocator.pendingBytes() };
@@ -91,7 +113,8 @@ function doRelease(s: DeferredSide, offsetBytes: number): Json {
 function doPoolRelease(s: DeferredSide, offsetBytes: number): Json {
   s.allocator.poolRelease(offsetBytes);
   const handout = s.live.find((candidate) => candidate.offsetBytes === offsetBytes);
-  if (handout !== undefined) s.timeline.submitRead(offsetBytes, handout.sizeBytes, s.timeline.nextValueToSignal, handout.id);
+  if (handout !== undefined)
+    s.timeline.submitRead(offsetBytes, handout.sizeBytes, s.timeline.nextValueToSignal, handout.id);
   forget(s, offsetBytes);
   probeHeld(s);
   return { pooledBytes: s.allocator.pooledBytes() };
@@ -136,7 +159,8 @@ function doPoolAcquire(s: DeferredSide, sizeClass: number): Json {
   const sizeBytes = s.config.objectSizesBytes[sizeClass]!;
   handOut(s, result.offsetBytes, sizeBytes, s.config.objectAlignBytes, true);
   if (result.hit) s.env.probe('pool-hit');
-  else if (heldBefore > 0 && s.allocator.heldCount() < heldBefore) s.env.probe('reclaimed-on-failure');
+  else if (heldBefore > 0 && s.allocator.heldCount() < heldBefore)
+    s.env.probe('reclaimed-on-failure');
   if (!result.hit && s.allocator.pooledBytes() > 0) s.env.probe('pool-miss-while-pooled');
   return { offsetBytes: result.offsetBytes, hit: result.hit };
 }
@@ -161,7 +185,10 @@ function misuse(s: DeferredSide, kind: number, index: number): Json {
       return doRelease(s, s.lastReleasedOffset >= 0 ? s.lastReleasedOffset : unknownOffset);
     case 'interior-offset': {
       const handout = pickLive(s.live, index);
-      const target = handout !== undefined && handout.sizeBytes > 1 ? handout.offsetBytes + 1 + (index % (handout.sizeBytes - 1)) : unknownOffset;
+      const target =
+        handout !== undefined && handout.sizeBytes > 1
+          ? handout.offsetBytes + 1 + (index % (handout.sizeBytes - 1))
+          : unknownOffset;
       return index % 2 === 0 ? doRelease(s, target) : doPoolRelease(s, target);
     }
     case 'unknown-offset':
@@ -178,7 +205,12 @@ function misuse(s: DeferredSide, kind: number, index: number): Json {
 function sizeArb(capacityBytes: number, grainBytes: number): fc.Arbitrary<number> {
   const quarter = Math.max(1, Math.floor(capacityBytes / 4));
   return fc.oneof(
-    { weight: 4, arbitrary: fc.integer({ min: 1, max: 4 }).map((units) => Math.min(capacityBytes, units * grainBytes)) },
+    {
+      weight: 4,
+      arbitrary: fc
+        .integer({ min: 1, max: 4 })
+        .map((units) => Math.min(capacityBytes, units * grainBytes)),
+    },
     { weight: 4, arbitrary: fc.integer({ min: 1, max: quarter }) },
     { weight: 1, arbitrary: fc.integer({ min: 1, max: capacityBytes }) },
     { weight: 1, arbitrary: fc.constantFrom(0, -1) },
@@ -187,7 +219,10 @@ function sizeArb(capacityBytes: number, grainBytes: number): fc.Arbitrary<number
 
 /** Handles: the k-th live allocation (or pooled one) modulo how many there are. */
 const handle = fc.nat({ max: 7 });
-const alignArb = fc.oneof({ weight: 12, arbitrary: fc.constantFrom(1, 4, 16, 64) }, { weight: 1, arbitrary: fc.constantFrom(0, 3, 24) });
+const alignArb = fc.oneof(
+  { weight: 12, arbitrary: fc.constantFrom(1, 4, 16, 64) },
+  { weight: 1, arbitrary: fc.constantFrom(0, 3, 24) },
+);
 const op = opsFor<DeferredConfig, DeferredSide>();
 
 const ops = {
@@ -196,7 +231,13 @@ const ops = {
     weight: 8,
     arbitrary: (config, op) =>
       fc
-        .tuple(sizeArb(config.capacityBytes, config.kind === 'buddy' ? config.minBlockBytes : config.poolAlignBytes), alignArb)
+        .tuple(
+          sizeArb(
+            config.capacityBytes,
+            config.kind === 'buddy' ? config.minBlockBytes : config.poolAlignBytes,
+          ),
+          alignArb,
+        )
         .map(([sizeBytes, alignBytes]) => ({ op, sizeBytes, alignBytes })),
     apply: (s, command) => alloc(s, command.sizeBytes, command.alignBytes),
   }),
@@ -206,15 +247,24 @@ const ops = {
     // used by this frame's GPU work, then all released: dozens of releases wait for one value.
     weight: (config) => (isScaleConfig(config) ? 3 : 0),
     arbitrary: (config, op) =>
-      fc.tuple(fc.integer({ min: 1, max: 2 * config.minBlockBytes }), alignArb).map(([sizeBytes, alignBytes]) => ({ op, sizeBytes, alignBytes })),
+      fc
+        .tuple(fc.integer({ min: 1, max: 2 * config.minBlockBytes }), alignArb)
+        .map(([sizeBytes, alignBytes]) => ({ op, sizeBytes, alignBytes })),
     apply: (s, command) => {
       const offsets: (number | null)[] = [];
       for (let i = 0; i < BURST_ALLOCATIONS; i++) {
-        const observed = alloc(s, command.sizeBytes, command.alignBytes) as { offsetBytes: number | null };
+        const observed = alloc(s, command.sizeBytes, command.alignBytes) as {
+          offsetBytes: number | null;
+        };
         offsets.push(observed.offsetBytes);
         if (observed.offsetBytes === null) break;
         const handout = s.live[s.live.length - 1]!;
-        s.timeline.submitRead(handout.offsetBytes, handout.sizeBytes, s.timeline.nextValueToSignal, handout.id);
+        s.timeline.submitRead(
+          handout.offsetBytes,
+          handout.sizeBytes,
+          s.timeline.nextValueToSignal,
+          handout.id,
+        );
       }
       for (const offsetBytes of offsets) if (offsetBytes !== null) doRelease(s, offsetBytes);
       return { offsets, pendingBytes: s.allocator.pendingBytes() };
@@ -249,20 +299,28 @@ const ops = {
       const returned = s.allocator.endFrame();
       if (returned.length > 0) s.env.probe('release-returned');
       if (s.allocator.pendingBytes() > 0) s.env.probe('release-waits-for-gpu');
-      if (s.live.length === 0 && s.allocator.heldCount() === 0 && s.nextHandoutId > 1) s.env.probe('everything-returned');
+      if (s.live.length === 0 && s.allocator.heldCount() === 0 && s.nextHandoutId > 1)
+        s.env.probe('everything-returned');
       return { returned };
     },
   }),
   gpuProgress: op({
     fields: { steps: Nat() },
     weight: 4,
-    arbitrary: (_config, op) => fc.oneof({ weight: 5, arbitrary: fc.constant(1) }, { weight: 1, arbitrary: fc.constantFrom(0, 2, 4) }).map((steps) => ({ op, steps })),
+    arbitrary: (_config, op) =>
+      fc
+        .oneof(
+          { weight: 5, arbitrary: fc.constant(1) },
+          { weight: 1, arbitrary: fc.constantFrom(0, 2, 4) },
+        )
+        .map((steps) => ({ op, steps })),
     apply: (s, command) => ({ completedValue: s.timeline.advance(command.steps) }),
   }),
   poolAcquire: op({
     fields: { sizeClass: Nat() },
     weight: 6,
-    arbitrary: (config, op) => fc.nat({ max: config.objectSizesBytes.length - 1 }).map((sizeClass) => ({ op, sizeClass })),
+    arbitrary: (config, op) =>
+      fc.nat({ max: config.objectSizesBytes.length - 1 }).map((sizeClass) => ({ op, sizeClass })),
     apply: (s, command) => doPoolAcquire(s, command.sizeClass % s.config.objectSizesBytes.length),
   }),
   poolRelease: op({
@@ -286,13 +344,19 @@ const ops = {
   misuse: op({
     fields: { kind: Nat(), index: Nat() },
     weight: 1,
-    arbitrary: (_config, op) => fc.tuple(fc.nat({ max: DEFERRED_MISUSE_KINDS.length - 1 }), handle).map(([kind, i]) => ({ op, kind, index: i })),
+    arbitrary: (_config, op) =>
+      fc
+        .tuple(fc.nat({ max: DEFERRED_MISUSE_KINDS.length - 1 }), handle)
+        .map(([kind, i]) => ({ op, kind, index: i })),
     apply: (s, command) => misuse(s, command.kind, command.index),
   }),
 };
 
 const configArb = (): fc.Arbitrary<DeferredConfig> =>
-  fc.oneof({ weight: 2000, arbitrary: configShapeArb(fc.constantFrom(4, 8, 16, ORDINARY_MAX_UNITS)) }, { weight: 1, arbitrary: scaleConfigArb() });
+  fc.oneof(
+    { weight: 2000, arbitrary: configShapeArb(fc.constantFrom(4, 8, 16, ORDINARY_MAX_UNITS)) },
+    { weight: 1, arbitrary: scaleConfigArb() },
+  );
 
 /** The scale configs (a share of about 1 in 2000 of the generated ones, as for ring-upload). */
 export function scaleConfigArb(): fc.Arbitrary<DeferredConfig> {
@@ -312,7 +376,9 @@ function configShapeArb(unitsArb: fc.Arbitrary<number>): fc.Arbitrary<DeferredCo
     })
     .map(({ kind, grainBytes, units, objectUnits, oddObject, halfLimit, objectAlignBytes }) => {
       const capacityBytes = grainBytes * units;
-      const objectSizesBytes = objectUnits.map((count, i) => count * grainBytes - (oddObject && i === 0 ? 3 : 0));
+      const objectSizesBytes = objectUnits.map(
+        (count, i) => count * grainBytes - (oddObject && i === 0 ? 3 : 0),
+      );
       return {
         kind,
         capacityBytes,
@@ -328,16 +394,21 @@ function configShapeArb(unitsArb: fc.Arbitrary<number>): fc.Arbitrary<DeferredCo
 
 export const deferredFreeSystem = defineSystem({
   name: 'deferred-free',
-  summary: 'fence-delayed frees and a reusable-object pool in front of a buddy, best-fit or first-fit sub-allocator, behind a frame fence',
+  summary:
+    'fence-delayed frees and a reusable-object pool in front of a buddy, best-fit or first-fit sub-allocator, behind a frame fence',
   config: {
     schema: DeferredFreeConfigSchema,
     check: (c) => {
       const problem = subAllocatorConfigProblem(c.kind, c);
       if (problem !== null) return problem;
-      if (c.capacityBytes > 1 << 30) return `capacityBytes must be at most 2^30, got ${c.capacityBytes}`;
-      if (c.objectSizesBytes.length < 1 || c.objectSizesBytes.some((size) => size < 1)) return 'objectSizesBytes must list at least one positive size';
-      if (new Set(c.objectSizesBytes).size !== c.objectSizesBytes.length) return 'objectSizesBytes must be distinct (one size per class)';
-      if (!isPowerOfTwo(c.objectAlignBytes)) return `objectAlignBytes must be a power of two, got ${c.objectAlignBytes}`;
+      if (c.capacityBytes > 1 << 30)
+        return `capacityBytes must be at most 2^30, got ${c.capacityBytes}`;
+      if (c.objectSizesBytes.length < 1 || c.objectSizesBytes.some((size) => size < 1))
+        return 'objectSizesBytes must list at least one positive size';
+      if (new Set(c.objectSizesBytes).size !== c.objectSizesBytes.length)
+        return 'objectSizesBytes must be distinct (one size per class)';
+      if (!isPowerOfTwo(c.objectAlignBytes))
+        return `objectAlignBytes must be a power of two, got ${c.objectAlignBytes}`;
       return null;
     },
     arbitrary: configArb,
@@ -362,7 +433,11 @@ export const deferredFreeSystem = defineSystem({
   sequence: { minLength: 1, maxLength: 200 },
   createModel: (config, env) => {
     env.probe(`kind-${config.kind}`);
-    return deferredSide(config, env, (c, fence) => new DeferredFreeModel(createSubAllocatorModel(c.kind, c), fence, c));
+    return deferredSide(
+      config,
+      env,
+      (c, fence) => new DeferredFreeModel(createSubAllocatorModel(c.kind, c), fence, c),
+    );
   },
   visual: deferredVisual,
   createImpl: (config, env) => deferredSide(config, env, createDeferredImpl),

@@ -13,12 +13,19 @@ import type { EngineSide } from './engine-frame-side.js';
 /** Frames the GPU completed, from the fence values the frames signalled (both only grow). */
 export function completedFrames(s: EngineSide): number {
   const done = s.manager.gpu.fenceCompleted(0);
-  while (s.framesDone < s.frameValues.length && s.frameValues[s.framesDone]! <= done) s.framesDone++;
+  while (s.framesDone < s.frameValues.length && s.frameValues[s.framesDone]! <= done)
+    s.framesDone++;
   return s.framesDone;
 }
 
 /** The first entry of `ranges` (object, offset, size, stamp) over the bytes whose frame has not completed, or -1. */
-function incompleteOverlap(ranges: readonly number[], done: number, object: number, offsetBytes: number, sizeBytes: number): number {
+function incompleteOverlap(
+  ranges: readonly number[],
+  done: number,
+  object: number,
+  offsetBytes: number,
+  sizeBytes: number,
+): number {
   for (let i = 0; i < ranges.length; i += 4) {
     if (ranges[i] !== object || ranges[i + 3]! <= done) continue;
     const start = ranges[i + 1]!;
@@ -31,20 +38,30 @@ function incompleteOverlap(ranges: readonly number[], done: number, object: numb
  * A pool block handed out: no list of an incomplete frame may read those bytes, and every
  * release of them must have completed (the frame that released them reached its fence on the GPU).
  */
-export function judgeHandOut(s: EngineSide, what: string, object: number, offsetBytes: number, sizeBytes: number): void {
+export function judgeHandOut(
+  s: EngineSide,
+  what: string,
+  object: number,
+  offsetBytes: number,
+  sizeBytes: number,
+): void {
   if (s.reads.length === 0 && s.releases.length === 0) return;
   const done = completedFrames(s);
   const range = `[${offsetBytes}, ${offsetBytes + sizeBytes}) of pool heap ${object}`;
   const read = incompleteOverlap(s.reads, done, object, offsetBytes, sizeBytes);
   if (read >= 0) {
     const r = s.reads;
-    s.handoutLog.push(`${what} hands out ${range}, which a list of frame ${r[read + 3]} still reads at [${r[read + 1]}, ${r[read + 1]! + r[read + 2]!}) (frames completed: ${done})`);
+    s.handoutLog.push(
+      `${what} hands out ${range}, which a list of frame ${r[read + 3]} still reads at [${r[read + 1]}, ${r[read + 1]! + r[read + 2]!}) (frames completed: ${done})`,
+    );
     return;
   }
   const released = incompleteOverlap(s.releases, done, object, offsetBytes, sizeBytes);
   if (released >= 0) {
     const r = s.releases;
-    s.handoutLog.push(`${what} hands out ${range}, though [${r[released + 1]}, ${r[released + 1]! + r[released + 2]!}) was released in frame ${r[released + 3]}, whose fence has not completed (frames completed: ${done})`);
+    s.handoutLog.push(
+      `${what} hands out ${range}, though [${r[released + 1]}, ${r[released + 1]! + r[released + 2]!}) was released in frame ${r[released + 3]}, whose fence has not completed (frames completed: ${done})`,
+    );
   }
 }
 
@@ -111,18 +128,38 @@ export function forgetList(s: EngineSide, list: number): void {
   if (closedAt >= 0) s.closed.splice(closedAt, 1);
 }
 
-export function created(s: EngineSide, r: CreatedResource | null, owned: boolean, firstPass = 0, lastPass = 0): Json {
+export function created(
+  s: EngineSide,
+  r: CreatedResource | null,
+  owned: boolean,
+  firstPass = 0,
+  lastPass = 0,
+): Json {
   if (r === null) return null;
-  s.info[r.id] = { kind: r.kind, object: r.object, offsetBytes: r.offsetBytes, sizeBytes: r.sizeBytes, locked: false, firstPass, lastPass };
+  s.info[r.id] = {
+    kind: r.kind,
+    object: r.object,
+    offsetBytes: r.offsetBytes,
+    sizeBytes: r.sizeBytes,
+    locked: false,
+    firstPass,
+    lastPass,
+  };
   s.live.push(r.id);
   if (owned) s.owned.push(r.id);
   else s.transients.push(r.id);
-  if (r.kind === 'placed') judgeHandOut(s, `create of resource ${r.id}`, r.object, r.offsetBytes, r.sizeBytes);
+  if (r.kind === 'placed')
+    judgeHandOut(s, `create of resource ${r.id}`, r.object, r.offsetBytes, r.sizeBytes);
   return { id: r.id, kind: r.kind, object: r.object, offsetBytes: r.offsetBytes };
 }
 
 export function flushJson(flush: FlushResult): Json {
-  return { batches: flush.batches, hrs: flush.hrs, commits: flush.commits, resolved: flush.resolved };
+  return {
+    batches: flush.batches,
+    hrs: flush.hrs,
+    commits: flush.commits,
+    resolved: flush.resolved,
+  };
 }
 
 export function removeLive(s: EngineSide, id: number): void {

@@ -22,9 +22,15 @@ import {
 export const EngineFrameConfigSchema = Strict({
   poolHeapCount: Nat({ description: 'pool heaps for placed resources, at least 1' }),
   poolHeapBytes: Nat({ description: 'bytes of each pool heap, a multiple of poolAlignBytes' }),
-  poolAlignBytes: Nat({ description: 'placement granularity in pool and transient heaps, a power of two' }),
-  poolMaxAllocBytes: Nat({ description: "the pool's single-allocation limit (larger requests are committed)" }),
-  committedSlotBytes: Type.Array(Nat(), { description: 'device objects for committed resources, one per entry, of that size' }),
+  poolAlignBytes: Nat({
+    description: 'placement granularity in pool and transient heaps, a power of two',
+  }),
+  poolMaxAllocBytes: Nat({
+    description: "the pool's single-allocation limit (larger requests are committed)",
+  }),
+  committedSlotBytes: Type.Array(Nat(), {
+    description: 'device objects for committed resources, one per entry, of that size',
+  }),
   transientHeapBytes: Nat({ description: 'bytes of the transient heap of the frame graph' }),
   backingHeapCount: Nat({ description: 'one-tile backing heaps reserved resources commit into' }),
   tileBytes: Nat({ description: 'bytes of a backing heap (a tile)' }),
@@ -32,8 +38,13 @@ export const EngineFrameConfigSchema = Strict({
   externalCount: Nat({ description: 'external/shared resources (never tracked)' }),
   untrackedBytes: Nat({ description: 'bytes of each back buffer and external resource' }),
   listCount: Nat({ description: 'command-list objects in the pool, at least 1' }),
-  maxCommandsPerBatch: Nat({ description: 'recorded commands per ExecuteCommandLists batch (at least one list each), at least 1' }),
-  startEvicted: Bool({ description: 'tracked objects are created EVICTED (Unreal: CREATE_NOT_RESIDENT)' }),
+  maxCommandsPerBatch: Nat({
+    description:
+      'recorded commands per ExecuteCommandLists batch (at least one list each), at least 1',
+  }),
+  startEvicted: Bool({
+    description: 'tracked objects are created EVICTED (Unreal: CREATE_NOT_RESIDENT)',
+  }),
   maxLatency: Nat({ description: "the manager's MaxLatency, at least 1" }),
   ticksPerSecond: Nat({ description: 'simulated clock ticks per second, at least 1' }),
   localBudgetBytes: Nat({ description: 'local budget the device reports' }),
@@ -110,7 +121,10 @@ export function managerConfig(c: EngineSystemConfig) {
 }
 
 /** The residency port over a manager, with the set-pool watch of the side. */
-function watchedPort(manager: ResidencyManager, side: { closeLog: string[]; insertLog: string[] }): ResidencyPort {
+function watchedPort(
+  manager: ResidencyManager,
+  side: { closeLog: string[]; insertLog: string[] },
+): ResidencyPort {
   const sets = manager.sets;
   return {
     gpu: manager.gpu,
@@ -133,7 +147,11 @@ function watchedPort(manager: ResidencyManager, side: { closeLog: string[]; inse
     beginTracking: (object) => manager.beginTracking(object),
     endTracking: (object) => manager.endTracking(object),
     executeCommandLists: (queue, lists, setIds) => {
-      for (const set of setIds) if (set !== null && sets.isOpen(set)) side.closeLog.push(`set ${set} reached ExecuteCommandLists still open (closed on neither path)`);
+      for (const set of setIds)
+        if (set !== null && sets.isOpen(set))
+          side.closeLog.push(
+            `set ${set} reached ExecuteCommandLists still open (closed on neither path)`,
+          );
       return manager.executeCommandLists(queue, lists, setIds);
     },
     makeResidentForQueue: (queue, set) => {
@@ -151,7 +169,9 @@ export function engineSide(
   makeEngine: (config: EngineFrameConfig, port: ResidencyPort, events: EngineEvents) => EngineFrame,
 ): EngineSide {
   const logs = { closeLog: [] as string[], insertLog: [] as string[] };
-  const engine = makeEngine(engineConfigOf(config), watchedPort(manager, logs), (event) => env.probe(event));
+  const engine = makeEngine(engineConfigOf(config), watchedPort(manager, logs), (event) =>
+    env.probe(event),
+  );
   const side: EngineSide = {
     engine,
     manager,
@@ -178,7 +198,15 @@ export function engineSide(
   for (let i = 0; i < config.backBufferCount + config.externalCount; i++) {
     const id = 2 + i;
     side.live.push(id);
-    side.info[id] = { kind: i < config.backBufferCount ? 'backbuffer' : 'external', object: L.backBufferBase + i, offsetBytes: 0, sizeBytes: config.untrackedBytes, locked: false, firstPass: 0, lastPass: 0 };
+    side.info[id] = {
+      kind: i < config.backBufferCount ? 'backbuffer' : 'external',
+      object: L.backBufferBase + i,
+      offsetBytes: 0,
+      sizeBytes: config.untrackedBytes,
+      locked: false,
+      firstPass: 0,
+      lastPass: 0,
+    };
   }
   manager.drainEvents();
   manager.gpu.drainCalls();
@@ -186,9 +214,19 @@ export function engineSide(
 }
 
 export function createEngineModel(config: EngineSystemConfig, env: RunEnv): EngineSide {
-  return engineSide(config, env, new ResidencyManagerModel(managerConfig(config)), (c, port, events) => new EngineFrameModel(c, port, events));
+  return engineSide(
+    config,
+    env,
+    new ResidencyManagerModel(managerConfig(config)),
+    (c, port, events) => new EngineFrameModel(c, port, events),
+  );
 }
 
 export function createEngineImpl(config: EngineSystemConfig, env: RunEnv): EngineSide {
-  return engineSide(config, env, new ResidencyManagerImpl(managerConfig(config)), (c, port, events) => new EngineFrameImpl(c, port, events));
+  return engineSide(
+    config,
+    env,
+    new ResidencyManagerImpl(managerConfig(config)),
+    (c, port, events) => new EngineFrameImpl(c, port, events),
+  );
 }

@@ -57,14 +57,22 @@ const ops = {
     arbitrary: (config, op) =>
       fc
         .tuple(
-          fc.oneof(fc.integer({ min: 1, max: config.poolMaxAllocBytes }), fc.integer({ min: 1, max: config.poolHeapBytes })),
-          fc.oneof({ weight: 4, arbitrary: fc.constantFrom(0, 8) }, { weight: 3, arbitrary: fc.nat({ max: CREATE_FLAG_MASK }) }, { weight: 2, arbitrary: fc.constant(4) }),
+          fc.oneof(
+            fc.integer({ min: 1, max: config.poolMaxAllocBytes }),
+            fc.integer({ min: 1, max: config.poolHeapBytes }),
+          ),
+          fc.oneof(
+            { weight: 4, arbitrary: fc.constantFrom(0, 8) },
+            { weight: 3, arbitrary: fc.nat({ max: CREATE_FLAG_MASK }) },
+            { weight: 2, arbitrary: fc.constant(4) },
+          ),
         )
         .map(([sizeBytes, flags]) => ({ op, sizeBytes, flags })),
     apply: (s, command) => {
       const r = s.engine.create(command.sizeBytes, command.flags & CREATE_FLAG_MASK);
       const observed = created(s, r, true);
-      if (r !== null && (command.flags & 8) !== 0 && r.kind === 'placed') s.info[r.id]!.locked = true;
+      if (r !== null && (command.flags & 8) !== 0 && r.kind === 'placed')
+        s.info[r.id]!.locked = true;
       return observed;
     },
   }),
@@ -73,11 +81,21 @@ const ops = {
     weight: 3,
     arbitrary: (config, op) =>
       fc
-        .tuple(fc.integer({ min: 1, max: Math.max(1, config.transientHeapBytes >> 1) }), fc.nat({ max: 5 }), fc.nat({ max: 3 }))
+        .tuple(
+          fc.integer({ min: 1, max: Math.max(1, config.transientHeapBytes >> 1) }),
+          fc.nat({ max: 5 }),
+          fc.nat({ max: 3 }),
+        )
         .map(([sizeBytes, firstPass, passes]) => ({ op, sizeBytes, firstPass, passes })),
     apply: (s, command) => {
       const lastPass = command.firstPass + command.passes;
-      return created(s, s.engine.createTransient(command.sizeBytes, command.firstPass, lastPass), false, command.firstPass, lastPass);
+      return created(
+        s,
+        s.engine.createTransient(command.sizeBytes, command.firstPass, lastPass),
+        false,
+        command.firstPass,
+        lastPass,
+      );
     },
   }),
   release: op({
@@ -89,7 +107,8 @@ const ops = {
       if (id === undefined) return SKIPPED;
       s.engine.release(id);
       const info = s.info[id]!;
-      if (info.kind === 'placed') s.releases.push(info.object, info.offsetBytes, info.sizeBytes, s.frameValues.length + 1);
+      if (info.kind === 'placed')
+        s.releases.push(info.object, info.offsetBytes, info.sizeBytes, s.frameValues.length + 1);
       s.owned.splice(s.owned.indexOf(id), 1);
       removeLive(s, id);
       return {};
@@ -123,7 +142,9 @@ const ops = {
     fields: { list: Nat(), path: Nat(), res: Nat(), res2: Nat() },
     weight: 16,
     arbitrary: (_config, op) =>
-      fc.tuple(handle, fc.nat({ max: RECORD_PATHS.length - 1 }), handle, handle).map(([list, path, res, res2]) => ({ op, list, path, res, res2 })),
+      fc
+        .tuple(handle, fc.nat({ max: RECORD_PATHS.length - 1 }), handle, handle)
+        .map(([list, path, res, res2]) => ({ op, list, path, res, res2 })),
     apply: (s, command) => {
       const list = pickLive(s.recording, command.list);
       const res = pickLive(s.live, command.res);
@@ -134,7 +155,13 @@ const ops = {
       const touched = s.touchedBy[list]!;
       if (path !== 'query') {
         touched.push(res);
-        if (path !== 'barrier' && path !== 'descriptorTable' && path !== 'renderTarget' && path !== 'clear') touched.push(res2);
+        if (
+          path !== 'barrier' &&
+          path !== 'descriptorTable' &&
+          path !== 'renderTarget' &&
+          path !== 'clear'
+        )
+          touched.push(res2);
       }
       return {};
     },
@@ -167,7 +194,10 @@ const ops = {
   commit: op({
     fields: { res: Nat(), tiles: Nat() },
     weight: 3,
-    arbitrary: (config, op) => fc.tuple(handle, fc.nat({ max: Math.min(3, config.backingHeapCount) })).map(([res, tiles]) => ({ op, res, tiles })),
+    arbitrary: (config, op) =>
+      fc
+        .tuple(handle, fc.nat({ max: Math.min(3, config.backingHeapCount) }))
+        .map(([res, tiles]) => ({ op, res, tiles })),
     apply: (s, command) => {
       const reserved = s.owned.filter((id) => s.info[id]!.kind === 'reserved');
       const id = pickLive(reserved, command.res);
@@ -188,14 +218,23 @@ const ops = {
   defrag: op({
     fields: { heap: Nat() },
     weight: 2,
-    arbitrary: (config, op) => fc.nat({ max: config.poolHeapCount - 1 }).map((heap) => ({ op, heap })),
+    arbitrary: (config, op) =>
+      fc.nat({ max: config.poolHeapCount - 1 }).map((heap) => ({ op, heap })),
     apply: (s, command) => {
       const move = s.engine.defrag(command.heap);
       if (move === null) return { move: null };
-      const observed = { id: move.id, fromBytes: move.fromBytes, toBytes: move.toBytes, moved: move.moved };
+      const observed = {
+        id: move.id,
+        fromBytes: move.fromBytes,
+        toBytes: move.toBytes,
+        moved: move.moved,
+      };
       const info = s.info[move.id];
       if (info === undefined) return { move: observed };
-      if (info.locked) s.defragLog.push(`defrag picked resource ${move.id} at ${move.fromBytes} (destination ${move.toBytes}) while its initial upload is still running (locked)`);
+      if (info.locked)
+        s.defragLog.push(
+          `defrag picked resource ${move.id} at ${move.fromBytes} (destination ${move.toBytes}) while its initial upload is still running (locked)`,
+        );
       judgeHandOut(s, `defrag of resource ${move.id}`, info.object, move.toBytes, info.sizeBytes);
       const stamp = s.frameValues.length + 1;
       if (move.moved) {
@@ -231,7 +270,10 @@ const ops = {
   gpuProgress: op({
     fields: { steps: Nat() },
     weight: 6,
-    arbitrary: (_config, op) => fc.oneof(fc.integer({ min: 1, max: 4 }), fc.integer({ min: 4, max: 32 })).map((steps) => ({ op, steps })),
+    arbitrary: (_config, op) =>
+      fc
+        .oneof(fc.integer({ min: 1, max: 4 }), fc.integer({ min: 4, max: 32 }))
+        .map((steps) => ({ op, steps })),
     apply: (s, command) => {
       // Not observed: how many items run depends on the manager's splits and paging decisions.
       s.manager.gpu.pagingProgress(command.steps);
@@ -242,7 +284,8 @@ const ops = {
   tick: op({
     fields: { ticks: Nat() },
     weight: 1,
-    arbitrary: (config, op) => fc.integer({ min: 0, max: 3 * config.ticksPerSecond }).map((ticks) => ({ op, ticks })),
+    arbitrary: (config, op) =>
+      fc.integer({ min: 0, max: 3 * config.ticksPerSecond }).map((ticks) => ({ op, ticks })),
     apply: (s, command) => {
       s.manager.gpu.advanceClock(command.ticks);
       return {};
@@ -275,7 +318,11 @@ function touchViolation(s: EngineSide): string | null {
   const violations = s.manager.gpu.violations;
   for (let i = 0; i < violations.length; i++) {
     const v = violations[i]!;
-    if (v.kind === 'touch-not-resident' || v.kind === 'touch-before-paging' || v.kind === 'deadlock') {
+    if (
+      v.kind === 'touch-not-resident' ||
+      v.kind === 'touch-before-paging' ||
+      v.kind === 'deadlock'
+    ) {
       return v.message; // the simulated GPU's message already ends with the object's history (none for a deadlock)
     }
   }
@@ -288,7 +335,12 @@ function transientsDisjoint(s: EngineSide): string | null {
     const a = s.info[t[i]!]!;
     for (let j = i + 1; j < t.length; j++) {
       const b = s.info[t[j]!]!;
-      if (!(a.offsetBytes < b.offsetBytes + b.sizeBytes && b.offsetBytes < a.offsetBytes + a.sizeBytes)) continue;
+      if (
+        !(
+          a.offsetBytes < b.offsetBytes + b.sizeBytes && b.offsetBytes < a.offsetBytes + a.sizeBytes
+        )
+      )
+        continue;
       if (a.firstPass <= b.lastPass && b.firstPass <= a.lastPass) {
         return `transients ${t[i]} [${a.offsetBytes}, ${a.offsetBytes + a.sizeBytes}) passes ${a.firstPass}..${a.lastPass} and ${t[j]} [${b.offsetBytes}, ${b.offsetBytes + b.sizeBytes}) passes ${b.firstPass}..${b.lastPass} share bytes while both alive`;
       }
@@ -304,24 +356,28 @@ const invariants: Invariant<EngineSide, EngineSystemConfig>[] = [
     check: bothSides((s) => {
       const L = s.engine.layout;
       for (let object = L.backBufferBase; object < L.queryHeap; object++) {
-        if (s.manager.status(object) !== 'untracked') return `object ${object} (a back buffer or external resource) is tracked (${s.manager.status(object)})`;
+        if (s.manager.status(object) !== 'untracked')
+          return `object ${object} (a back buffer or external resource) is tracked (${s.manager.status(object)})`;
       }
       return null;
     }),
   },
   {
     name: 'sets-closed-exactly-once',
-    description: 'every residency set is closed exactly once between its open and its submission (path A or path B, never both, never neither)',
+    description:
+      'every residency set is closed exactly once between its open and its submission (path A or path B, never both, never neither)',
     check: bothSides((s) => s.closeLog[0] ?? null),
   },
   {
     name: 'no-insert-into-closed-set',
-    description: 'no registration inserts into a closed residency set (the submission thread registers on a freshly opened list)',
+    description:
+      'no registration inserts into a closed residency set (the submission thread registers on a freshly opened list)',
     check: bothSides((s) => s.insertLog[0] ?? null),
   },
   {
     name: 'gpu-touches-resident',
-    description: "every pageable a list's commands touch (indirect ones included, mapped at execution time) is resident and paged in when the GPU runs the list",
+    description:
+      "every pageable a list's commands touch (indirect ones included, mapped at execution time) is resident and paged in when the GPU runs the list",
     check: bothSides(touchViolation),
   },
   {
@@ -344,16 +400,20 @@ const invariants: Invariant<EngineSide, EngineSystemConfig>[] = [
 
 export const engineFrameSystem = defineSystem({
   name: 'engine-frame',
-  summary: 'the engine frame loop: resources, recording paths, residency sets, reserved commits, aliasing, deferred deletion and defrag over the residency manager',
+  summary:
+    'the engine frame loop: resources, recording paths, residency sets, reserved commits, aliasing, deferred deletion and defrag over the residency manager',
   config: {
     schema: EngineFrameConfigSchema,
     check: (c) => {
       const pow2 = (n: number) => n > 0 && (n & (n - 1)) === 0;
       if (c.poolHeapCount < 1) return 'poolHeapCount must be >= 1';
-      if (!pow2(c.poolAlignBytes)) return `poolAlignBytes must be a power of two, got ${c.poolAlignBytes}`;
-      if (c.poolHeapBytes < c.poolAlignBytes || c.poolHeapBytes % c.poolAlignBytes !== 0) return 'poolHeapBytes must be a positive multiple of poolAlignBytes';
+      if (!pow2(c.poolAlignBytes))
+        return `poolAlignBytes must be a power of two, got ${c.poolAlignBytes}`;
+      if (c.poolHeapBytes < c.poolAlignBytes || c.poolHeapBytes % c.poolAlignBytes !== 0)
+        return 'poolHeapBytes must be a positive multiple of poolAlignBytes';
       if (c.poolMaxAllocBytes < 1) return 'poolMaxAllocBytes must be >= 1';
-      if (c.transientHeapBytes < 1 || c.tileBytes < 1 || c.untrackedBytes < 1) return 'heap, tile and untracked sizes must be >= 1';
+      if (c.transientHeapBytes < 1 || c.tileBytes < 1 || c.untrackedBytes < 1)
+        return 'heap, tile and untracked sizes must be >= 1';
       if (c.committedSlotBytes.some((b) => b < 1)) return 'committed slot sizes must be >= 1';
       if (c.listCount < 1) return 'listCount must be >= 1';
       if (c.maxCommandsPerBatch < 1) return 'maxCommandsPerBatch must be >= 1';
@@ -367,7 +427,10 @@ export const engineFrameSystem = defineSystem({
         .record({
           poolHeapCount: fc.integer({ min: 1, max: 2 }),
           poolHeapBytes: fc.constantFrom(32, 64),
-          committedSlotBytes: fc.array(fc.integer({ min: 8, max: 48 }), { minLength: 1, maxLength: 3 }),
+          committedSlotBytes: fc.array(fc.integer({ min: 8, max: 48 }), {
+            minLength: 1,
+            maxLength: 3,
+          }),
           transientHeapBytes: fc.constantFrom(16, 32),
           backingHeapCount: fc.integer({ min: 1, max: 4 }),
           tileBytes: fc.integer({ min: 4, max: 16 }),
@@ -377,7 +440,10 @@ export const engineFrameSystem = defineSystem({
           maxLatency: fc.integer({ min: 1, max: 6 }),
           ticksPerSecond: fc.integer({ min: 1, max: 10 }),
           budgetPercent: fc.integer({ min: 20, max: 120 }),
-          debugPercent: fc.oneof({ weight: 1, arbitrary: fc.constant(-1) }, { weight: 3, arbitrary: fc.integer({ min: 0, max: 60 }) }),
+          debugPercent: fc.oneof(
+            { weight: 1, arbitrary: fc.constant(-1) },
+            { weight: 3, arbitrary: fc.integer({ min: 0, max: 60 }) },
+          ),
         })
         .map(({ budgetPercent, debugPercent, ...rest }): EngineSystemConfig => {
           const base: EngineSystemConfig = {
@@ -412,7 +478,12 @@ export const engineFrameSystem = defineSystem({
     for (const event of s.manager.drainEvents()) s.env.probe(event);
     const calls = s.manager.gpu.drainCalls();
     for (const call of calls) {
-      const objects = call[0] === 'evict' ? call[1] : call[0] === 'makeResident' || call[0] === 'enqueueMakeResident' ? call[2] : undefined;
+      const objects =
+        call[0] === 'evict'
+          ? call[1]
+          : call[0] === 'makeResident' || call[0] === 'enqueueMakeResident'
+            ? call[2]
+            : undefined;
       if (!Array.isArray(objects)) continue;
       if (call[0] === 'evict') {
         s.env.probe('eviction');

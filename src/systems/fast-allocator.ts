@@ -49,14 +49,22 @@ import { uploadVisual } from './visuals.js';
 export { UploadHeapJudge } from './upload-pages-side.js';
 
 export const FastAllocatorConfigSchema = Strict({
-  pageSizeBytes: Nat({ description: `bytes per page, 1..${UPLOAD_MAX_PAGE_BYTES} (the allocator's default: 4 MiB)` }),
-  minPagesToRetain: Nat({ description: `pool pages cleanup keeps, 0..${UPLOAD_MAX_MIN_PAGES} (default 5)` }),
+  pageSizeBytes: Nat({
+    description: `bytes per page, 1..${UPLOAD_MAX_PAGE_BYTES} (the allocator's default: 4 MiB)`,
+  }),
+  minPagesToRetain: Nat({
+    description: `pool pages cleanup keeps, 0..${UPLOAD_MAX_MIN_PAGES} (default 5)`,
+  }),
 });
 export type FastAllocatorConfig = Static<typeof FastAllocatorConfigSchema>;
 
 export type FastSide = UploadSide<FastAllocator>;
 
-export function fastSide(alloc: (heap: UploadHeap, fence: QueueTimeline) => FastAllocator, config: FastAllocatorConfig, env: RunEnv): FastSide {
+export function fastSide(
+  alloc: (heap: UploadHeap, fence: QueueTimeline) => FastAllocator,
+  config: FastAllocatorConfig,
+  env: RunEnv,
+): FastSide {
   return uploadSide(alloc, config, env);
 }
 
@@ -66,15 +74,32 @@ function allocate(s: FastSide, sizeBytes: number, alignBytes: number): Json {
   const location = s.alloc.allocate(sizeBytes, alignBytes);
   const forwarded = sizeBytes > s.pageSizeBytes;
   if (forwarded && s.heap.created.indexOf(location.bufferId) === -1) {
-    s.placementViolations.push(`a request of ${sizeBytes} bytes above the page size was answered with buffer ${location.bufferId}, not a new dedicated buffer`);
+    s.placementViolations.push(
+      `a request of ${sizeBytes} bytes above the page size was answered with buffer ${location.bufferId}, not a new dedicated buffer`,
+    );
   }
-  s.frame.push(judgeHandOut(s, 'allocate', location, sizeBytes, alignBytes, forwarded ? 'forwarded' : 'page', s.frame, before));
+  s.frame.push(
+    judgeHandOut(
+      s,
+      'allocate',
+      location,
+      sizeBytes,
+      alignBytes,
+      forwarded ? 'forwarded' : 'page',
+      s.frame,
+      before,
+    ),
+  );
   if (forwarded) s.env.probe('forwarded');
   else {
     if (sizeBytes === s.pageSizeBytes) s.env.probe('exact-page-size');
     pageProbes(s, before, pooledBefore, location.bufferId);
   }
-  return { bufferId: location.bufferId, offsetBytes: location.offsetBytes, created: createdOf(s.heap) };
+  return {
+    bufferId: location.bufferId,
+    offsetBytes: location.offsetBytes,
+    created: createdOf(s.heap),
+  };
 }
 
 /** The forwarded part of the retained bound: no dedicated buffer whose fence value completed survives cleanup. */
@@ -89,7 +114,9 @@ function forwardedKept(s: FastSide): string | null {
   return null;
 }
 
-const shared = sharedInvariants<FastAllocator, FastAllocatorConfig>((alloc) => heldPages(alloc) + alloc.forwardedBufferCount());
+const shared = sharedInvariants<FastAllocator, FastAllocatorConfig>(
+  (alloc) => heldPages(alloc) + alloc.forwardedBufferCount(),
+);
 
 const invariants: Invariant<FastSide, FastAllocatorConfig>[] = [
   shared.placement(
@@ -111,7 +138,12 @@ const invariants: Invariant<FastSide, FastAllocatorConfig>[] = [
 function sizeArb(pageSizeBytes: number): fc.Arbitrary<number> {
   const third = Math.max(1, Math.floor(pageSizeBytes / 3));
   return fc.oneof(
-    { weight: 5, arbitrary: fc.constantFrom(pageSizeBytes / 2, pageSizeBytes / 3, pageSizeBytes / 4).map((size) => Math.max(1, Math.floor(size))) },
+    {
+      weight: 5,
+      arbitrary: fc
+        .constantFrom(pageSizeBytes / 2, pageSizeBytes / 3, pageSizeBytes / 4)
+        .map((size) => Math.max(1, Math.floor(size))),
+    },
     { weight: 4, arbitrary: fc.integer({ min: 1, max: third }) },
     { weight: 1, arbitrary: fc.integer({ min: 1, max: pageSizeBytes }) },
     { weight: 1, arbitrary: fc.constant(pageSizeBytes) },
@@ -133,7 +165,10 @@ const ops = {
   allocate: op({
     fields: { sizeBytes: Int(), alignBytes: Int() },
     weight: 12,
-    arbitrary: (config, op) => fc.tuple(sizeArb(config.pageSizeBytes), alignArb).map(([sizeBytes, alignBytes]) => ({ op, sizeBytes, alignBytes })),
+    arbitrary: (config, op) =>
+      fc
+        .tuple(sizeArb(config.pageSizeBytes), alignArb)
+        .map(([sizeBytes, alignBytes]) => ({ op, sizeBytes, alignBytes })),
     apply: (s, command) => allocate(s, command.sizeBytes, command.alignBytes),
   }),
   retain: op({
@@ -142,7 +177,8 @@ const ops = {
     arbitrary: (_config, op) => fc.constantFrom(0, 1, 2, 3, -1).map((count) => ({ op, count })),
     apply: (s, command) => {
       s.alloc.setMinPagesToRetain(command.count);
-      if (command.count < s.minPagesToRetain && s.alloc.pooledPageCount() > command.count) s.env.probe('minimum-lowered-below-pool');
+      if (command.count < s.minPagesToRetain && s.alloc.pooledPageCount() > command.count)
+        s.env.probe('minimum-lowered-below-pool');
       s.minPagesToRetain = command.count;
       return {};
     },
@@ -155,7 +191,8 @@ const ops = {
 
 export const fastAllocatorSystem = defineSystem({
   name: 'fast-allocator',
-  summary: 'fast allocator: bump pages for single-frame upload data, recycled after their fence, forwarding above the page size, a minimum pool kept, against a simulated GPU queue',
+  summary:
+    'fast allocator: bump pages for single-frame upload data, recycled after their fence, forwarding above the page size, a minimum pool kept, against a simulated GPU queue',
   config: {
     schema: FastAllocatorConfigSchema,
     check: fastAllocatorConfigCheck(1),
@@ -175,9 +212,21 @@ export const fastAllocatorSystem = defineSystem({
     return dispatch(s, command);
   },
   sequence: { minLength: 1, maxLength: 200 },
-  createModel: (config, env) => fastSide((heap, fence) => new FastAllocatorModel(heap, fence, config.pageSizeBytes, config.minPagesToRetain), config, env),
+  createModel: (config, env) =>
+    fastSide(
+      (heap, fence) =>
+        new FastAllocatorModel(heap, fence, config.pageSizeBytes, config.minPagesToRetain),
+      config,
+      env,
+    ),
   visual: uploadVisual,
-  createImpl: (config, env) => fastSide((heap, fence) => new FastAllocatorImpl(heap, fence, config.pageSizeBytes, config.minPagesToRetain), config, env),
+  createImpl: (config, env) =>
+    fastSide(
+      (heap, fence) =>
+        new FastAllocatorImpl(heap, fence, config.pageSizeBytes, config.minPagesToRetain),
+      config,
+      env,
+    ),
   invariants,
   probes: [
     'page-turnover',

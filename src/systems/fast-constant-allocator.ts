@@ -22,7 +22,11 @@ import { Int, Nat, Strict, type Static } from '../harness/schema.js';
 import type { QueueTimeline } from '../gpu/queue-timeline.js';
 import { FastConstantAllocatorModel } from '../../models/fast-constant-allocator.js';
 import { FastConstantAllocatorImpl } from '../alloc/upload-pages.js';
-import { CONSTANT_ALIGN_BYTES, type FastConstantAllocator, type UploadHeap } from '../alloc/upload-pages-types.js';
+import {
+  CONSTANT_ALIGN_BYTES,
+  type FastConstantAllocator,
+  type UploadHeap,
+} from '../alloc/upload-pages-types.js';
 import { alignUp } from '../alloc/allocator.js';
 import { pickLive, SKIPPED } from './common.js';
 import {
@@ -44,8 +48,12 @@ import {
 import { uploadVisual } from './visuals.js';
 
 export const FastConstantConfigSchema = Strict({
-  pageSizeBytes: Nat({ description: `bytes per page, a multiple of 256 up to ${UPLOAD_MAX_PAGE_BYTES} (the allocator's default: 64 KiB)` }),
-  minPagesToRetain: Nat({ description: `pool pages cleanup keeps, 0..${UPLOAD_MAX_MIN_PAGES} (default 5)` }),
+  pageSizeBytes: Nat({
+    description: `bytes per page, a multiple of 256 up to ${UPLOAD_MAX_PAGE_BYTES} (the allocator's default: 64 KiB)`,
+  }),
+  minPagesToRetain: Nat({
+    description: `pool pages cleanup keeps, 0..${UPLOAD_MAX_MIN_PAGES} (default 5)`,
+  }),
 });
 export type FastConstantConfig = Static<typeof FastConstantConfigSchema>;
 
@@ -58,42 +66,74 @@ export interface ConstantSide extends UploadSide<FastConstantAllocator> {
   readonly current: Map<number, Handout>;
 }
 
-export function constantSide(alloc: (heap: UploadHeap, fence: QueueTimeline) => FastConstantAllocator, config: FastConstantConfig, env: RunEnv): ConstantSide {
-  const side = uploadSide(alloc, config, env) as ConstantSide & { loose: Handout[]; uniformBuffers: number[]; current: Map<number, Handout> };
+export function constantSide(
+  alloc: (heap: UploadHeap, fence: QueueTimeline) => FastConstantAllocator,
+  config: FastConstantConfig,
+  env: RunEnv,
+): ConstantSide {
+  const side = uploadSide(alloc, config, env) as ConstantSide & {
+    loose: Handout[];
+    uniformBuffers: number[];
+    current: Map<number, Handout>;
+  };
   side.loose = [];
   side.uniformBuffers = [];
   side.current = new Map();
   return side;
 }
 
-function handOut(s: ConstantSide, operation: string, sizeBytes: number, give: () => { bufferId: number; offsetBytes: number }): Handout {
+function handOut(
+  s: ConstantSide,
+  operation: string,
+  sizeBytes: number,
+  give: () => { bufferId: number; offsetBytes: number },
+): Handout {
   const before = s.alloc.currentPage();
   const pooledBefore = s.alloc.pooledPageCount();
   const location = give();
-  const handout = judgeHandOut(s, operation, location, alignUp(sizeBytes, CONSTANT_ALIGN_BYTES), CONSTANT_ALIGN_BYTES, 'page', s.frame, before);
+  const handout = judgeHandOut(
+    s,
+    operation,
+    location,
+    alignUp(sizeBytes, CONSTANT_ALIGN_BYTES),
+    CONSTANT_ALIGN_BYTES,
+    'page',
+    s.frame,
+    before,
+  );
   s.frame.push(handout);
   pageProbes(s, before, pooledBefore, location.bufferId);
-  if (alignUp(sizeBytes, CONSTANT_ALIGN_BYTES) === s.pageSizeBytes) s.env.probe('constant-fills-page');
+  if (alignUp(sizeBytes, CONSTANT_ALIGN_BYTES) === s.pageSizeBytes)
+    s.env.probe('constant-fills-page');
   return handout;
 }
 
 /** Whether an unfinished GPU read uses the hand-out's bytes. */
 function isRead(s: ConstantSide, handout: Handout): boolean {
   const buffer = s.heap.buffers.get(handout.bufferId);
-  return buffer !== undefined && s.timeline.findInFlightOverlap(buffer.baseAddress + handout.offsetBytes, handout.sizeBytes) !== null;
+  return (
+    buffer !== undefined &&
+    s.timeline.findInFlightOverlap(buffer.baseAddress + handout.offsetBytes, handout.sizeBytes) !==
+      null
+  );
 }
 
 const shared = sharedInvariants<FastConstantAllocator, FastConstantConfig>(heldPages);
 
 const invariants: Invariant<ConstantSide, FastConstantConfig>[] = [
-  shared.placement('constant-aligned-in-page', 'every constant starts at a multiple of 256 bytes of a live page and its 256-byte units end inside the page'),
+  shared.placement(
+    'constant-aligned-in-page',
+    'every constant starts at a multiple of 256 bytes of a live page and its 256-byte units end inside the page',
+  ),
   shared.noOverlap,
   shared.inFlight(
     'no-rewrite-in-flight',
     'no hand-out (a new constant, a uniform buffer update) uses bytes the GPU may be reading: updates allocate a new location, a page is recycled (handed out from again after it left the current page) only once the frame of its last hand-out completed, and no hand-out overlaps an unfinished GPU read (the timeline)',
   ),
   shared.destroyed,
-  shared.retained('after cleanup the pool keeps at least min(minPagesToRetain, what it had) pages and keeps no completed page above the minimum'),
+  shared.retained(
+    'after cleanup the pool keeps at least min(minPagesToRetain, what it had) pages and keeps no completed page above the minimum',
+  ),
   shared.accounting,
 ];
 
@@ -107,7 +147,10 @@ function sizeArb(pageSizeBytes: number): fc.Arbitrary<number> {
   );
 }
 
-const uniformBufferArb = fc.oneof({ weight: 20, arbitrary: fc.nat({ max: 5 }) }, { weight: 1, arbitrary: fc.constant(-1) });
+const uniformBufferArb = fc.oneof(
+  { weight: 20, arbitrary: fc.nat({ max: 5 }) },
+  { weight: 1, arbitrary: fc.constant(-1) },
+);
 
 const op = opsFor<FastConstantConfig, ConstantSide>();
 const frame = frameOps<FastConstantAllocator, FastConstantConfig>();
@@ -116,16 +159,26 @@ const ops = {
   update: op({
     fields: { uniformBuffer: Int(), sizeBytes: Int() },
     weight: 8,
-    arbitrary: (config, op) => fc.tuple(uniformBufferArb, sizeArb(config.pageSizeBytes)).map(([uniformBuffer, sizeBytes]) => ({ op, uniformBuffer, sizeBytes })),
+    arbitrary: (config, op) =>
+      fc
+        .tuple(uniformBufferArb, sizeArb(config.pageSizeBytes))
+        .map(([uniformBuffer, sizeBytes]) => ({ op, uniformBuffer, sizeBytes })),
     apply: (s, command) => {
       const { uniformBuffer, sizeBytes } = command;
       const previous = s.current.get(uniformBuffer);
-      const handout = handOut(s, 'update', sizeBytes, () => s.alloc.updateUniformBuffer(uniformBuffer, sizeBytes));
+      const handout = handOut(s, 'update', sizeBytes, () =>
+        s.alloc.updateUniformBuffer(uniformBuffer, sizeBytes),
+      );
       if (previous === undefined) s.uniformBuffers.push(uniformBuffer);
       else if (isRead(s, previous)) s.env.probe('uniform-buffer-replaced-while-read');
       s.current.set(uniformBuffer, handout);
       const location = s.alloc.uniformBufferLocation(uniformBuffer);
-      return { bufferId: handout.bufferId, offsetBytes: handout.offsetBytes, created: createdOf(s.heap), location: location === null ? null : [location.bufferId, location.offsetBytes] };
+      return {
+        bufferId: handout.bufferId,
+        offsetBytes: handout.offsetBytes,
+        created: createdOf(s.heap),
+        location: location === null ? null : [location.bufferId, location.offsetBytes],
+      };
     },
   }),
   draw: op({
@@ -141,11 +194,18 @@ const ops = {
   allocate: op({
     fields: { sizeBytes: Int() },
     weight: 4,
-    arbitrary: (config, op) => sizeArb(config.pageSizeBytes).map((sizeBytes) => ({ op, sizeBytes })),
+    arbitrary: (config, op) =>
+      sizeArb(config.pageSizeBytes).map((sizeBytes) => ({ op, sizeBytes })),
     apply: (s, command) => {
-      const handout = handOut(s, 'allocate', command.sizeBytes, () => s.alloc.allocate(command.sizeBytes));
+      const handout = handOut(s, 'allocate', command.sizeBytes, () =>
+        s.alloc.allocate(command.sizeBytes),
+      );
       s.loose.push(handout);
-      return { bufferId: handout.bufferId, offsetBytes: handout.offsetBytes, created: createdOf(s.heap) };
+      return {
+        bufferId: handout.bufferId,
+        offsetBytes: handout.offsetBytes,
+        created: createdOf(s.heap),
+      };
     },
   }),
   use: op({
@@ -175,13 +235,17 @@ const ops = {
 
 export const fastConstantAllocatorSystem = defineSystem({
   name: 'fast-constant-allocator',
-  summary: 'fast constant allocator: 256-byte aligned constants in bump pages, uniform buffers updated by allocating a new location and replacing, pages recycled after their fence, against a simulated GPU queue',
+  summary:
+    'fast constant allocator: 256-byte aligned constants in bump pages, uniform buffers updated by allocating a new location and replacing, pages recycled after their fence, against a simulated GPU queue',
   config: {
     schema: FastConstantConfigSchema,
     check: fastAllocatorConfigCheck(CONSTANT_ALIGN_BYTES),
     arbitrary: () =>
       fc.record({
-        pageSizeBytes: fc.oneof({ weight: 4, arbitrary: fc.constantFrom(256, 512, 1024) }, { weight: 1, arbitrary: fc.constant(2048) }),
+        pageSizeBytes: fc.oneof(
+          { weight: 4, arbitrary: fc.constantFrom(256, 512, 1024) },
+          { weight: 1, arbitrary: fc.constant(2048) },
+        ),
         minPagesToRetain: fc.integer({ min: 0, max: 3 }),
       }),
   },
@@ -192,10 +256,29 @@ export const fastConstantAllocatorSystem = defineSystem({
   },
   sequence: { minLength: 1, maxLength: 200 },
   createModel: (config, env) =>
-    constantSide((heap, fence) => new FastConstantAllocatorModel(heap, fence, config.pageSizeBytes, config.minPagesToRetain), config, env),
+    constantSide(
+      (heap, fence) =>
+        new FastConstantAllocatorModel(heap, fence, config.pageSizeBytes, config.minPagesToRetain),
+      config,
+      env,
+    ),
   visual: uploadVisual,
   createImpl: (config, env) =>
-    constantSide((heap, fence) => new FastConstantAllocatorImpl(heap, fence, config.pageSizeBytes, config.minPagesToRetain), config, env),
+    constantSide(
+      (heap, fence) =>
+        new FastConstantAllocatorImpl(heap, fence, config.pageSizeBytes, config.minPagesToRetain),
+      config,
+      env,
+    ),
   invariants,
-  probes: ['page-turnover', 'page-recycled', 'new-page-while-pool-waits', 'constant-fills-page', 'uniform-buffer-replaced-while-read', 'cleanup-destroyed', 'cleanup-kept-minimum', 'cleanup-blocked-by-fence'],
+  probes: [
+    'page-turnover',
+    'page-recycled',
+    'new-page-while-pool-waits',
+    'constant-fills-page',
+    'uniform-buffer-replaced-while-read',
+    'cleanup-destroyed',
+    'cleanup-kept-minimum',
+    'cleanup-blocked-by-fence',
+  ],
 });

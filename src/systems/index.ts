@@ -40,7 +40,9 @@ export const PROJECT_ROOT = PACKAGE_ROOT;
 /** Loads the built-in bug catalog: mutants/index.ts next to src/ (compiled: dist/mutants/index.js next to dist/src/). */
 export async function loadBuiltinMutants(): Promise<readonly AnyMutant[]> {
   const here = fileURLToPath(import.meta.url);
-  const catalog = pathToFileURL(path.resolve(path.dirname(here), '..', '..', 'mutants', `index${path.extname(here)}`)).href;
+  const catalog = pathToFileURL(
+    path.resolve(path.dirname(here), '..', '..', 'mutants', `index${path.extname(here)}`),
+  ).href;
   return ((await import(catalog)) as { MUTANTS: readonly AnyMutant[] }).MUTANTS;
 }
 
@@ -48,5 +50,8 @@ export async function loadBuiltinMutants(): Promise<readonly AnyMutant[]> {
 export const BUILTIN_REGISTRY = new Registry({
   systems: BUILTIN_SYSTEMS,
   loadMutants: loadBuiltinMutants,
-  resolvers: { [USER_ALLOCATOR_SYSTEM]: (rawConfig) => userAllocatorSystemForConfig(rawConfig), [NATIVE_ALLOCATOR_SYSTEM]: nativeAllocatorResolver(process.cwd()) },
+  resolvers: {
+    [USER_ALLOCATOR_SYSTEM]: (rawConfig) => userAllocatorSystemForConfig(rawConfig),
+    [NATIVE_ALLOCATOR_SYSTEM]: nativeAllocatorResolver(process.cwd()),
+  },
 });

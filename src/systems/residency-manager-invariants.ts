@@ -12,7 +12,8 @@ import type { ManagerSide, ResidencyManagerSystemConfig } from './residency-mana
 function gpuViolation(kinds: readonly ViolationKind[]): (s: ManagerSide) => string | null {
   return (s) => {
     const violations = s.manager.gpu.violations;
-    for (let i = 0; i < violations.length; i++) if (kinds.includes(violations[i]!.kind)) return violations[i]!.message;
+    for (let i = 0; i < violations.length; i++)
+      if (kinds.includes(violations[i]!.kind)) return violations[i]!.message;
     return null;
   };
 }
@@ -39,8 +40,10 @@ function bookkeeping(s: ManagerSide): string | null {
   const resident = m.residentList();
   const evicted = m.evictedList();
   const counters = m.counters();
-  if (resident.length !== counters.resident) return `resident list holds ${resident.length} objects, the counter says ${counters.resident}`;
-  if (evicted.length !== counters.evicted) return `evicted list holds ${evicted.length} objects, the counter says ${counters.evicted}`;
+  if (resident.length !== counters.resident)
+    return `resident list holds ${resident.length} objects, the counter says ${counters.resident}`;
+  if (evicted.length !== counters.evicted)
+    return `evicted list holds ${evicted.length} objects, the counter says ${counters.evicted}`;
   const sizes = s.config.objectSizesBytes;
   if (onListScratch.length < sizes.length) onListScratch = new Uint8Array(sizes.length);
   const onList = onListScratch;
@@ -51,19 +54,25 @@ function bookkeeping(s: ManagerSide): string | null {
     onList[object] = ON_RESIDENT;
     residentBytes += sizes[object]!;
   }
-  if (residentBytes !== counters.residentSizeBytes) return `ResidentSize is ${counters.residentSizeBytes} bytes but the resident list holds ${residentBytes}`;
+  if (residentBytes !== counters.residentSizeBytes)
+    return `ResidentSize is ${counters.residentSizeBytes} bytes but the resident list holds ${residentBytes}`;
   for (const object of evicted) {
-    if (onList[object] !== 0) return `object ${object} is ${onList[object] === ON_RESIDENT ? 'in both lists' : 'twice in the evicted list'}`;
+    if (onList[object] !== 0)
+      return `object ${object} is ${onList[object] === ON_RESIDENT ? 'in both lists' : 'twice in the evicted list'}`;
     onList[object] = ON_EVICTED;
   }
   for (let object = 0; object < sizes.length; object++) {
     const status = m.status(object);
     const refCount = m.gpu.residencyRefCount(object);
-    if (status === 'resident' && refCount !== 1) return `object ${object} is RESIDENT in the bookkeeping, device refcount ${refCount}${objectHistory(m, object)}`;
-    if (status !== 'resident' && refCount !== 0) return `object ${object} is ${status} in the bookkeeping, device refcount ${refCount}${objectHistory(m, object)}`;
+    if (status === 'resident' && refCount !== 1)
+      return `object ${object} is RESIDENT in the bookkeeping, device refcount ${refCount}${objectHistory(m, object)}`;
+    if (status !== 'resident' && refCount !== 0)
+      return `object ${object} is ${status} in the bookkeeping, device refcount ${refCount}${objectHistory(m, object)}`;
     const listed = onList[object];
-    if ((status === 'resident') !== (listed === ON_RESIDENT)) return `object ${object} is ${status} but ${listed === ON_RESIDENT ? 'is' : 'is not'} in the resident list`;
-    if ((status === 'evicted') !== (listed === ON_EVICTED)) return `object ${object} is ${status} but ${listed === ON_EVICTED ? 'is' : 'is not'} in the evicted list`;
+    if ((status === 'resident') !== (listed === ON_RESIDENT))
+      return `object ${object} is ${status} but ${listed === ON_RESIDENT ? 'is' : 'is not'} in the resident list`;
+    if ((status === 'evicted') !== (listed === ON_EVICTED))
+      return `object ${object} is ${status} but ${listed === ON_EVICTED ? 'is' : 'is not'} in the evicted list`;
   }
   return null;
 }
@@ -84,7 +93,8 @@ function lruSorted(s: ManagerSide): string | null {
   for (let i = 0; i < resident.length; i++) {
     const object = resident[i]!;
     const sync = m.lastSyncPoint(object);
-    if (i > 0 && sync < before) return `resident list [${resident}] has object ${object} (sync point ${sync}) after object ${resident[i - 1]} (sync point ${before})`;
+    if (i > 0 && sync < before)
+      return `resident list [${resident}] has object ${object} (sync point ${sync}) after object ${resident[i - 1]} (sync point ${before})`;
     before = sync;
     const used = m.lastUsedTimestamp(object);
     if (sync === 0 && used === 0) continue; // never used
@@ -106,29 +116,36 @@ function lruSorted(s: ManagerSide): string | null {
 function lruMatchesModel(model: ManagerSide, impl: ManagerSide): string | null {
   const expected = model.manager.residentList();
   const actual = impl.manager.residentList();
-  if (!sameNumbers(expected, actual)) return `the implementation's resident list is [${actual}], the model's [${expected}]`;
+  if (!sameNumbers(expected, actual))
+    return `the implementation's resident list is [${actual}], the model's [${expected}]`;
   const expectedEvicted = model.manager.evictedList();
   const actualEvicted = impl.manager.evictedList();
-  if (!sameNumbers(expectedEvicted, actualEvicted)) return `the implementation's evicted list is [${actualEvicted}], the model's [${expectedEvicted}]`;
+  if (!sameNumbers(expectedEvicted, actualEvicted))
+    return `the implementation's evicted list is [${actualEvicted}], the model's [${expectedEvicted}]`;
   for (let object = 0; object < model.config.objectSizesBytes.length; object++) {
     if (model.manager.status(object) === 'untracked') continue;
     const expectedSync = model.manager.lastSyncPoint(object);
     const actualSync = impl.manager.lastSyncPoint(object);
-    if (expectedSync !== actualSync) return `object ${object} has last sync point ${actualSync} in the implementation, ${expectedSync} in the model`;
+    if (expectedSync !== actualSync)
+      return `object ${object} has last sync point ${actualSync} in the implementation, ${expectedSync} in the model`;
     const expectedUsed = model.manager.lastUsedTimestamp(object);
     const actualUsed = impl.manager.lastUsedTimestamp(object);
-    if (expectedUsed !== actualUsed) return `object ${object} was last used at tick ${actualUsed} in the implementation, ${expectedUsed} in the model`;
+    if (expectedUsed !== actualUsed)
+      return `object ${object} was last used at tick ${actualUsed} in the implementation, ${expectedUsed} in the model`;
   }
   return null;
 }
 
 function generations(s: ManagerSide): string | null {
   const current = s.manager.currentGeneration();
-  if (current < s.highestGeneration) return `the current generation went back from ${s.highestGeneration} to ${current}`;
+  if (current < s.highestGeneration)
+    return `the current generation went back from ${s.highestGeneration} to ${current}`;
   const inFlight = s.manager.syncPointGenerations();
   for (let i = 0; i < inFlight.length; i++) {
-    if (i > 0 && inFlight[i]! <= inFlight[i - 1]!) return `in-flight sync points are not strictly increasing: [${inFlight}]`;
-    if (inFlight[i]! >= current) return `sync point ${inFlight[i]} is not below the current generation ${current}`;
+    if (i > 0 && inFlight[i]! <= inFlight[i - 1]!)
+      return `in-flight sync points are not strictly increasing: [${inFlight}]`;
+    if (inFlight[i]! >= current)
+      return `sync point ${inFlight[i]} is not below the current generation ${current}`;
   }
   return null;
 }
@@ -140,12 +157,15 @@ export const invariants: Invariant<ManagerSide, ResidencyManagerSystemConfig>[] 
     description: 'paging work queued and not yet dequeued never exceeds MaxLatency',
     check: bothSides((s) => {
       const queued = s.manager.queuedWorks();
-      return queued <= s.config.maxLatency ? null : `${queued} paging works queued with MaxLatency ${s.config.maxLatency}`;
+      return queued <= s.config.maxLatency
+        ? null
+        : `${queued} paging works queued with MaxLatency ${s.config.maxLatency}`;
     }),
   },
   {
     name: 'residency-before-execution',
-    description: 'every object a list touches is device-resident and its queued make-resident has reached the paging fence when the GPU runs the list; CPU waits complete',
+    description:
+      'every object a list touches is device-resident and its queued make-resident has reached the paging fence when the GPU runs the list; CPU waits complete',
     check: bothSides(gpuViolation(['touch-not-resident', 'touch-before-paging', 'deadlock'])),
   },
   {
@@ -156,27 +176,32 @@ export const invariants: Invariant<ManagerSide, ResidencyManagerSystemConfig>[] 
   },
   {
     name: 'bookkeeping-matches-device',
-    description: 'status equals device residency (refcount 1 or 0: one device call per status flip), lists match statuses, counters and ResidentSize match the lists',
+    description:
+      'status equals device residency (refcount 1 or 0: one device call per status flip), lists match statuses, counters and ResidentSize match the lists',
     check: bothSides(bookkeeping),
   },
   {
     name: 'lru-sorted',
-    description: 'on each side, the resident list is non-decreasing from head to tail in last sync point, and in last-used tick among objects that have been used',
+    description:
+      'on each side, the resident list is non-decreasing from head to tail in last sync point, and in last-used tick among objects that have been used',
     check: bothSides(lruSorted),
   },
   {
     name: 'lru-matches-model',
-    description: "the implementation's resident and evicted lists hold the model's objects in the model's order, and every tracked object has the model's last sync point and last-used tick",
+    description:
+      "the implementation's resident and evicted lists hold the model's objects in the model's order, and every tracked object has the model's last sync point and last-used tick",
     check: lruMatchesModel,
   },
   {
     name: 'generations-increasing',
-    description: 'the current generation never goes back; in-flight sync points are strictly increasing and below it',
+    description:
+      'the current generation never goes back; in-flight sync points are strictly increasing and below it',
     check: bothSides(generations),
   },
   {
     name: 'within-budget',
-    description: 'a budgeted make-resident batch never takes the usage over the budget (only the reported fallback may)',
+    description:
+      'a budgeted make-resident batch never takes the usage over the budget (only the reported fallback may)',
     check: bothSides(gpuViolation(['over-budget'])),
   },
   {
@@ -192,24 +217,33 @@ export const invariants: Invariant<ManagerSide, ResidencyManagerSystemConfig>[] 
     check: (model, impl) => {
       const m = model.manager;
       const i = impl.manager;
-      if (i.currentGeneration() !== m.currentGeneration()) return `currentGeneration() is ${i.currentGeneration()}, the model's ${m.currentGeneration()}`;
+      if (i.currentGeneration() !== m.currentGeneration())
+        return `currentGeneration() is ${i.currentGeneration()}, the model's ${m.currentGeneration()}`;
       const points = i.syncPointGenerations();
       const expectedPoints = m.syncPointGenerations();
-      if (!sameNumbers(points, expectedPoints)) return `syncPointGenerations() is [${points}], the model's [${expectedPoints}]`;
+      if (!sameNumbers(points, expectedPoints))
+        return `syncPointGenerations() is [${points}], the model's [${expectedPoints}]`;
       if (i.firstUncompletedGeneration() !== m.firstUncompletedGeneration()) {
         return `firstUncompletedGeneration() is ${i.firstUncompletedGeneration()}, the model's ${m.firstUncompletedGeneration()}`;
       }
-      if (i.queuedWorks() !== m.queuedWorks()) return `queuedWorks() is ${i.queuedWorks()}, the model's ${m.queuedWorks()}`;
+      if (i.queuedWorks() !== m.queuedWorks())
+        return `queuedWorks() is ${i.queuedWorks()}, the model's ${m.queuedWorks()}`;
       const counters = i.counters();
       const expected = m.counters();
-      if (counters.resident !== expected.resident || counters.evicted !== expected.evicted || counters.residentSizeBytes !== expected.residentSizeBytes) {
+      if (
+        counters.resident !== expected.resident ||
+        counters.evicted !== expected.evicted ||
+        counters.residentSizeBytes !== expected.residentSizeBytes
+      ) {
         return `counters() is ${JSON.stringify(counters)}, the model's ${JSON.stringify(expected)}`;
       }
       // The two devices answer alike too (their calls are compared in the observations): paging
       // fence, queue backlogs and each segment's usage.
-      if (i.gpu.pagingFenceCompleted !== m.gpu.pagingFenceCompleted) return `paging fence at ${i.gpu.pagingFenceCompleted}, the model's device at ${m.gpu.pagingFenceCompleted}`;
+      if (i.gpu.pagingFenceCompleted !== m.gpu.pagingFenceCompleted)
+        return `paging fence at ${i.gpu.pagingFenceCompleted}, the model's device at ${m.gpu.pagingFenceCompleted}`;
       for (let queue = 0; queue < impl.config.queueCount; queue++) {
-        if (i.gpu.pendingItems(queue) !== m.gpu.pendingItems(queue)) return `queue ${queue} holds ${i.gpu.pendingItems(queue)} items, the model's device ${m.gpu.pendingItems(queue)}`;
+        if (i.gpu.pendingItems(queue) !== m.gpu.pendingItems(queue))
+          return `queue ${queue} holds ${i.gpu.pendingItems(queue)} items, the model's device ${m.gpu.pendingItems(queue)}`;
       }
       const local = i.gpu.localUsageBytes;
       const nonLocal = i.gpu.nonLocalUsageBytes;

@@ -11,7 +11,11 @@ import { Bool, Nat, OneOf, Type } from '../harness/schema.js';
 import { DEVICE_CALL_KINDS } from '../gpu/sim-gpu.js';
 import { INITIAL_SYNC_POINTS } from '../residency/sync-points.js';
 import { pickLive } from './common.js';
-import { SET_COUNT, type ManagerSide, type ResidencyManagerSystemConfig } from './residency-manager-side.js';
+import {
+  SET_COUNT,
+  type ManagerSide,
+  type ResidencyManagerSystemConfig,
+} from './residency-manager-side.js';
 
 function objectOf(s: ManagerSide, obj: number): number {
   return obj % s.config.objectSizesBytes.length;
@@ -32,8 +36,10 @@ function insertChecked(s: ManagerSide, set: number, object: number): boolean {
 /** Set handles: one of the SET_COUNT sets created up front. */
 const setHandle = fc.nat({ max: SET_COUNT - 1 });
 /** Object ids: one of the configured objects. */
-const objectArb = (config: ResidencyManagerSystemConfig): fc.Arbitrary<number> => fc.nat({ max: config.objectSizesBytes.length - 1 });
-const queueArb = (config: ResidencyManagerSystemConfig): fc.Arbitrary<number> => fc.nat({ max: config.queueCount - 1 });
+const objectArb = (config: ResidencyManagerSystemConfig): fc.Arbitrary<number> =>
+  fc.nat({ max: config.objectSizesBytes.length - 1 });
+const queueArb = (config: ResidencyManagerSystemConfig): fc.Arbitrary<number> =>
+  fc.nat({ max: config.queueCount - 1 });
 const op = opsFor<ResidencyManagerSystemConfig, ManagerSide>();
 
 export const ops = {
@@ -64,8 +70,11 @@ export const ops = {
   insert: op({
     fields: { set: Nat(), obj: Nat() },
     weight: 4,
-    arbitrary: (config, op) => fc.tuple(setHandle, objectArb(config)).map(([set, obj]) => ({ op, set, obj })),
-    apply: (s, command) => ({ inserted: insertChecked(s, setOf(s, command.set), objectOf(s, command.obj)) }),
+    arbitrary: (config, op) =>
+      fc.tuple(setHandle, objectArb(config)).map(([set, obj]) => ({ op, set, obj })),
+    apply: (s, command) => ({
+      inserted: insertChecked(s, setOf(s, command.set), objectOf(s, command.obj)),
+    }),
   }),
   close: op({
     fields: { set: Nat() },
@@ -78,7 +87,13 @@ export const ops = {
     weight: 10,
     arbitrary: (config, op) =>
       fc
-        .tuple(setHandle, fc.array(objectArb(config), { minLength: 1, maxLength: config.objectSizesBytes.length + 1 }))
+        .tuple(
+          setHandle,
+          fc.array(objectArb(config), {
+            minLength: 1,
+            maxLength: config.objectSizesBytes.length + 1,
+          }),
+        )
         .map(([set, objs]) => ({ op, set, objs })),
     apply: (s, command): Json => {
       const { sets } = s.manager;
@@ -95,7 +110,10 @@ export const ops = {
     weight: 12,
     arbitrary: (config, op) =>
       fc
-        .tuple(queueArb(config), fc.array(fc.option(setHandle, { freq: 8, nil: null }), { minLength: 0, maxLength: 4 }))
+        .tuple(
+          queueArb(config),
+          fc.array(fc.option(setHandle, { freq: 8, nil: null }), { minLength: 0, maxLength: 4 }),
+        )
         .map(([queue, sets]) => ({ op, queue, sets })),
     apply: (s, command) => {
       const { manager } = s;
@@ -105,14 +123,16 @@ export const ops = {
       if (manager.gpu.nonLocalUsageBytes > 0) s.env.probe('execute-with-non-local-usage');
       const hr = manager.executeCommandLists(queueOf(s, command.queue), lists, ids);
       // Growth path: more sync points in flight than the implementation's first ring holds.
-      if (manager.syncPointGenerations().length > INITIAL_SYNC_POINTS) s.env.probe('sync-point-ring-grown');
+      if (manager.syncPointGenerations().length > INITIAL_SYNC_POINTS)
+        s.env.probe('sync-point-ring-grown');
       return { hr };
     },
   }),
   mapTiles: op({
     fields: { queue: Nat(), set: Nat() },
     weight: 1,
-    arbitrary: (config, op) => fc.tuple(queueArb(config), setHandle).map(([queue, set]) => ({ op, queue, set })),
+    arbitrary: (config, op) =>
+      fc.tuple(queueArb(config), setHandle).map(([queue, set]) => ({ op, queue, set })),
     apply: (s, command) => {
       const { manager } = s;
       const queue = queueOf(s, command.queue);
@@ -135,8 +155,13 @@ export const ops = {
   gpuProgress: op({
     fields: { queue: Nat(), steps: Nat() },
     weight: 10,
-    arbitrary: (config, op) => fc.tuple(queueArb(config), fc.integer({ min: 1, max: 12 })).map(([queue, steps]) => ({ op, queue, steps })),
-    apply: (s, command) => ({ ran: s.manager.gpu.progress(queueOf(s, command.queue), command.steps) }),
+    arbitrary: (config, op) =>
+      fc
+        .tuple(queueArb(config), fc.integer({ min: 1, max: 12 }))
+        .map(([queue, steps]) => ({ op, queue, steps })),
+    apply: (s, command) => ({
+      ran: s.manager.gpu.progress(queueOf(s, command.queue), command.steps),
+    }),
   }),
   pagingProgress: op({
     fields: { steps: Nat() },
@@ -156,7 +181,10 @@ export const ops = {
     weight: 5,
     arbitrary: (config, op) =>
       fc
-        .oneof(fc.integer({ min: 0, max: 2 * config.ticksPerSecond }), fc.integer({ min: 0, max: 70 * config.ticksPerSecond }))
+        .oneof(
+          fc.integer({ min: 0, max: 2 * config.ticksPerSecond }),
+          fc.integer({ min: 0, max: 70 * config.ticksPerSecond }),
+        )
         .map((ticks) => ({ op, ticks })),
     apply: (s, command) => {
       s.manager.gpu.advanceClock(command.ticks);
@@ -169,8 +197,12 @@ export const ops = {
     arbitrary: (config, op) => {
       const totalBytes = config.objectSizesBytes.reduce((a, b) => a + b, 0);
       return fc
-        .tuple(fc.oneof(fc.constant(0), fc.integer({ min: 20, max: 150 })), fc.integer({ min: 0, max: 25 }))
-        .map(([localPercent, nonLocalPercent]) => ({ op,
+        .tuple(
+          fc.oneof(fc.constant(0), fc.integer({ min: 20, max: 150 })),
+          fc.integer({ min: 0, max: 25 }),
+        )
+        .map(([localPercent, nonLocalPercent]) => ({
+          op,
           localBytes: Math.floor((totalBytes * localPercent) / 100),
           nonLocalBytes: Math.floor((totalBytes * nonLocalPercent) / 100),
         }));
@@ -213,11 +245,13 @@ export const ops = {
     // usage the device reports moves with it, so usage, budgets and trims that confuse the two
     // segments decide differently from the model.
     weight: 2,
-    arbitrary: (config, op) => fc.tuple(objectArb(config), fc.boolean()).map(([obj, nonLocal]) => ({ op, obj, nonLocal })),
+    arbitrary: (config, op) =>
+      fc.tuple(objectArb(config), fc.boolean()).map(([obj, nonLocal]) => ({ op, obj, nonLocal })),
     apply: (s, command) => {
       const object = objectOf(s, command.obj);
       const moved = s.manager.gpu.moveToSegment(object, command.nonLocal);
-      if (moved && s.manager.gpu.isNonLocal(object) && s.manager.gpu.isResident(object)) s.env.probe('resident-moved-to-non-local');
+      if (moved && s.manager.gpu.isNonLocal(object) && s.manager.gpu.isResident(object))
+        s.env.probe('resident-moved-to-non-local');
       return { moved };
     },
   }),

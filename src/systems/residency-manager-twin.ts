@@ -27,7 +27,7 @@ export function twinStep<Cmd extends { readonly op: string }>(
   failure: unknown,
 ): string | null {
   let twinResult: Json = null;
-  let twinFailure: unknown ;
+  let twinFailure: unknown;
   try {
     twinResult = dispatch(twin, command);
   } catch (error) {
@@ -36,7 +36,10 @@ export function twinStep<Cmd extends { readonly op: string }>(
   twin.manager.drainEvents();
   twin.manager.gpu.drainCalls();
   const what = `${command.op} ${JSON.stringify(command)}`;
-  if ((failure === undefined) !== (twinFailure === undefined) || (failure !== undefined && String(failure) !== String(twinFailure))) {
+  if (
+    (failure === undefined) !== (twinFailure === undefined) ||
+    (failure !== undefined && String(failure) !== String(twinFailure))
+  ) {
     return `${what}: the checked implementation ${failure === undefined ? 'answered' : `threw ${String(failure)}`}, the unchecked twin ${twinFailure === undefined ? 'answered' : `threw ${String(twinFailure)}`}`;
   }
   if (failure === undefined && !jsonEqual(result, twinResult)) {
@@ -44,15 +47,26 @@ export function twinStep<Cmd extends { readonly op: string }>(
   }
   const a = checked.manager;
   const b = twin.manager;
-  if (!sameNumbers(a.residentList(), b.residentList())) return `after ${what}: resident list (LRU order) ${JSON.stringify(a.residentList())}, the unchecked twin's ${JSON.stringify(b.residentList())}`;
-  if (!sameNumbers(a.evictedList(), b.evictedList())) return `after ${what}: evicted list ${JSON.stringify(a.evictedList())}, the unchecked twin's ${JSON.stringify(b.evictedList())}`;
-  if (a.currentGeneration() !== b.currentGeneration()) return `after ${what}: generation ${a.currentGeneration()}, the unchecked twin's ${b.currentGeneration()}`;
+  if (!sameNumbers(a.residentList(), b.residentList()))
+    return `after ${what}: resident list (LRU order) ${JSON.stringify(a.residentList())}, the unchecked twin's ${JSON.stringify(b.residentList())}`;
+  if (!sameNumbers(a.evictedList(), b.evictedList()))
+    return `after ${what}: evicted list ${JSON.stringify(a.evictedList())}, the unchecked twin's ${JSON.stringify(b.evictedList())}`;
+  if (a.currentGeneration() !== b.currentGeneration())
+    return `after ${what}: generation ${a.currentGeneration()}, the unchecked twin's ${b.currentGeneration()}`;
   const countersA = a.counters();
   const countersB = b.counters();
-  if (countersA.resident !== countersB.resident || countersA.evicted !== countersB.evicted || countersA.residentSizeBytes !== countersB.residentSizeBytes) {
+  if (
+    countersA.resident !== countersB.resident ||
+    countersA.evicted !== countersB.evicted ||
+    countersA.residentSizeBytes !== countersB.residentSizeBytes
+  ) {
     return `after ${what}: counters() ${JSON.stringify(countersA)}, the unchecked twin's ${JSON.stringify(countersB)}`;
   }
-  if (!sameNumbers(a.syncPointGenerations(), b.syncPointGenerations()) || a.firstUncompletedGeneration() !== b.firstUncompletedGeneration() || a.queuedWorks() !== b.queuedWorks()) {
+  if (
+    !sameNumbers(a.syncPointGenerations(), b.syncPointGenerations()) ||
+    a.firstUncompletedGeneration() !== b.firstUncompletedGeneration() ||
+    a.queuedWorks() !== b.queuedWorks()
+  ) {
     return (
       `after ${what}: sync points [${a.syncPointGenerations().join(',')}], first uncompleted ${a.firstUncompletedGeneration()}, queued works ${a.queuedWorks()}; ` +
       `the unchecked twin's [${b.syncPointGenerations().join(',')}], ${b.firstUncompletedGeneration()}, ${b.queuedWorks()}`
@@ -60,17 +74,28 @@ export function twinStep<Cmd extends { readonly op: string }>(
   }
   const gpuA = a.gpu;
   const gpuB = b.gpu;
-  if (gpuA.pagingFenceCompleted !== gpuB.pagingFenceCompleted) return `after ${what}: paging fence ${gpuA.pagingFenceCompleted}, the unchecked twin's ${gpuB.pagingFenceCompleted}`;
+  if (gpuA.pagingFenceCompleted !== gpuB.pagingFenceCompleted)
+    return `after ${what}: paging fence ${gpuA.pagingFenceCompleted}, the unchecked twin's ${gpuB.pagingFenceCompleted}`;
   for (let queue = 0; queue < checked.config.queueCount; queue++) {
-    if (gpuA.fenceCompleted(queue) !== gpuB.fenceCompleted(queue) || gpuA.pendingItems(queue) !== gpuB.pendingItems(queue)) {
+    if (
+      gpuA.fenceCompleted(queue) !== gpuB.fenceCompleted(queue) ||
+      gpuA.pendingItems(queue) !== gpuB.pendingItems(queue)
+    ) {
       return `after ${what}: queue ${queue} at fence ${gpuA.fenceCompleted(queue)} with ${gpuA.pendingItems(queue)} items, the unchecked twin's at ${gpuB.fenceCompleted(queue)} with ${gpuB.pendingItems(queue)}`;
     }
   }
-  if (gpuA.localUsageBytes !== gpuB.localUsageBytes || gpuA.nonLocalUsageBytes !== gpuB.nonLocalUsageBytes) {
+  if (
+    gpuA.localUsageBytes !== gpuB.localUsageBytes ||
+    gpuA.nonLocalUsageBytes !== gpuB.nonLocalUsageBytes
+  ) {
     return `after ${what}: device usage ${gpuA.localUsageBytes} + ${gpuA.nonLocalUsageBytes}, the unchecked twin's ${gpuB.localUsageBytes} + ${gpuB.nonLocalUsageBytes}`;
   }
   for (let object = 0; object < checked.config.objectSizesBytes.length; object++) {
-    if (a.lastSyncPoint(object) !== b.lastSyncPoint(object) || a.lastUsedTimestamp(object) !== b.lastUsedTimestamp(object) || gpuA.residencyRefCount(object) !== gpuB.residencyRefCount(object)) {
+    if (
+      a.lastSyncPoint(object) !== b.lastSyncPoint(object) ||
+      a.lastUsedTimestamp(object) !== b.lastUsedTimestamp(object) ||
+      gpuA.residencyRefCount(object) !== gpuB.residencyRefCount(object)
+    ) {
       return (
         `after ${what}: object ${object} has sync point ${a.lastSyncPoint(object)}, last use ${a.lastUsedTimestamp(object)}, device refcount ${gpuA.residencyRefCount(object)}; ` +
         `the unchecked twin's ${b.lastSyncPoint(object)}, ${b.lastUsedTimestamp(object)}, ${gpuB.residencyRefCount(object)}`

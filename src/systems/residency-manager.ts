@@ -30,7 +30,12 @@ import { ResidencyManagerModel } from '../../models/residency-manager.js';
 import { ResidencyManagerImpl } from '../residency/residency-manager.js';
 import { invariants } from './residency-manager-invariants.js';
 import { ops } from './residency-manager-ops.js';
-import { implementationSide, managerSide, PROBES, ResidencyManagerConfigSchema } from './residency-manager-side.js';
+import {
+  implementationSide,
+  managerSide,
+  PROBES,
+  ResidencyManagerConfigSchema,
+} from './residency-manager-side.js';
 import { twinShare, twinStep } from './residency-manager-twin.js';
 import { managerVisual } from './visuals.js';
 
@@ -46,7 +51,8 @@ function observationFields(result: Json): JsonObject {
 
 export const residencyManagerSystem = defineSystem({
   name: 'residency-manager',
-  summary: 'LRU residency manager over a simulated GPU: paging before execution, trims, sync points, split, both execution modes',
+  summary:
+    'LRU residency manager over a simulated GPU: paging before execution, trims, sync points, split, both execution modes',
   config: {
     schema: ResidencyManagerConfigSchema,
     check: (c) => {
@@ -54,7 +60,8 @@ export const residencyManagerSystem = defineSystem({
       if (c.queueCount < 1) return `queueCount must be >= 1, got ${c.queueCount}`;
       if (c.maxLatency < 1) return 'maxLatency must be >= 1 (0 hangs the first submission)';
       if (c.ticksPerSecond < 1) return 'ticksPerSecond must be >= 1';
-      if (c.slotCount < 1 || c.slotCount > 4096) return `slotCount must be 1..4096, got ${c.slotCount}`;
+      if (c.slotCount < 1 || c.slotCount > 4096)
+        return `slotCount must be 1..4096, got ${c.slotCount}`;
       if (c.initialCapacity < 2) return `initialCapacity must be >= 2, got ${c.initialCapacity}`;
       return null;
     },
@@ -63,26 +70,35 @@ export const residencyManagerSystem = defineSystem({
         .array(fc.integer({ min: 1, max: 16 }), { minLength: 3, maxLength: 10 })
         .chain((objectSizesBytes) => {
           const totalBytes = objectSizesBytes.reduce((a, b) => a + b, 0);
-          return fc.record({
-            objectSizesBytes: fc.constant(objectSizesBytes),
-            queueCount: fc.integer({ min: 1, max: 3 }),
-            mode: fc.constantFrom('inline', 'async'),
-            startEvicted: fc.boolean(),
-            maxLatency: fc.integer({ min: 1, max: 6 }),
-            ticksPerSecond: fc.integer({ min: 1, max: 10 }),
-            localBudgetBytes: fc.integer({ min: 30, max: 120 }).map((percent) => Math.floor((totalBytes * percent) / 100)),
-            nonLocalBudgetBytes: fc.integer({ min: 0, max: 20 }).map((percent) => Math.floor((totalBytes * percent) / 100)),
-            unrealBudgetCap: fc.boolean(),
-            debugBudgetBytes: fc.oneof(
-              { weight: 3, arbitrary: fc.constant(-1) },
-              { weight: 1, arbitrary: fc.integer({ min: 0, max: totalBytes }) },
-            ),
-            slotCount: fc.oneof({ weight: 4, arbitrary: fc.constant(32) }, { weight: 1, arbitrary: fc.integer({ min: 2, max: 4 }) }),
-            initialCapacity: fc.integer({ min: 2, max: 4 }),
-            // Drawn from the other fields (no draw of its own), so adding it left every generated
-            // case as it was: 1 config in 8 gets the twin.
-            benchmarkTwin: fc.constant(false),
-          }).map((config) => ({ ...config, benchmarkTwin: twinShare(config) }));
+          return fc
+            .record({
+              objectSizesBytes: fc.constant(objectSizesBytes),
+              queueCount: fc.integer({ min: 1, max: 3 }),
+              mode: fc.constantFrom('inline', 'async'),
+              startEvicted: fc.boolean(),
+              maxLatency: fc.integer({ min: 1, max: 6 }),
+              ticksPerSecond: fc.integer({ min: 1, max: 10 }),
+              localBudgetBytes: fc
+                .integer({ min: 30, max: 120 })
+                .map((percent) => Math.floor((totalBytes * percent) / 100)),
+              nonLocalBudgetBytes: fc
+                .integer({ min: 0, max: 20 })
+                .map((percent) => Math.floor((totalBytes * percent) / 100)),
+              unrealBudgetCap: fc.boolean(),
+              debugBudgetBytes: fc.oneof(
+                { weight: 3, arbitrary: fc.constant(-1) },
+                { weight: 1, arbitrary: fc.integer({ min: 0, max: totalBytes }) },
+              ),
+              slotCount: fc.oneof(
+                { weight: 4, arbitrary: fc.constant(32) },
+                { weight: 1, arbitrary: fc.integer({ min: 2, max: 4 }) },
+              ),
+              initialCapacity: fc.integer({ min: 2, max: 4 }),
+              // Drawn from the other fields (no draw of its own), so adding it left every generated
+              // case as it was: 1 config in 8 gets the twin.
+              benchmarkTwin: fc.constant(false),
+            })
+            .map((config) => ({ ...config, benchmarkTwin: twinShare(config) }));
         }),
   },
   ops,
@@ -92,7 +108,7 @@ export const residencyManagerSystem = defineSystem({
   around: (s, command, dispatch) => {
     s.highestGeneration = Math.max(s.highestGeneration, s.manager.currentGeneration());
     let result: Json = null;
-    let failure: unknown ;
+    let failure: unknown;
     try {
       result = dispatch(s, command);
     } catch (error) {
@@ -101,7 +117,8 @@ export const residencyManagerSystem = defineSystem({
     const events = s.manager.drainEvents();
     const calls = s.manager.gpu.drainCalls();
     for (const event of events) s.env.probe(event);
-    if (s.twin !== null && s.twinDisagreement === null) s.twinDisagreement = twinStep(s, s.twin, command, dispatch, result, failure);
+    if (s.twin !== null && s.twinDisagreement === null)
+      s.twinDisagreement = twinStep(s, s.twin, command, dispatch, result, failure);
     if (failure !== undefined) throw failure;
     // Each op answers a fresh object: the calls and events are added to it (a spread of the
     // op's own shape would copy it through the megamorphic slow path on every command).
@@ -113,7 +130,8 @@ export const residencyManagerSystem = defineSystem({
   sequence: { minLength: 1, maxLength: 150 },
   createModel: (config, env) => managerSide(new ResidencyManagerModel(config), config, env),
   visual: (s) => managerVisual(s.manager),
-  createImpl: (config, env) => implementationSide((options) => new ResidencyManagerImpl(config, options), config, env),
+  createImpl: (config, env) =>
+    implementationSide((options) => new ResidencyManagerImpl(config, options), config, env),
   invariants,
   probes: PROBES,
   faultOps: { 'device-call-failure': ['failNext'], 'set-growth-failure': ['failNextGrowth'] },

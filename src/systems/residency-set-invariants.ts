@@ -14,7 +14,11 @@ import {
   type SetSide,
 } from './residency-set-side.js';
 
-function flagsMessage(object: number, actual: readonly number[], expected: readonly number[]): string {
+function flagsMessage(
+  object: number,
+  actual: readonly number[],
+  expected: readonly number[],
+): string {
   return `object ${object} is flagged at slots [${actual}] but belongs to the open sets at slots [${expected}]`;
 }
 
@@ -29,7 +33,8 @@ function flagsMatchManyObjects(model: SetSide, impl: SetSide): string | null {
     const expected = all !== null ? all[object]! : model.pool.flaggedSlots(object);
     const actual = impl.pool.flaggedSlots(object);
     if (expected.length !== actual.length) return flagsMessage(object, actual, expected);
-    for (let i = 0; i < expected.length; i++) if (expected[i] !== actual[i]) return flagsMessage(object, actual, expected);
+    for (let i = 0; i < expected.length; i++)
+      if (expected[i] !== actual[i]) return flagsMessage(object, actual, expected);
   }
   return null;
 }
@@ -59,13 +64,15 @@ function noDuplicatesManyObjects(s: SetSide): string | null {
 export const invariants: Invariant<SetSide, ResidencySetSystemConfig>[] = [
   {
     name: 'slot-accounting',
-    description: 'taken slots are exactly the slots of the open sets, distinct, within the pool; closed sets hold Invalid',
+    description:
+      'taken slots are exactly the slots of the open sets, distinct, within the pool; closed sets hold Invalid',
     check: bothSides((s) => {
       const held: number[] = [];
       for (const id of s.live) {
         const slot = s.pool.slotOf(id);
         if (s.pool.isOpen(id)) {
-          if (slot < 0 || slot >= s.config.slotCount) return `open set ${id} holds slot ${slot} outside the pool`;
+          if (slot < 0 || slot >= s.config.slotCount)
+            return `open set ${id} holds slot ${slot} outside the pool`;
           held.push(slot);
         } else if (slot !== INVALID_SLOT) {
           return `closed set ${id} still holds slot ${slot}`;
@@ -73,18 +80,22 @@ export const invariants: Invariant<SetSide, ResidencySetSystemConfig>[] = [
       }
       held.sort((a, b) => a - b);
       const taken = s.pool.takenSlots();
-      if (taken.length > s.config.slotCount) return `${taken.length} slots taken from a pool of ${s.config.slotCount}`;
-      for (let i = 1; i < held.length; i++) if (held[i] === held[i - 1]) return `two open sets share a slot: ${held.join(',')}`;
+      if (taken.length > s.config.slotCount)
+        return `${taken.length} slots taken from a pool of ${s.config.slotCount}`;
+      for (let i = 1; i < held.length; i++)
+        if (held[i] === held[i - 1]) return `two open sets share a slot: ${held.join(',')}`;
       if (!sameNumbers(taken, held)) return `taken slots [${taken}] but open sets hold [${held}]`;
       return null;
     }),
   },
   {
     name: 'flags-match-open-sets',
-    description: "an object's flag at slot s is set exactly when it is in the open set holding s (or is that stuck set's failed object)",
+    description:
+      "an object's flag at slot s is set exactly when it is in the open set holding s (or is that stuck set's failed object)",
     check: (model, impl) => {
       // The model derives flags from contents; the implementation's bitset must agree with it.
-      if (impl.config.objectSizesBytes.length > ORDINARY_MAX_OBJECTS) return flagsMatchManyObjects(model, impl);
+      if (impl.config.objectSizesBytes.length > ORDINARY_MAX_OBJECTS)
+        return flagsMatchManyObjects(model, impl);
       for (let object = 0; object < impl.config.objectSizesBytes.length; object++) {
         const expected = model.pool.flaggedSlots(object);
         const actual = impl.pool.flaggedSlots(object);
@@ -97,11 +108,13 @@ export const invariants: Invariant<SetSide, ResidencySetSystemConfig>[] = [
     name: 'no-duplicates',
     description: 'no set holds the same object twice',
     check: bothSides((s) => {
-      if (s.config.objectSizesBytes.length > ORDINARY_MAX_OBJECTS) return noDuplicatesManyObjects(s);
+      if (s.config.objectSizesBytes.length > ORDINARY_MAX_OBJECTS)
+        return noDuplicatesManyObjects(s);
       for (const id of s.live) {
         const contents = s.pool.contents(id);
         for (let i = 1; i < contents.length; i++) {
-          if (contents.lastIndexOf(contents[i]!, i - 1) !== -1) return `set ${id} holds duplicates: [${contents}]`;
+          if (contents.lastIndexOf(contents[i]!, i - 1) !== -1)
+            return `set ${id} holds duplicates: [${contents}]`;
         }
       }
       return null;
@@ -109,7 +122,8 @@ export const invariants: Invariant<SetSide, ResidencySetSystemConfig>[] = [
   },
   {
     name: 'capacity-growth',
-    description: "a set's size never exceeds its storage, whose capacity follows the spec's growth sequence",
+    description:
+      "a set's size never exceeds its storage, whose capacity follows the spec's growth sequence",
     check: bothSides((s) => {
       for (const id of s.live) {
         const size = s.pool.size(id);
@@ -117,22 +131,27 @@ export const invariants: Invariant<SetSide, ResidencySetSystemConfig>[] = [
         if (size > capacity) return `set ${id} stores ${size} entries in a capacity of ${capacity}`;
         let expected = 0;
         while (expected < capacity) expected = nextCapacity(expected, s.config.initialCapacity);
-        if (expected !== capacity) return `set ${id} has capacity ${capacity}, not on the growth sequence from ${s.config.initialCapacity}`;
+        if (expected !== capacity)
+          return `set ${id} has capacity ${capacity}, not on the growth sequence from ${s.config.initialCapacity}`;
       }
       return null;
     }),
   },
   {
     name: 'contents-match-model',
-    description: 'every set holds the same objects in the same (insertion) order as the model, open or closed',
+    description:
+      'every set holds the same objects in the same (insertion) order as the model, open or closed',
     check: (model, impl) => {
-      if (model.live.length !== impl.live.length) return `model has ${model.live.length} live sets, implementation ${impl.live.length}`;
+      if (model.live.length !== impl.live.length)
+        return `model has ${model.live.length} live sets, implementation ${impl.live.length}`;
       for (let handle = 0; handle < impl.live.length; handle++) {
         const expected = model.pool.contents(model.live[handle]!);
         const actual = impl.pool.contents(impl.live[handle]!);
-        if (!sameNumbers(expected, actual)) return `set #${handle} holds [${actual}], the model [${expected}]`;
+        if (!sameNumbers(expected, actual))
+          return `set #${handle} holds [${actual}], the model [${expected}]`;
         const modelOpen = model.pool.isOpen(model.live[handle]!);
-        if (modelOpen !== impl.pool.isOpen(impl.live[handle]!)) return `set #${handle} open=${!modelOpen}, the model open=${modelOpen}`;
+        if (modelOpen !== impl.pool.isOpen(impl.live[handle]!))
+          return `set #${handle} open=${!modelOpen}, the model open=${modelOpen}`;
       }
       return null;
     },
@@ -154,27 +173,33 @@ export const invariants: Invariant<SetSide, ResidencySetSystemConfig>[] = [
         for (const id of impl.live) {
           if (!pool.isOpen(id)) continue;
           open++;
-          if (!pool.slotPool.isTaken(pool.slotOf(id))) return `open set ${id} holds slot ${pool.slotOf(id)} but the slot pool says it is free`;
+          if (!pool.slotPool.isTaken(pool.slotOf(id)))
+            return `open set ${id} holds slot ${pool.slotOf(id)} but the slot pool says it is free`;
         }
-        if (pool.slotPool.taken !== open) return `the slot pool counts ${pool.slotPool.taken} taken slots, the open sets hold ${open}`;
+        if (pool.slotPool.taken !== open)
+          return `the slot pool counts ${pool.slotPool.taken} taken slots, the open sets hold ${open}`;
       }
       const count = Math.min(model.live.length, impl.live.length);
       for (let handle = 0; handle < count; handle++) {
         const m = model.live[handle]!;
         const i = impl.live[handle]!;
         const stuck = impl.pool.isOutOfMemory(i);
-        if (stuck !== model.pool.isOutOfMemory(m)) return `set #${handle}: isOutOfMemory() is ${stuck}, the model's ${!stuck}`;
+        if (stuck !== model.pool.isOutOfMemory(m))
+          return `set #${handle}: isOutOfMemory() is ${stuck}, the model's ${!stuck}`;
         const capacity = impl.pool.capacity(i);
-        if (capacity !== model.pool.capacity(m)) return `set #${handle}: capacity() is ${capacity}, the model's ${model.pool.capacity(m)}`;
+        if (capacity !== model.pool.capacity(m))
+          return `set #${handle}: capacity() is ${capacity}, the model's ${model.pool.capacity(m)}`;
         const size = impl.pool.size(i);
-        if (size !== model.pool.size(m)) return `set #${handle}: size() is ${size}, the model's ${model.pool.size(m)}`;
+        if (size !== model.pool.size(m))
+          return `set #${handle}: size() is ${size}, the model's ${model.pool.size(m)}`;
       }
       return null;
     },
   },
   {
     name: 'open-close-protocol',
-    description: 'every successful Open is matched by exactly one successful Close before the set executes',
+    description:
+      'every successful Open is matched by exactly one successful Close before the set executes',
     check: bothSides((s) => (s.protocolViolations.length === 0 ? null : s.protocolViolations[0]!)),
   },
 ];

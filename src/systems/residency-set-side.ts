@@ -9,8 +9,12 @@ import { pickLive } from './common.js';
 
 export const ResidencySetConfigSchema = Strict({
   slotCount: Nat({ description: 'slots in the pool: 32 in the library, 1024 in Unreal' }),
-  initialCapacity: Nat({ description: "entries of a set's first storage allocation (4096 in the library)" }),
-  objectSizesBytes: Type.Array(Nat(), { description: 'size of each tracked object; object ids are the indices' }),
+  initialCapacity: Nat({
+    description: "entries of a set's first storage allocation (4096 in the library)",
+  }),
+  objectSizesBytes: Type.Array(Nat(), {
+    description: 'size of each tracked object; object ids are the indices',
+  }),
 });
 export type ResidencySetSystemConfig = Static<typeof ResidencySetConfigSchema>;
 
@@ -26,7 +30,11 @@ export interface SetSide {
   readonly protocolViolations: string[];
 }
 
-export function side(pool: ResidencySetPool, config: ResidencySetSystemConfig, env: RunEnv): SetSide {
+export function side(
+  pool: ResidencySetPool,
+  config: ResidencySetSystemConfig,
+  env: RunEnv,
+): SetSide {
   return { pool, config, env, live: [], openedNotClosed: new Set(), protocolViolations: [] };
 }
 

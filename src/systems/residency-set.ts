@@ -34,7 +34,10 @@ import { setPoolVisual } from './visuals.js';
 /** Set handles: the k-th live set modulo the live count. */
 const handle = fc.nat({ max: 7 });
 /** Scale configs reach further into the live sets (openMany creates hundreds). */
-const wideHandle = fc.oneof({ weight: 3, arbitrary: handle }, { weight: 1, arbitrary: fc.nat({ max: 1100 }) });
+const wideHandle = fc.oneof(
+  { weight: 3, arbitrary: handle },
+  { weight: 1, arbitrary: fc.nat({ max: 1100 }) },
+);
 const op = opsFor<ResidencySetSystemConfig, SetSide>();
 
 /**
@@ -44,7 +47,10 @@ const op = opsFor<ResidencySetSystemConfig, SetSide>();
  * past 1024 slots).
  */
 export function isScaleConfig(config: ResidencySetSystemConfig): boolean {
-  return config.objectSizesBytes.length > ORDINARY_MAX_OBJECTS || !ORDINARY_SLOT_COUNTS.has(config.slotCount);
+  return (
+    config.objectSizesBytes.length > ORDINARY_MAX_OBJECTS ||
+    !ORDINARY_SLOT_COUNTS.has(config.slotCount)
+  );
 }
 /** What kind of config this is, for measurements: 'ordinary', 'objects', 'slots' or 'slots1024'. */
 export function configKind(config: ResidencySetSystemConfig): string {
@@ -109,7 +115,10 @@ const ops = {
   insert: op({
     fields: { set: Nat(), obj: Nat() },
     weight: 20,
-    arbitrary: (config, op) => fc.tuple(handleFor(config), fc.nat({ max: config.objectSizesBytes.length - 1 })).map(([set, obj]) => ({ op, set, obj })),
+    arbitrary: (config, op) =>
+      fc
+        .tuple(handleFor(config), fc.nat({ max: config.objectSizesBytes.length - 1 }))
+        .map(([set, obj]) => ({ op, set, obj })),
     apply: (s, command) => {
       const { pool } = s;
       const id = pick(s, command.set);
@@ -117,7 +126,8 @@ const ops = {
       const capacityBefore = pool.capacity(id);
       const inserted = pool.insert(id, command.obj % s.config.objectSizesBytes.length);
       if (pool.isOutOfMemory(id)) s.env.probe('set-stuck-out-of-memory');
-      else if (capacityBefore > 0 && pool.capacity(id) > capacityBefore) s.env.probe('set-storage-grown');
+      else if (capacityBefore > 0 && pool.capacity(id) > capacityBefore)
+        s.env.probe('set-storage-grown');
       return { inserted, size: pool.size(id) };
     },
   }),
@@ -130,7 +140,8 @@ const ops = {
       if (id === undefined) return SKIPPED;
       const hr = s.pool.close(id);
       if (hr === 'S_OK') {
-        if (!s.openedNotClosed.delete(id)) s.protocolViolations.push(`set ${id} was closed successfully without an open`);
+        if (!s.openedNotClosed.delete(id))
+          s.protocolViolations.push(`set ${id} was closed successfully without an open`);
       }
       if (hr === 'E_OUTOFMEMORY') s.env.probe('close-stuck-set');
       return { hr };
@@ -139,17 +150,23 @@ const ops = {
   execute: op({
     fields: { sets: Type.Array(Type.Union([Nat(), Type.Null()])) },
     weight: 4,
-    arbitrary: (config, op) => fc.array(fc.option(handleFor(config), { freq: 6, nil: null }), { minLength: 0, maxLength: 4 }).map((sets) => ({ op, sets })),
+    arbitrary: (config, op) =>
+      fc
+        .array(fc.option(handleFor(config), { freq: 6, nil: null }), { minLength: 0, maxLength: 4 })
+        .map((sets) => ({ op, sets })),
     apply: (s, command) => {
       const { pool } = s;
-      const ids = command.sets.map((setHandle) => (setHandle === null ? null : pick(s, setHandle) ?? null));
+      const ids = command.sets.map((setHandle) =>
+        setHandle === null ? null : (pick(s, setHandle) ?? null),
+      );
       const result = pool.execute(ids);
       if (result.hr === 'S_OK') {
         let references = 0;
         for (const id of ids) if (id !== null) references += pool.size(id);
         if (references > INITIAL_MASTER_SCRATCH) s.env.probe('master-scratch-grown');
         for (const id of ids) {
-          if (id !== null && s.openedNotClosed.has(id)) s.protocolViolations.push(`set ${id} executed while open`);
+          if (id !== null && s.openedNotClosed.has(id))
+            s.protocolViolations.push(`set ${id} executed while open`);
         }
         let stored = 0;
         for (const id of ids) if (id !== null) stored += pool.size(id);
@@ -159,7 +176,11 @@ const ops = {
       } else if (result.hr === 'E_INVALIDARG') {
         s.env.probe('execute-with-open-set');
       }
-      return { hr: result.hr, objects: result.objects, totalSizeBytes: result.totalSizeBytes } satisfies Json;
+      return {
+        hr: result.hr,
+        objects: result.objects,
+        totalSizeBytes: result.totalSizeBytes,
+      } satisfies Json;
     },
   }),
   // The two scale ops keep the field names of the ordinary ones ({op, set} and {op, set, obj}):
@@ -167,7 +188,12 @@ const ops = {
   // polymorphic (measured: a fifth and sixth shape made them megamorphic and cost about 15 % of
   // the campaign's commands/s, scale runs or not).
   openMany: op({
-    fields: { set: Nat({ description: 'creates set + 1 new sets (live sets stay below the pool size + 4) and opens each' }) },
+    fields: {
+      set: Nat({
+        description:
+          'creates set + 1 new sets (live sets stay below the pool size + 4) and opens each',
+      }),
+    },
     // Scale configs with many slots only: hundreds of open sets in one command.
     weight: (config) => (manySlots(config) ? 3 : 0),
     arbitrary: (config, op) => fc.nat({ max: config.slotCount + 1 }).map((set) => ({ op, set })),
@@ -192,12 +218,21 @@ const ops = {
     },
   }),
   fill: op({
-    fields: { set: Nat(), obj: Nat({ description: 'the first object; every object is inserted, from this one on (modulo the object count)' }) },
+    fields: {
+      set: Nat(),
+      obj: Nat({
+        description:
+          'the first object; every object is inserted, from this one on (modulo the object count)',
+      }),
+    },
     // Scale configs with many objects only: records a set in one command and submits it alone:
     // opens it if it is closed, inserts every object from obj on, closes it again if it opened
     // it, and executes it (a batch that references more objects than the master scratch first holds).
     weight: (config) => (manyObjects(config) ? 4 : 0),
-    arbitrary: (config, op) => fc.tuple(handle, fc.nat({ max: config.objectSizesBytes.length - 1 })).map(([set, obj]) => ({ op, set, obj })),
+    arbitrary: (config, op) =>
+      fc
+        .tuple(handle, fc.nat({ max: config.objectSizesBytes.length - 1 }))
+        .map(([set, obj]) => ({ op, set, obj })),
     apply: (s, command) => {
       const { pool } = s;
       const id = pick(s, command.set);
@@ -211,9 +246,19 @@ const ops = {
       const objects = s.config.objectSizesBytes.length;
       const capacityBefore = pool.capacity(id);
       let inserted = 0;
-      for (let i = 0; i < objects; i++) if (pool.insert(id, (command.obj + i) % objects)) inserted++;
+      for (let i = 0; i < objects; i++)
+        if (pool.insert(id, (command.obj + i) % objects)) inserted++;
       const capacity = pool.capacity(id);
-      if (capacity > nextCapacity(nextCapacity(nextCapacity(capacityBefore, s.config.initialCapacity), s.config.initialCapacity), s.config.initialCapacity)) {
+      if (
+        capacity >
+        nextCapacity(
+          nextCapacity(
+            nextCapacity(capacityBefore, s.config.initialCapacity),
+            s.config.initialCapacity,
+          ),
+          s.config.initialCapacity,
+        )
+      ) {
         s.env.probe('set-storage-grown-three-times');
       }
       if (pool.isOutOfMemory(id)) s.env.probe('set-stuck-out-of-memory');
@@ -226,8 +271,16 @@ const ops = {
         return { ...observation, open: opened, close: closed };
       }
       const result = pool.execute([id]);
-      if (result.hr === 'S_OK' && pool.size(id) > INITIAL_MASTER_SCRATCH) s.env.probe('master-scratch-grown');
-      return { ...observation, open: opened, close: closed, execute: result.hr, objects: result.objects, totalSizeBytes: result.totalSizeBytes };
+      if (result.hr === 'S_OK' && pool.size(id) > INITIAL_MASTER_SCRATCH)
+        s.env.probe('master-scratch-grown');
+      return {
+        ...observation,
+        open: opened,
+        close: closed,
+        execute: result.hr,
+        objects: result.objects,
+        totalSizeBytes: result.totalSizeBytes,
+      };
     },
   }),
   failNextGrowth: op({
@@ -267,25 +320,44 @@ const SCALE_SHAPES = {
 export type ScaleShape = keyof typeof SCALE_SHAPES;
 
 function scaleShapeArb(shape: ScaleShape): fc.Arbitrary<ResidencySetSystemConfig> {
-  const fewObjects = fc.array(fc.integer({ min: 1, max: 1 << 20 }), { minLength: 1, maxLength: ORDINARY_MAX_OBJECTS });
+  const fewObjects = fc.array(fc.integer({ min: 1, max: 1 << 20 }), {
+    minLength: 1,
+    maxLength: ORDINARY_MAX_OBJECTS,
+  });
   switch (shape) {
     case 'objects':
       return fc.record({
         slotCount: fc.constantFrom(8, 32, 33),
         initialCapacity: fc.integer({ min: 2, max: 5 }),
-        objectSizesBytes: fc.array(fc.integer({ min: 1, max: 1 << 20 }), { minLength: INITIAL_MASTER_SCRATCH + 1, maxLength: 4 * INITIAL_MASTER_SCRATCH }),
+        objectSizesBytes: fc.array(fc.integer({ min: 1, max: 1 << 20 }), {
+          minLength: INITIAL_MASTER_SCRATCH + 1,
+          maxLength: 4 * INITIAL_MASTER_SCRATCH,
+        }),
       });
     case 'slots':
-      return fc.record({ slotCount: fc.integer({ min: 34, max: 100 }), initialCapacity: fc.integer({ min: 2, max: 5 }), objectSizesBytes: fewObjects });
+      return fc.record({
+        slotCount: fc.integer({ min: 34, max: 100 }),
+        initialCapacity: fc.integer({ min: 2, max: 5 }),
+        objectSizesBytes: fewObjects,
+      });
     case 'slots1024':
-      return fc.record({ slotCount: fc.constant(1040), initialCapacity: fc.integer({ min: 2, max: 5 }), objectSizesBytes: fewObjects });
+      return fc.record({
+        slotCount: fc.constant(1040),
+        initialCapacity: fc.integer({ min: 2, max: 5 }),
+        objectSizesBytes: fewObjects,
+      });
   }
 }
 
 /** The scale configs, or one shape of them (the growth-probe test runs each shape alone). */
 export function scaleConfigArb(only?: ScaleShape): fc.Arbitrary<ResidencySetSystemConfig> {
   if (only !== undefined) return scaleShapeArb(only);
-  return fc.oneof(...(Object.keys(SCALE_SHAPES) as ScaleShape[]).map((shape) => ({ weight: SCALE_SHAPES[shape].weight, arbitrary: scaleShapeArb(shape) })));
+  return fc.oneof(
+    ...(Object.keys(SCALE_SHAPES) as ScaleShape[]).map((shape) => ({
+      weight: SCALE_SHAPES[shape].weight,
+      arbitrary: scaleShapeArb(shape),
+    })),
+  );
 }
 
 export const residencySetSystem = defineSystem({
@@ -294,8 +366,10 @@ export const residencySetSystem = defineSystem({
   config: {
     schema: ResidencySetConfigSchema,
     check: (c) => {
-      if (c.slotCount < 1 || c.slotCount > 4096) return `slotCount must be 1..4096, got ${c.slotCount}`;
-      if (c.initialCapacity < 2) return `initialCapacity must be >= 2 (x1.5 growth of 1 never grows), got ${c.initialCapacity}`;
+      if (c.slotCount < 1 || c.slotCount > 4096)
+        return `slotCount must be 1..4096, got ${c.slotCount}`;
+      if (c.initialCapacity < 2)
+        return `initialCapacity must be >= 2 (x1.5 growth of 1 never grows), got ${c.initialCapacity}`;
       if (c.objectSizesBytes.length < 1) return 'objectSizesBytes must name at least one object';
       return null;
     },
@@ -309,8 +383,14 @@ export const residencySetSystem = defineSystem({
               { weight: 2, arbitrary: fc.constantFrom(8, 32, 33) },
               { weight: 1, arbitrary: fc.constant(1024) },
             ),
-            initialCapacity: fc.oneof({ weight: 5, arbitrary: fc.integer({ min: 2, max: 5 }) }, { weight: 1, arbitrary: fc.constant(4096) }),
-            objectSizesBytes: fc.array(fc.integer({ min: 1, max: 1 << 20 }), { minLength: 1, maxLength: ORDINARY_MAX_OBJECTS }),
+            initialCapacity: fc.oneof(
+              { weight: 5, arbitrary: fc.integer({ min: 2, max: 5 }) },
+              { weight: 1, arbitrary: fc.constant(4096) },
+            ),
+            objectSizesBytes: fc.array(fc.integer({ min: 1, max: 1 << 20 }), {
+              minLength: 1,
+              maxLength: ORDINARY_MAX_OBJECTS,
+            }),
           }),
         },
         { weight: SCALE_CONFIG_WEIGHT[1], arbitrary: scaleConfigArb() },
@@ -325,7 +405,8 @@ export const residencySetSystem = defineSystem({
     if (!manyObjects(config)) weights.fill = 0;
     // A swarm plan that kept only scale ops runs the ordinary ops at their defaults instead (its fault ops stay as planned).
     if (Object.values(weights).every((weight) => weight <= 0)) {
-      for (const name of ['create', 'destroy', 'open', 'insert', 'close', 'execute']) weights[name] = defaults[name]!;
+      for (const name of ['create', 'destroy', 'open', 'insert', 'close', 'execute'])
+        weights[name] = defaults[name]!;
     }
     return weights;
   },
@@ -347,6 +428,10 @@ export const residencySetSystem = defineSystem({
 });
 
 /** Wraps any pool as a side; mutants use it to build their implementation side. */
-export function residencySetSide(pool: ResidencySetPool, config: ResidencySetSystemConfig, env: RunEnv): SetSide {
+export function residencySetSide(
+  pool: ResidencySetPool,
+  config: ResidencySetSystemConfig,
+  env: RunEnv,
+): SetSide {
   return side(pool, config, env);
 }

@@ -49,17 +49,24 @@ function liveRangesOf(s: RingSide): readonly RingRange[] {
 export const invariants: Invariant<RingSide, RingUploadConfig>[] = [
   {
     name: 'within-capacity-aligned',
-    description: 'every live range lies inside [0, capacity) and starts at a multiple of the alignment it was requested with',
+    description:
+      'every live range lies inside [0, capacity) and starts at a multiple of the alignment it was requested with',
     check: bothSides((s) => {
       const live = liveRangesOf(s);
       for (let i = 0; i < live.length; i++) {
         const { offsetBytes, sizeBytes } = live[i]!;
-        if (!Number.isSafeInteger(offsetBytes) || offsetBytes < 0 || offsetBytes + sizeBytes > s.capacityBytes) {
+        if (
+          !Number.isSafeInteger(offsetBytes) ||
+          offsetBytes < 0 ||
+          offsetBytes + sizeBytes > s.capacityBytes
+        ) {
           return `range [${offsetBytes}, ${offsetBytes + sizeBytes}) leaves the ring of ${s.capacityBytes} bytes`;
         }
         const handout = s.handouts.get(offsetBytes);
-        if (handout === undefined) return `live range at ${offsetBytes} was never handed to the caller`;
-        if (offsetBytes % handout.alignBytes !== 0) return `range at ${offsetBytes} is not aligned to ${handout.alignBytes}`;
+        if (handout === undefined)
+          return `live range at ${offsetBytes} was never handed to the caller`;
+        if (offsetBytes % handout.alignBytes !== 0)
+          return `range at ${offsetBytes} is not aligned to ${handout.alignBytes}`;
       }
       return null;
     }),
@@ -73,11 +80,22 @@ export const invariants: Invariant<RingSide, RingUploadConfig>[] = [
       for (let i = 0; i < s.timeline.inFlightCount; i++) {
         const read = s.timeline.inFlightAt(i);
         // The judge's own consistency: a listed read is unfinished and of a value signalled or about to be.
-        if (!s.timeline.isInFlight(read.fenceValue) || read.fenceValue > s.timeline.lastSignalledValue + 1) {
+        if (
+          !s.timeline.isInFlight(read.fenceValue) ||
+          read.fenceValue > s.timeline.lastSignalledValue + 1
+        ) {
           return `the timeline lists a read at fence value ${read.fenceValue} as in flight (completed ${s.timeline.completedValue}, last signalled ${s.timeline.lastSignalledValue})`;
         }
-        const range = s.ring.rangeView !== undefined ? s.ring.rangeView(read.offsetBytes) : s.ring.rangeAt(read.offsetBytes);
-        if (range === null || range.state !== 'submitted' || range.sizeBytes !== read.sizeBytes || s.handouts.get(read.offsetBytes)?.id !== read.ownerId) {
+        const range =
+          s.ring.rangeView !== undefined
+            ? s.ring.rangeView(read.offsetBytes)
+            : s.ring.rangeAt(read.offsetBytes);
+        if (
+          range === null ||
+          range.state !== 'submitted' ||
+          range.sizeBytes !== read.sizeBytes ||
+          s.handouts.get(read.offsetBytes)?.id !== read.ownerId
+        ) {
           return (
             `the GPU may still read [${read.offsetBytes}, ${read.offsetBytes + read.sizeBytes}) until fence value ${read.fenceValue} ` +
             `(completed ${s.timeline.completedValue}) but the ring no longer holds it as that submitted range`
@@ -122,8 +140,10 @@ export const invariants: Invariant<RingSide, RingUploadConfig>[] = [
       if (free !== expectedFree) {
         return `freeBytes ${free} but the arc from the cursor at ${s.lastEndBytes % s.capacityBytes} to the nearest held range is ${expectedFree} bytes`;
       }
-      if (waste < 0 || free + used + waste !== s.capacityBytes) return `free ${free} + used ${used} + waste ${waste} != capacity ${s.capacityBytes}`;
-      if (s.ring.isPristine() !== (s.handouts.size === 0)) return `isPristine() is ${s.ring.isPristine()} while the caller holds ${s.handouts.size} ranges`;
+      if (waste < 0 || free + used + waste !== s.capacityBytes)
+        return `free ${free} + used ${used} + waste ${waste} != capacity ${s.capacityBytes}`;
+      if (s.ring.isPristine() !== (s.handouts.size === 0))
+        return `isPristine() is ${s.ring.isPristine()} while the caller holds ${s.handouts.size} ranges`;
       return null;
     }),
   },
@@ -137,17 +157,21 @@ export const invariants: Invariant<RingSide, RingUploadConfig>[] = [
       if (impl.step % ANSWER_SAMPLE_STEPS !== 0) return null;
       const expected = model.ring.live();
       const actual = impl.ring.live();
-      if (expected.length !== actual.length) return `live() lists ${actual.length} ranges, the model's ${expected.length}`;
+      if (expected.length !== actual.length)
+        return `live() lists ${actual.length} ranges, the model's ${expected.length}`;
       for (let i = 0; i < expected.length; i++) {
         const e = expected[i]!;
-        if (!sameRange(actual[i]!, e)) return `live()[${i}] is ${rangeText(actual[i]!)}, the model's ${rangeText(e)}`;
+        if (!sameRange(actual[i]!, e))
+          return `live()[${i}] is ${rangeText(actual[i]!)}, the model's ${rangeText(e)}`;
         const found = impl.ring.rangeAt(e.offsetBytes);
-        if (found === null || !sameRange(found, e)) return `rangeAt(${e.offsetBytes}) is ${found === null ? 'null' : rangeText(found)}, the model's ${rangeText(e)}`;
+        if (found === null || !sameRange(found, e))
+          return `rangeAt(${e.offsetBytes}) is ${found === null ? 'null' : rangeText(found)}, the model's ${rangeText(e)}`;
       }
       // The offset freed last (if no range starts there again) is found by neither.
       if (impl.lastFreedOffset >= 0 && model.ring.rangeAt(impl.lastFreedOffset) === null) {
         const stale = impl.ring.rangeAt(impl.lastFreedOffset);
-        if (stale !== null) return `rangeAt(${impl.lastFreedOffset}) still finds ${rangeText(stale)} after it was freed`;
+        if (stale !== null)
+          return `rangeAt(${impl.lastFreedOffset}) still finds ${rangeText(stale)} after it was freed`;
       }
       return null;
     },
@@ -155,7 +179,12 @@ export const invariants: Invariant<RingSide, RingUploadConfig>[] = [
 ];
 
 function sameRange(a: RingRange, b: RingRange): boolean {
-  return a.offsetBytes === b.offsetBytes && a.sizeBytes === b.sizeBytes && a.state === b.state && a.fenceValue === b.fenceValue;
+  return (
+    a.offsetBytes === b.offsetBytes &&
+    a.sizeBytes === b.sizeBytes &&
+    a.state === b.state &&
+    a.fenceValue === b.fenceValue
+  );
 }
 
 function rangeText(range: RingRange): string {

@@ -62,7 +62,11 @@ export const RING_MISUSE_KINDS = [
   'stale-fence',
 ] as const;
 
-export function ringSide(ring: RingUploadAllocator, config: RingUploadConfig, env: RunEnv): RingSide {
+export function ringSide(
+  ring: RingUploadAllocator,
+  config: RingUploadConfig,
+  env: RunEnv,
+): RingSide {
   return {
     ring,
     timeline: new QueueTimeline(),

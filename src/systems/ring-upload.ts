@@ -74,7 +74,8 @@ function doSubmit(s: RingSide, offsetBytes: number, fenceValue: number, endBatch
   }
   s.lastSubmittedValue = Math.max(s.lastSubmittedValue, fenceValue);
   const handout = s.handouts.get(offsetBytes);
-  if (handout !== undefined) s.timeline.submitRead(offsetBytes, handout.sizeBytes, fenceValue, handout.id);
+  if (handout !== undefined)
+    s.timeline.submitRead(offsetBytes, handout.sizeBytes, fenceValue, handout.id);
   if (endBatch) s.timeline.signal();
   return { fenceValue };
 }
@@ -84,7 +85,10 @@ function allocate(s: RingSide, sizeBytes: number, alignBytes: number): Json {
   const reservedBefore = s.reserved.length;
   const cursorBytes = liveBefore === 0 ? 0 : s.lastEndBytes;
   const wraps =
-    Number.isSafeInteger(sizeBytes) && sizeBytes > 0 && alignBytes > 0 && sizeBytes <= s.capacityBytes &&
+    Number.isSafeInteger(sizeBytes) &&
+    sizeBytes > 0 &&
+    alignBytes > 0 &&
+    sizeBytes <= s.capacityBytes &&
     alignUp(cursorBytes, alignBytes) + sizeBytes > s.capacityBytes;
   const offsetBytes = s.ring.allocate(sizeBytes, alignBytes);
   s.lastAllocResult = offsetBytes;
@@ -94,7 +98,12 @@ function allocate(s: RingSide, sizeBytes: number, alignBytes: number): Json {
       const blocking = s.timeline.findInFlightOverlap(0, sizeBytes);
       if (blocking !== null) {
         s.env.probe('wrap-refused-by-in-flight');
-        if (s.capacityBytes === 1024 && sizeBytes === 256 && blocking.offsetBytes === 0 && blocking.sizeBytes === 512) {
+        if (
+          s.capacityBytes === 1024 &&
+          sizeBytes === 256 &&
+          blocking.offsetBytes === 0 &&
+          blocking.sizeBytes === 512
+        ) {
           s.env.probe('seed-1024-example');
         }
       }
@@ -109,7 +118,8 @@ function allocate(s: RingSide, sizeBytes: number, alignBytes: number): Json {
   s.handouts.set(offsetBytes, { id: handoutId, sizeBytes, alignBytes });
   s.lastEndBytes = offsetBytes + sizeBytes;
   if (liveBefore > 0 && wraps) s.env.probe('wrap-taken');
-  if (liveBefore === 0 && cursorBytes === 0 && s.nextHandoutId > 2) s.env.probe('idle-ring-restarts-at-zero');
+  if (liveBefore === 0 && cursorBytes === 0 && s.nextHandoutId > 2)
+    s.env.probe('idle-ring-restarts-at-zero');
   if (reservedBefore >= 1) s.env.probe('two-reservations-outstanding');
   if (liveBefore + 1 > INITIAL_SLOTS) {
     s.env.probe('ring-records-grown');
@@ -125,17 +135,29 @@ function misuse(s: RingSide, kind: number, index: number): Json {
     case 'cancel-submitted':
       return doCancel(s, pickLive(s.submitted, index) ?? unknownOffset);
     case 'submit-twice':
-      return doSubmit(s, pickLive(s.submitted, index) ?? unknownOffset, s.timeline.nextValueToSignal, false);
+      return doSubmit(
+        s,
+        pickLive(s.submitted, index) ?? unknownOffset,
+        s.timeline.nextValueToSignal,
+        false,
+      );
     case 'interior-offset': {
       const offsetBytes = pickLive([...s.reserved, ...s.submitted], index);
       const range = offsetBytes === undefined ? null : s.ring.rangeAt(offsetBytes);
-      const target = range !== null && range.sizeBytes > 1 ? range.offsetBytes + 1 + (index % (range.sizeBytes - 1)) : unknownOffset;
-      return index % 2 === 0 ? doCancel(s, target) : doSubmit(s, target, s.timeline.nextValueToSignal, false);
+      const target =
+        range !== null && range.sizeBytes > 1
+          ? range.offsetBytes + 1 + (index % (range.sizeBytes - 1))
+          : unknownOffset;
+      return index % 2 === 0
+        ? doCancel(s, target)
+        : doSubmit(s, target, s.timeline.nextValueToSignal, false);
     }
     case 'double-free':
       return doCancel(s, s.lastFreedOffset >= 0 ? s.lastFreedOffset : unknownOffset);
     case 'unknown-offset':
-      return index % 2 === 0 ? doCancel(s, unknownOffset) : doSubmit(s, unknownOffset, s.timeline.nextValueToSignal, false);
+      return index % 2 === 0
+        ? doCancel(s, unknownOffset)
+        : doSubmit(s, unknownOffset, s.timeline.nextValueToSignal, false);
     case 'stale-fence': {
       const offsetBytes = pickLive(s.reserved, index);
       if (offsetBytes === undefined) return SKIPPED;
@@ -156,7 +178,12 @@ export function isScaleConfig(config: RingUploadConfig): boolean {
 
 /** The scale configs (a share of about 1 in 2000 of the generated ones: measured, a larger one cost more than 5 % of a campaign's commands/s). */
 export function scaleConfigArb(): fc.Arbitrary<RingUploadConfig> {
-  return fc.record({ capacityBytes: fc.integer({ min: 2 * ORDINARY_MAX_CAPACITY_BYTES, max: 16 * ORDINARY_MAX_CAPACITY_BYTES }) });
+  return fc.record({
+    capacityBytes: fc.integer({
+      min: 2 * ORDINARY_MAX_CAPACITY_BYTES,
+      max: 16 * ORDINARY_MAX_CAPACITY_BYTES,
+    }),
+  });
 }
 
 /**
@@ -164,17 +191,29 @@ export function scaleConfigArb(): fc.Arbitrary<RingUploadConfig> {
  * counted in campaign summaries, not listed in `probes` (too rare a share for every property-suite
  * run to meet them); properties/ring-upload.test.ts runs the scale configs alone and requires them.
  */
-export const GROWTH_PROBES = ['ring-records-grown', 'ring-records-grown-three-times', 'ring-in-flight-queue-grown'] as const;
+export const GROWTH_PROBES = [
+  'ring-records-grown',
+  'ring-records-grown-three-times',
+  'ring-in-flight-queue-grown',
+] as const;
 
 /** Scale requests: mostly a few bytes, so a burst puts dozens of ranges in flight. */
 function scaleSizeArb(capacityBytes: number): fc.Arbitrary<number> {
-  return fc.oneof({ weight: 6, arbitrary: fc.integer({ min: 1, max: 64 }) }, { weight: 1, arbitrary: sizeArb(capacityBytes) });
+  return fc.oneof(
+    { weight: 6, arbitrary: fc.integer({ min: 1, max: 64 }) },
+    { weight: 1, arbitrary: sizeArb(capacityBytes) },
+  );
 }
 
 function sizeArb(capacityBytes: number): fc.Arbitrary<number> {
   const third = Math.max(1, Math.floor(capacityBytes / 3));
   return fc.oneof(
-    { weight: 5, arbitrary: fc.constantFrom(capacityBytes / 2, capacityBytes / 4, capacityBytes / 8).map((size) => Math.max(1, Math.floor(size))) },
+    {
+      weight: 5,
+      arbitrary: fc
+        .constantFrom(capacityBytes / 2, capacityBytes / 4, capacityBytes / 8)
+        .map((size) => Math.max(1, Math.floor(size))),
+    },
     { weight: 4, arbitrary: fc.integer({ min: 1, max: third }) },
     { weight: 1, arbitrary: fc.integer({ min: 1, max: capacityBytes }) },
     { weight: 1, arbitrary: fc.constantFrom(0, -1, capacityBytes + 1) },
@@ -199,7 +238,12 @@ const ops = {
     weight: 12,
     arbitrary: (config, op) =>
       fc
-        .tuple(isScaleConfig(config) ? scaleSizeArb(config.capacityBytes) : sizeArb(config.capacityBytes), alignArb)
+        .tuple(
+          isScaleConfig(config)
+            ? scaleSizeArb(config.capacityBytes)
+            : sizeArb(config.capacityBytes),
+          alignArb,
+        )
         .map(([sizeBytes, alignBytes]) => ({ op, sizeBytes, alignBytes })),
     apply: (s, command) => allocate(s, command.sizeBytes, command.alignBytes),
   }),
@@ -208,11 +252,16 @@ const ops = {
     // Scale configs only: reserves up to BURST_RANGES ranges of this size (until the ring refuses
     // one) and submits each with the queue's next value, then signals: many small requests in flight.
     weight: (config) => (isScaleConfig(config) ? 3 : 0),
-    arbitrary: (_config, op) => fc.tuple(fc.integer({ min: 1, max: 64 }), alignArb).map(([sizeBytes, alignBytes]) => ({ op, sizeBytes, alignBytes })),
+    arbitrary: (_config, op) =>
+      fc
+        .tuple(fc.integer({ min: 1, max: 64 }), alignArb)
+        .map(([sizeBytes, alignBytes]) => ({ op, sizeBytes, alignBytes })),
     apply: (s, command) => {
       const offsets: (number | null)[] = [];
       for (let i = 0; i < BURST_RANGES; i++) {
-        const observed = allocate(s, command.sizeBytes, command.alignBytes) as { offsetBytes: number | null };
+        const observed = allocate(s, command.sizeBytes, command.alignBytes) as {
+          offsetBytes: number | null;
+        };
         offsets.push(observed.offsetBytes);
         if (observed.offsetBytes === null) break;
         doSubmit(s, observed.offsetBytes, s.timeline.nextValueToSignal, false);
@@ -227,7 +276,10 @@ const ops = {
     // Mostly the oldest reservation (index 0), often another one: submit order != reservation order.
     arbitrary: (_config, op) =>
       fc
-        .tuple(fc.oneof({ weight: 2, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: handle }), fc.boolean())
+        .tuple(
+          fc.oneof({ weight: 2, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: handle }),
+          fc.boolean(),
+        )
         .map(([i, endBatch]) => ({ op, index: i, endBatch })),
     apply: (s, command) => {
       const offsetBytes = pickLive(s.reserved, command.index);
@@ -255,7 +307,12 @@ const ops = {
     fields: { steps: Nat() },
     weight: 4,
     arbitrary: (_config, op) =>
-      fc.oneof({ weight: 5, arbitrary: fc.integer({ min: 1, max: 2 }) }, { weight: 1, arbitrary: fc.constantFrom(0, 5) }).map((steps) => ({ op, steps })),
+      fc
+        .oneof(
+          { weight: 5, arbitrary: fc.integer({ min: 1, max: 2 }) },
+          { weight: 1, arbitrary: fc.constantFrom(0, 5) },
+        )
+        .map((steps) => ({ op, steps })),
     apply: (s, command) => ({ completedValue: s.timeline.advance(command.steps) }),
   }),
   collect: op({
@@ -264,7 +321,8 @@ const ops = {
     apply: (s) => {
       const freed = s.ring.collect(s.timeline.completedValue);
       if (freed.length >= 2) s.env.probe('collect-several');
-      if (freed.some((offsetBytes) => isOutOfOrder(s, offsetBytes))) s.env.probe('out-of-order-free');
+      if (freed.some((offsetBytes) => isOutOfOrder(s, offsetBytes)))
+        s.env.probe('out-of-order-free');
       for (const offsetBytes of freed) forget(s, offsetBytes);
       return { freed };
     },
@@ -272,18 +330,24 @@ const ops = {
   misuse: op({
     fields: { kind: Nat(), index: Nat() },
     weight: 1,
-    arbitrary: (_config, op) => fc.tuple(fc.nat({ max: RING_MISUSE_KINDS.length - 1 }), handle).map(([kind, i]) => ({ op, kind, index: i })),
+    arbitrary: (_config, op) =>
+      fc
+        .tuple(fc.nat({ max: RING_MISUSE_KINDS.length - 1 }), handle)
+        .map(([kind, i]) => ({ op, kind, index: i })),
     apply: (s, command) => misuse(s, command.kind, command.index),
   }),
 };
 
 export const ringUploadSystem = defineSystem({
   name: 'ring-upload',
-  summary: 'ring upload allocator: reserved -> submitted(value) -> completed, wrap-around, in-order collect, against a simulated GPU queue',
+  summary:
+    'ring upload allocator: reserved -> submitted(value) -> completed, wrap-around, in-order collect, against a simulated GPU queue',
   config: {
     schema: RingUploadConfigSchema,
     check: ({ capacityBytes }) =>
-      capacityBytes < 1 || capacityBytes > RING_MAX_CAPACITY_BYTES ? `capacityBytes must be 1..${RING_MAX_CAPACITY_BYTES}, got ${capacityBytes}` : null,
+      capacityBytes < 1 || capacityBytes > RING_MAX_CAPACITY_BYTES
+        ? `capacityBytes must be 1..${RING_MAX_CAPACITY_BYTES}, got ${capacityBytes}`
+        : null,
     arbitrary: () =>
       fc.oneof(
         {
@@ -319,7 +383,8 @@ export const ringUploadSystem = defineSystem({
   sequence: { minLength: 1, maxLength: 200 },
   createModel: (config, env) => ringSide(new RingUploadModel(config.capacityBytes), config, env),
   visual: ringVisual,
-  createImpl: (config, env) => ringSide(new RingUploadAllocatorImpl(config.capacityBytes), config, env),
+  createImpl: (config, env) =>
+    ringSide(new RingUploadAllocatorImpl(config.capacityBytes), config, env),
   invariants,
   probes: [
     'two-reservations-outstanding',

@@ -14,9 +14,13 @@ function text(value: unknown): string {
 }
 
 /** File name -> contents, for the given systems (default: the built-in ones). */
-export function schemaFiles(systems: readonly AnySystem[] = BUILTIN_SYSTEMS): Record<string, string> {
+export function schemaFiles(
+  systems: readonly AnySystem[] = BUILTIN_SYSTEMS,
+): Record<string, string> {
   return {
-    'regression.schema.json': text(regressionJsonSchema([...systems, userAllocatorSchemas, nativeAllocatorSchemas])),
+    'regression.schema.json': text(
+      regressionJsonSchema([...systems, userAllocatorSchemas, nativeAllocatorSchemas]),
+    ),
     'campaign-summary.schema.json': text({
       $schema: 'http://json-schema.org/draft-07/schema#',
       $id: 'https://gpu-memory-verifier.invalid/schema/campaign-summary.schema.json',

@@ -57,7 +57,8 @@ export class UploadHeapJudge implements UploadHeap {
   constructor(private readonly timeline: QueueTimeline) {}
 
   createBuffer(sizeBytes: number, kind: UploadBufferKind): number {
-    if (!Number.isSafeInteger(sizeBytes) || sizeBytes <= 0) throw new Error(`upload heap: createBuffer(${sizeBytes}, ${kind}): bad size`);
+    if (!Number.isSafeInteger(sizeBytes) || sizeBytes <= 0)
+      throw new Error(`upload heap: createBuffer(${sizeBytes}, ${kind}): bad size`);
     const bufferId = this.nextId++;
     this.buffers.set(bufferId, { baseAddress: this.nextAddress, sizeBytes, kind });
     this.nextAddress += sizeBytes;
@@ -199,14 +200,27 @@ export function judgeHandOut<A extends UploadPageState>(
   }
   const at = `${operation} handed out [${offsetBytes}, ${offsetBytes + sizeBytes}) of buffer ${bufferId}`;
   if (buffer === undefined) s.placementViolations.push(`${at}, which is not alive`);
-  else if (!Number.isSafeInteger(offsetBytes) || offsetBytes < 0 || offsetBytes + sizeBytes > buffer.sizeBytes) {
+  else if (
+    !Number.isSafeInteger(offsetBytes) ||
+    offsetBytes < 0 ||
+    offsetBytes + sizeBytes > buffer.sizeBytes
+  ) {
     s.placementViolations.push(`${at}, which has ${buffer.sizeBytes} bytes`);
-  } else if (offsetBytes % alignBytes !== 0) s.placementViolations.push(`${at}: not aligned to ${alignBytes}`);
-  else if (buffer.kind !== kind) s.placementViolations.push(`${at}: a ${buffer.kind} buffer, where a ${kind} buffer is due`);
+  } else if (offsetBytes % alignBytes !== 0)
+    s.placementViolations.push(`${at}: not aligned to ${alignBytes}`);
+  else if (buffer.kind !== kind)
+    s.placementViolations.push(`${at}: a ${buffer.kind} buffer, where a ${kind} buffer is due`);
   for (let i = 0; i < live.length; i++) {
     const other = live[i]!;
-    if (other.bufferId === bufferId && other.life === life && other.offsetBytes < offsetBytes + sizeBytes && offsetBytes < other.offsetBytes + other.sizeBytes) {
-      s.overlapViolations.push(`${at}, overlapping [${other.offsetBytes}, ${other.offsetBytes + other.sizeBytes}) handed out earlier this frame`);
+    if (
+      other.bufferId === bufferId &&
+      other.life === life &&
+      other.offsetBytes < offsetBytes + sizeBytes &&
+      offsetBytes < other.offsetBytes + other.sizeBytes
+    ) {
+      s.overlapViolations.push(
+        `${at}, overlapping [${other.offsetBytes}, ${other.offsetBytes + other.sizeBytes}) handed out earlier this frame`,
+      );
       break;
     }
   }
@@ -214,7 +228,8 @@ export function judgeHandOut<A extends UploadPageState>(
     const violations = s.inFlightViolations;
     const before = violations.length;
     s.timeline.judgeHandOut(operation, buffer.baseAddress + offsetBytes, sizeBytes, violations);
-    if (violations.length > before) violations[violations.length - 1] += ` (buffer ${bufferId} at offset ${offsetBytes})`;
+    if (violations.length > before)
+      violations[violations.length - 1] += ` (buffer ${bufferId} at offset ${offsetBytes})`;
     s.heap.lastFrame.set(bufferId, s.timeline.nextValueToSignal);
   }
   return { id: s.nextHandoutId++, bufferId, offsetBytes, sizeBytes, life };
@@ -226,7 +241,13 @@ export function gpuRead<A extends UploadPageState>(s: UploadSide<A>, handout: Ha
   const fenceValue = s.timeline.nextValueToSignal;
   // A read of a dead buffer is already a placement violation of its hand-out or a destruction
   // violation; the GPU cannot read it again.
-  if (buffer !== undefined) s.timeline.submitRead(buffer.baseAddress + handout.offsetBytes, handout.sizeBytes, fenceValue, handout.id);
+  if (buffer !== undefined)
+    s.timeline.submitRead(
+      buffer.baseAddress + handout.offsetBytes,
+      handout.sizeBytes,
+      fenceValue,
+      handout.id,
+    );
   return { fenceValue };
 }
 
@@ -234,7 +255,12 @@ export function gpuRead<A extends UploadPageState>(s: UploadSide<A>, handout: Ha
  * Probes of a page hand-out: `before` is the current page before the request, `pooledBefore` the
  * pool's size. Model side only (the implementation's env counts nothing).
  */
-export function pageProbes<A extends UploadPageState>(s: UploadSide<A>, before: number, pooledBefore: number, bufferId: number): void {
+export function pageProbes<A extends UploadPageState>(
+  s: UploadSide<A>,
+  before: number,
+  pooledBefore: number,
+  bufferId: number,
+): void {
   if (before === -1 || before === bufferId) return;
   s.env.probe('page-turnover');
   if (s.heap.created.length === 0) s.env.probe('page-recycled');
@@ -242,14 +268,19 @@ export function pageProbes<A extends UploadPageState>(s: UploadSide<A>, before: 
 }
 
 /** Runs cleanup and judges the retained-page bound; `extra` judges what else it must release. */
-export function doCleanup<A extends UploadPageState>(s: UploadSide<A>, extra?: () => string | null): Json {
+export function doCleanup<A extends UploadPageState>(
+  s: UploadSide<A>,
+  extra?: () => string | null,
+): Json {
   const pooledBefore = s.alloc.pooledPageCount();
   s.alloc.cleanup();
   const pool = s.alloc.pooledPages();
   const completedValue = s.timeline.completedValue;
   const min = s.minPagesToRetain;
   if (pool.length < Math.min(min, pooledBefore)) {
-    s.retainViolations.push(`cleanup left ${pool.length} of ${pooledBefore} pool pages, below the minimum of ${min}`);
+    s.retainViolations.push(
+      `cleanup left ${pool.length} of ${pooledBefore} pool pages, below the minimum of ${min}`,
+    );
   } else if (pool.length > min) {
     for (let i = 0; i < pool.length; i++) {
       if (pool[i]!.fenceValue <= completedValue) {
@@ -264,7 +295,8 @@ export function doCleanup<A extends UploadPageState>(s: UploadSide<A>, extra?: (
   const problem = extra?.() ?? null;
   if (problem !== null) s.retainViolations.push(problem);
   if (s.heap.destroyed.length > 0) s.env.probe('cleanup-destroyed');
-  if (pool.length === min && min > 0 && pool[0]!.fenceValue <= completedValue) s.env.probe('cleanup-kept-minimum');
+  if (pool.length === min && min > 0 && pool[0]!.fenceValue <= completedValue)
+    s.env.probe('cleanup-kept-minimum');
   if (pool.length > min) s.env.probe('cleanup-blocked-by-fence');
   return { destroyed: s.heap.destroyed.length === 0 ? NONE : s.heap.destroyed.slice() };
 }
@@ -274,7 +306,9 @@ function firstOf(list: readonly string[]): string | null {
 }
 
 /** Invariants both systems share, by name; each reads what its judge recorded. */
-export function sharedInvariants<A extends UploadPageState, C>(heldBuffers: (alloc: A) => number): {
+export function sharedInvariants<A extends UploadPageState, C>(
+  heldBuffers: (alloc: A) => number,
+): {
   placement: (name: string, description: string) => Invariant<UploadSide<A>, C>;
   noOverlap: Invariant<UploadSide<A>, C>;
   inFlight: (name: string, description: string) => Invariant<UploadSide<A>, C>;
@@ -283,33 +317,50 @@ export function sharedInvariants<A extends UploadPageState, C>(heldBuffers: (all
   accounting: Invariant<UploadSide<A>, C>;
 } {
   return {
-    placement: (name, description) => ({ name, description, check: bothSides((s) => firstOf(s.placementViolations)) }),
+    placement: (name, description) => ({
+      name,
+      description,
+      check: bothSides((s) => firstOf(s.placementViolations)),
+    }),
     noOverlap: {
       name: 'no-overlap',
-      description: 'no two hand-outs of this frame in the same life of a page share a byte (within a life a bump page only moves forward)',
+      description:
+        'no two hand-outs of this frame in the same life of a page share a byte (within a life a bump page only moves forward)',
       check: bothSides((s) => firstOf(s.overlapViolations)),
     },
-    inFlight: (name, description) => ({ name, description, check: bothSides((s) => firstOf(s.inFlightViolations)) }),
+    inFlight: (name, description) => ({
+      name,
+      description,
+      check: bothSides((s) => firstOf(s.inFlightViolations)),
+    }),
     destroyed: {
       name: 'destroyed-while-in-flight',
       description:
         'no upload buffer is destroyed while the GPU may still read it: before the frame of its last hand-out completed, or with an unfinished GPU read of it (the timeline); nor one that is not alive',
       check: bothSides((s) => firstOf(s.heap.violations)),
     },
-    retained: (description) => ({ name: 'retained-bound', description, check: bothSides((s) => firstOf(s.retainViolations)) }),
+    retained: (description) => ({
+      name: 'retained-bound',
+      description,
+      check: bothSides((s) => firstOf(s.retainViolations)),
+    }),
     accounting: {
       name: 'device-accounting',
-      description: "the upload heap's live buffers are exactly the allocator's current page, pool pages and held dedicated buffers",
+      description:
+        "the upload heap's live buffers are exactly the allocator's current page, pool pages and held dedicated buffers",
       check: bothSides((s) => {
         const held = heldBuffers(s.alloc);
-        if (held !== s.heap.buffers.size) return `the allocator holds ${held} buffers but the upload heap has ${s.heap.buffers.size} alive`;
+        if (held !== s.heap.buffers.size)
+          return `the allocator holds ${held} buffers but the upload heap has ${s.heap.buffers.size} alive`;
         const current = s.alloc.currentPage();
-        if (current !== -1 && !s.heap.buffers.has(current)) return `the current page ${current} is not alive in the upload heap`;
+        if (current !== -1 && !s.heap.buffers.has(current))
+          return `the current page ${current} is not alive in the upload heap`;
         // With equal counts the held set changes only with the heap's own creations and destructions.
         if (s.heap.created.length === 0 && s.heap.destroyed.length === 0) return null;
         const pool = s.alloc.pooledPages();
         for (let i = 0; i < pool.length; i++) {
-          if (!s.heap.buffers.has(pool[i]!.bufferId)) return `pool page ${pool[i]!.bufferId} is not alive in the upload heap`;
+          if (!s.heap.buffers.has(pool[i]!.bufferId))
+            return `pool page ${pool[i]!.bufferId} is not alive in the upload heap`;
         }
         return null;
       }),
@@ -323,7 +374,9 @@ export function heldPages(alloc: UploadPageState): number {
 }
 
 /** Ops both systems share: the frame, the GPU and cleanup. */
-export function frameOps<A extends UploadPageState, C>(cleanupExtra?: (s: UploadSide<A>) => string | null) {
+export function frameOps<A extends UploadPageState, C>(
+  cleanupExtra?: (s: UploadSide<A>) => string | null,
+) {
   const frameOp = opsFor<C, UploadSide<A>>();
   return {
     use: frameOp({
@@ -348,7 +401,12 @@ export function frameOps<A extends UploadPageState, C>(cleanupExtra?: (s: Upload
       fields: { steps: Nat() },
       weight: 3,
       arbitrary: (_config, op) =>
-        fc.oneof({ weight: 5, arbitrary: fc.integer({ min: 1, max: 2 }) }, { weight: 1, arbitrary: fc.constantFrom(0, 5) }).map((steps) => ({ op, steps })),
+        fc
+          .oneof(
+            { weight: 5, arbitrary: fc.integer({ min: 1, max: 2 }) },
+            { weight: 1, arbitrary: fc.constantFrom(0, 5) },
+          )
+          .map((steps) => ({ op, steps })),
       apply: (s, command) => ({ completedValue: s.timeline.advance(command.steps) }),
     }),
     cleanup: frameOp({
@@ -363,8 +421,12 @@ export function startStep<A extends UploadPageState>(s: UploadSide<A>): void {
   s.heap.startStep();
 }
 
-export const fastAllocatorConfigCheck = (granuleBytes: number) => (config: { pageSizeBytes: number; minPagesToRetain: number }): string | null => {
-  if (config.pageSizeBytes > UPLOAD_MAX_PAGE_BYTES) return `pageSizeBytes must be at most ${UPLOAD_MAX_PAGE_BYTES}, got ${config.pageSizeBytes}`;
-  if (config.minPagesToRetain > UPLOAD_MAX_MIN_PAGES) return `minPagesToRetain must be at most ${UPLOAD_MAX_MIN_PAGES}, got ${config.minPagesToRetain}`;
-  return pageConfigProblem(config.pageSizeBytes, config.minPagesToRetain, granuleBytes);
-};
+export const fastAllocatorConfigCheck =
+  (granuleBytes: number) =>
+  (config: { pageSizeBytes: number; minPagesToRetain: number }): string | null => {
+    if (config.pageSizeBytes > UPLOAD_MAX_PAGE_BYTES)
+      return `pageSizeBytes must be at most ${UPLOAD_MAX_PAGE_BYTES}, got ${config.pageSizeBytes}`;
+    if (config.minPagesToRetain > UPLOAD_MAX_MIN_PAGES)
+      return `minPagesToRetain must be at most ${UPLOAD_MAX_MIN_PAGES}, got ${config.minPagesToRetain}`;
+    return pageConfigProblem(config.pageSizeBytes, config.minPagesToRetain, granuleBytes);
+  };

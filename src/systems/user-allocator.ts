@@ -28,10 +28,20 @@ import { defineSystem, type DefinedSystem } from '../harness/define-system.js';
 import { Nat, OneOf, Str, Strict, type Static } from '../harness/schema.js';
 import type { Allocator, AllocatorPolicy } from '../alloc/allocator.js';
 import { subAllocatorConfigProblem, type SubAllocatorKind } from '../alloc/config.js';
-import { ALLOCATOR_POLICIES, loadUserAllocator, UserAllocatorError, type UserAllocatorModule } from '../user-allocator-module.js';
+import {
+  ALLOCATOR_POLICIES,
+  loadUserAllocator,
+  UserAllocatorError,
+  type UserAllocatorModule,
+} from '../user-allocator-module.js';
 import { createSubAllocatorModel } from '../../models/alloc-index.js';
 import { allocOps, type AllocOps, allocOpWeights } from './alloc-generation.js';
-import { honestAnswers, inBoundsAligned, noFalseOutOfMemory, noOverlap } from './alloc-invariants.js';
+import {
+  honestAnswers,
+  inBoundsAligned,
+  noFalseOutOfMemory,
+  noOverlap,
+} from './alloc-invariants.js';
 import {
   bestFitDeclaration,
   BUDDY_DECLARATION,
@@ -53,9 +63,16 @@ export const USER_ALLOCATOR_SYSTEM = 'user-allocator';
  * against (userAllocatorSystemForConfig loads it back).
  */
 export const UserAllocatorConfigSchema = Strict({
-  capacityBytes: Nat({ description: "bytes handed to the module's createAllocator: every offset lies in [0, capacityBytes)" }),
-  allocatorModule: Str({ description: 'the module exporting createAllocator, relative to the working directory' }),
-  policy: OneOf(ALLOCATOR_POLICIES, { description: "the policy the allocator is checked against ('any': safety checks only)" }),
+  capacityBytes: Nat({
+    description:
+      "bytes handed to the module's createAllocator: every offset lies in [0, capacityBytes)",
+  }),
+  allocatorModule: Str({
+    description: 'the module exporting createAllocator, relative to the working directory',
+  }),
+  policy: OneOf(ALLOCATOR_POLICIES, {
+    description: "the policy the allocator is checked against ('any': safety checks only)",
+  }),
 });
 export type UserAllocatorConfig = Static<typeof UserAllocatorConfigSchema>;
 
@@ -90,7 +107,14 @@ class NoOpinionModel implements Allocator {
 
 /** Whether what a user's createAllocator returned is an object with alloc and free methods. */
 function isAllocator(value: unknown): value is Allocator {
-  return typeof value === 'object' && value !== null && 'alloc' in value && typeof value.alloc === 'function' && 'free' in value && typeof value.free === 'function';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    'alloc' in value &&
+    typeof value.alloc === 'function' &&
+    'free' in value &&
+    typeof value.free === 'function'
+  );
 }
 
 /** Calls into the user's allocator; a failed createAllocator turns every call into that error. */
@@ -98,7 +122,11 @@ class UserAllocatorAdapter implements Allocator {
   private readonly inner: Allocator | null;
   private readonly creationError: unknown;
 
-  constructor(createAllocator: (capacityBytes: number) => unknown, capacityBytes: number, label: string) {
+  constructor(
+    createAllocator: (capacityBytes: number) => unknown,
+    capacityBytes: number,
+    label: string,
+  ) {
     let inner: Allocator | null = null;
     let creationError: unknown = null;
     try {
@@ -106,7 +134,9 @@ class UserAllocatorAdapter implements Allocator {
       if (isAllocator(made)) {
         inner = made;
       } else {
-        creationError = new Error(`${label}: createAllocator(${capacityBytes}) returned ${made === null ? 'null' : typeof made}, not an object with alloc and free methods`);
+        creationError = new Error(
+          `${label}: createAllocator(${capacityBytes}) returned ${made === null ? 'null' : typeof made}, not an object with alloc and free methods`,
+        );
       }
     } catch (error) {
       creationError = error;
@@ -156,9 +186,16 @@ interface HeapRange {
 function gpuHeapArb(minBytes: number, maxBytes: number): fc.Arbitrary<number> {
   const logMin = Math.log2(minBytes);
   const logMax = Math.log2(maxBytes);
-  const logUniform = fc.double({ min: logMin, max: logMax, noNaN: true }).map((exponent) => Math.min(maxBytes, Math.max(minBytes, Math.floor(2 ** exponent))));
+  const logUniform = fc
+    .double({ min: logMin, max: logMax, noNaN: true })
+    .map((exponent) => Math.min(maxBytes, Math.max(minBytes, Math.floor(2 ** exponent))));
   const round = GPU_HEAP_ROUND_SIZES.filter((size) => size >= minBytes && size <= maxBytes);
-  return round.length === 0 ? logUniform : fc.oneof({ weight: 3, arbitrary: logUniform }, { weight: 1, arbitrary: fc.constantFrom(...round) });
+  return round.length === 0
+    ? logUniform
+    : fc.oneof(
+        { weight: 3, arbitrary: logUniform },
+        { weight: 1, arbitrary: fc.constantFrom(...round) },
+      );
 }
 
 /**
@@ -176,11 +213,13 @@ function anyPolicyCapacityArb(range: HeapRange): fc.Arbitrary<number> {
   };
   integers(4 * SCALE_CONFIG_ODDS - 4, 1, 4096);
   const round = [65536, 65537, 1 << 20].filter((size) => size >= minBytes && size <= maxBytes);
-  if (round.length > 0) branches.push({ weight: SCALE_CONFIG_ODDS - 1, arbitrary: fc.constantFrom(...round) });
+  if (round.length > 0)
+    branches.push({ weight: SCALE_CONFIG_ODDS - 1, arbitrary: fc.constantFrom(...round) });
   integers(5, SCALE_MIN_BYTES, SCALE_MAX_BYTES);
   const gpuMin = Math.max(GPU_HEAP_MIN_BYTES, minBytes);
   const gpuMax = Math.min(GPU_HEAP_MAX_BYTES, maxBytes);
-  if (gpuMin <= gpuMax) branches.push({ weight: GPU_HEAP_WEIGHT, arbitrary: gpuHeapArb(gpuMin, gpuMax) });
+  if (gpuMin <= gpuMax)
+    branches.push({ weight: GPU_HEAP_WEIGHT, arbitrary: gpuHeapArb(gpuMin, gpuMax) });
   // A range between the branches (say 5 - 200 MiB): its own log-uniform draw.
   return branches.length === 0 ? gpuHeapArb(minBytes, maxBytes) : fc.oneof(...branches);
 }
@@ -189,14 +228,20 @@ function capacityArb(policy: AllocatorPolicy, options: ResolvedOptions): fc.Arbi
   switch (policy) {
     case 'buddy':
       return fc
-        .oneof({ weight: SCALE_CONFIG_ODDS - 1, arbitrary: fc.integer({ min: 0, max: 10 }) }, { weight: 1, arbitrary: fc.integer({ min: 13, max: 15 }) })
+        .oneof(
+          { weight: SCALE_CONFIG_ODDS - 1, arbitrary: fc.integer({ min: 0, max: 10 }) },
+          { weight: 1, arbitrary: fc.integer({ min: 13, max: 15 }) },
+        )
         .map((order) => options.minBlockBytes * 2 ** order);
     case 'best-fit':
       return fc
         .oneof(
           { weight: SCALE_CONFIG_ODDS, arbitrary: fc.integer({ min: 1, max: 24 }) },
           { weight: SCALE_CONFIG_ODDS, arbitrary: fc.integer({ min: 25, max: 256 }) },
-          { weight: 2, arbitrary: fc.integer({ min: SCALE_MIN_GRAINS, max: 4 * SCALE_MIN_GRAINS }) },
+          {
+            weight: 2,
+            arbitrary: fc.integer({ min: SCALE_MIN_GRAINS, max: 4 * SCALE_MIN_GRAINS }),
+          },
         )
         .map((units) => options.poolAlignBytes * units);
     default:
@@ -205,7 +250,11 @@ function capacityArb(policy: AllocatorPolicy, options: ResolvedOptions): fc.Arbi
 }
 
 /** Whether a capacity is one of the scale branch's (the bursts are generated only there). */
-function isScaleCapacity(policy: AllocatorPolicy, capacityBytes: number, options: ResolvedOptions): boolean {
+function isScaleCapacity(
+  policy: AllocatorPolicy,
+  capacityBytes: number,
+  options: ResolvedOptions,
+): boolean {
   switch (policy) {
     case 'buddy':
       return capacityBytes / options.minBlockBytes >= SCALE_MIN_GRAINS;
@@ -217,7 +266,10 @@ function isScaleCapacity(policy: AllocatorPolicy, capacityBytes: number, options
 }
 
 /** The declaration a policy promises by its spec (see alloc-promise.ts), when the module declares none. */
-function policyPromise(policy: AllocatorPolicy, options: Pick<ResolvedOptions, 'poolAlignBytes'>): AllocatorPromise {
+function policyPromise(
+  policy: AllocatorPolicy,
+  options: Pick<ResolvedOptions, 'poolAlignBytes'>,
+): AllocatorPromise {
   switch (policy) {
     case 'buddy':
       return BUDDY_DECLARATION;
@@ -233,7 +285,10 @@ export const NARROWER_PROMISE_HINT =
   'if the allocator refuses this by design, declare what it promises in its module, e.g. export const promise = { overheadBytes, headerBytes, minBlockBytes, roundsTo, minPoolBytes } (docs/user-allocators.md)';
 
 /** The ops of a user's allocator: valid requests and frees of live allocations only, what its contract promises (bursts of them in scale configs). */
-type UserAllocatorOps = Pick<AllocOps<UserAllocatorConfig>, 'alloc' | 'free' | 'allocBurst' | 'freeBurst'>;
+type UserAllocatorOps = Pick<
+  AllocOps<UserAllocatorConfig>,
+  'alloc' | 'free' | 'allocBurst' | 'freeBurst'
+>;
 
 export type UserAllocatorSystem = DefinedSystem<UserAllocatorConfig, AllocSide, UserAllocatorOps>;
 
@@ -244,7 +299,8 @@ export function userAllocatorSystem(
   options: UserAllocatorOptions = {},
 ): UserAllocatorSystem {
   const declared = options.promise;
-  const minPoolBytes = declared === undefined || typeof declared === 'function' ? 1 : (declared.minPoolBytes ?? 1);
+  const minPoolBytes =
+    declared === undefined || typeof declared === 'function' ? 1 : (declared.minPoolBytes ?? 1);
   const resolved: ResolvedOptions = {
     minBlockBytes: options.minBlockBytes ?? 256,
     poolAlignBytes: options.poolAlignBytes ?? 256,
@@ -262,8 +318,24 @@ export function userAllocatorSystem(
   // the model chose), so empty-pool-liveness comes after it.
   const invariants: Invariant<AllocSide, unknown>[] = [noOverlap, inBoundsAligned, honestAnswers];
   if (compareOffsets) invariants.push(noFalseOutOfMemory);
-  invariants.push(emptyPoolLiveness(emptyPoolPromiseOf(promise), { countsImplNulls: true, report: { promise: declared === undefined ? `the default promise of policy '${policy}', ${promiseText(promise)}` : `its declared promise ${promiseText(promise)}`, hint: NARROWER_PROMISE_HINT } }));
-  const grains = kind === 'buddy' ? [resolved.minBlockBytes] : kind === 'best-fit' ? [resolved.poolAlignBytes] : [8, 16, 256, 4096];
+  invariants.push(
+    emptyPoolLiveness(emptyPoolPromiseOf(promise), {
+      countsImplNulls: true,
+      report: {
+        promise:
+          declared === undefined
+            ? `the default promise of policy '${policy}', ${promiseText(promise)}`
+            : `its declared promise ${promiseText(promise)}`,
+        hint: NARROWER_PROMISE_HINT,
+      },
+    }),
+  );
+  const grains =
+    kind === 'buddy'
+      ? [resolved.minBlockBytes]
+      : kind === 'best-fit'
+        ? [resolved.poolAlignBytes]
+        : [8, 16, 256, 4096];
   const label = modulePath;
   const { alloc, free, allocBurst, freeBurst } = allocOps<UserAllocatorConfig>(() => grains);
   return defineSystem({
@@ -273,30 +345,57 @@ export function userAllocatorSystem(
       schema: UserAllocatorConfigSchema,
       check: (config: UserAllocatorConfig) => {
         const { capacityBytes } = config;
-        if (capacityBytes < 1) return `capacityBytes must be a positive integer, got ${capacityBytes}`;
-        if (config.policy !== policy) return `this system checks policy '${policy}', the config names '${config.policy}'`;
+        if (capacityBytes < 1)
+          return `capacityBytes must be a positive integer, got ${capacityBytes}`;
+        if (config.policy !== policy)
+          return `this system checks policy '${policy}', the config names '${config.policy}'`;
         return kind === null ? null : subAllocatorConfigProblem(kind, modelConfig(capacityBytes));
       },
-      arbitrary: () => capacityArb(policy, resolved).map((capacityBytes): UserAllocatorConfig => ({ capacityBytes, allocatorModule: modulePath, policy })),
+      arbitrary: () =>
+        capacityArb(policy, resolved).map(
+          (capacityBytes): UserAllocatorConfig => ({
+            capacityBytes,
+            allocatorModule: modulePath,
+            policy,
+          }),
+        ),
     },
     ops: { alloc, free, allocBurst, freeBurst },
     // No misuse: bad requests (the alloc op's badAlloc entry) are never generated.
-    weights: (defaults, plan, config) => allocOpWeights(defaults, plan, false, isScaleCapacity(policy, config.capacityBytes, resolved)),
+    weights: (defaults, plan, config) =>
+      allocOpWeights(
+        defaults,
+        plan,
+        false,
+        isScaleCapacity(policy, config.capacityBytes, resolved),
+      ),
     // Policy 'any': the stand-in model allocates nothing, so its frees are skipped; nothing of
     // either side's answer is compared but a contract error.
-    around: compareOffsets ? allocStep : (s, command, dispatch) => {
-      const observation = allocStep(s, command, dispatch);
-      return s.lastErrorCode === null ? {} : observation;
-    },
+    around: compareOffsets
+      ? allocStep
+      : (s, command, dispatch) => {
+          const observation = allocStep(s, command, dispatch);
+          return s.lastErrorCode === null ? {} : observation;
+        },
     sequence: { minLength: 1, maxLength: 200 },
     createModel: (config: UserAllocatorConfig, env: RunEnv): AllocSide => {
       const { capacityBytes } = config;
       return kind === null
         ? allocSide(new NoOpinionModel(), capacityBytes, env, false)
-        : allocSide(createSubAllocatorModel(kind, modelConfig(capacityBytes)), capacityBytes, env, true);
+        : allocSide(
+            createSubAllocatorModel(kind, modelConfig(capacityBytes)),
+            capacityBytes,
+            env,
+            true,
+          );
     },
     createImpl: (config: UserAllocatorConfig, env: RunEnv): AllocSide =>
-      allocSide(new UserAllocatorAdapter(createAllocator, config.capacityBytes, label), config.capacityBytes, env, false),
+      allocSide(
+        new UserAllocatorAdapter(createAllocator, config.capacityBytes, label),
+        config.capacityBytes,
+        env,
+        false,
+      ),
     invariants,
     probes: compareOffsets ? ['out-of-memory', 'freed-everything'] : [],
     // Reports show the offsets the module returned (policy 'any' compares none of them).
@@ -329,17 +428,33 @@ export function userAllocatorSystemFromModule(
  * (relative to the working directory) and builds the system for the policy it names. The config
  * itself is validated afterwards by the system (its schema and policy).
  */
-export async function userAllocatorSystemForConfig(rawConfig: unknown): Promise<UserAllocatorSystem> {
+export async function userAllocatorSystemForConfig(
+  rawConfig: unknown,
+): Promise<UserAllocatorSystem> {
   const modulePath = isPlainObject(rawConfig) ? rawConfig.allocatorModule : undefined;
   const named = isPlainObject(rawConfig) ? rawConfig.policy : undefined;
-  if (typeof modulePath !== 'string') throw new Error(`user-allocator config: allocatorModule must be a string, got ${JSON.stringify(modulePath)}`);
+  if (typeof modulePath !== 'string')
+    throw new Error(
+      `user-allocator config: allocatorModule must be a string, got ${JSON.stringify(modulePath)}`,
+    );
   const policy = ALLOCATOR_POLICIES.find((known) => known === named);
-  if (policy === undefined) throw new UserAllocatorError(modulePath, `the config names an unknown policy ${JSON.stringify(named)}`);
+  if (policy === undefined)
+    throw new UserAllocatorError(
+      modulePath,
+      `the config names an unknown policy ${JSON.stringify(named)}`,
+    );
   return userAllocatorSystemFromModule(await loadUserAllocator(modulePath), policy, modulePath);
 }
 
 /** The schemas of the user-allocator system's files (its config and commands do not depend on the module). */
-export const userAllocatorSchemas: Pick<UserAllocatorSystem, 'name' | 'configSchema' | 'commandSchemas'> = (() => {
-  const { name, configSchema, commandSchemas } = userAllocatorSystem('<module>', () => new NoOpinionModel(), 'any');
+export const userAllocatorSchemas: Pick<
+  UserAllocatorSystem,
+  'name' | 'configSchema' | 'commandSchemas'
+> = (() => {
+  const { name, configSchema, commandSchemas } = userAllocatorSystem(
+    '<module>',
+    () => new NoOpinionModel(),
+    'any',
+  );
   return { name, configSchema, commandSchemas };
 })();

@@ -41,14 +41,22 @@ function compilerVersion(cxx: string): string {
   try {
     return execFileSync(cxx, ['--version'], { encoding: 'utf8' });
   } catch {
-    throw new Error(`${cxx} not found: install g++ (Debian: apt-get install -y g++) to build the D3D12 kit's driver`);
+    throw new Error(
+      `${cxx} not found: install g++ (Debian: apt-get install -y g++) to build the D3D12 kit's driver`,
+    );
   }
 }
 
 function sources(): string[] {
-  const dirs = [join(ROOT, 'include', 'gpumv_d3d12'), KIT_SHIM, join(ROOT, 'examples', 'native', 'residency')];
+  const dirs = [
+    join(ROOT, 'include', 'gpumv_d3d12'),
+    KIT_SHIM,
+    join(ROOT, 'examples', 'native', 'residency'),
+  ];
   const files: string[] = [];
-  for (const dir of dirs) for (const name of readdirSync(dir).sort()) if (/\.(h|cpp)$/.test(name)) files.push(join(dir, name));
+  for (const dir of dirs)
+    for (const name of readdirSync(dir).sort())
+      if (/\.(h|cpp)$/.test(name)) files.push(join(dir, name));
   return files;
 }
 
@@ -56,7 +64,9 @@ function sources(): string[] {
 export function buildD3d12Driver(cxx = process.env.CXX ?? 'g++'): string {
   const version = compilerVersion(cxx);
   if (!existsSync(DIRECTX_HEADER) || !existsSync(join(WSL_STUBS, 'unknwn.h'))) {
-    throw new Error(`${DIRECTX_HEADER} or ${WSL_STUBS}/unknwn.h missing: install Debian's directx-headers-dev (apt-get install -y directx-headers-dev)`);
+    throw new Error(
+      `${DIRECTX_HEADER} or ${WSL_STUBS}/unknwn.h missing: install Debian's directx-headers-dev (apt-get install -y directx-headers-dev)`,
+    );
   }
   const hash = createHash('sha256');
   hash.update(version).update(CXXFLAGS.join(' '));
@@ -66,7 +76,16 @@ export function buildD3d12Driver(cxx = process.env.CXX ?? 'g++'): string {
   if (existsSync(exe)) return exe;
   mkdirSync(dir, { recursive: true });
   const partial = `${exe}.partial-${process.pid}`;
-  const args = [...CXXFLAGS, `-I${KIT_INCLUDE}`, `-I${KIT_SHIM}`, `-I${WSL_STUBS}`, DRIVER_SOURCE, '-o', partial, '-lpthread'];
+  const args = [
+    ...CXXFLAGS,
+    `-I${KIT_INCLUDE}`,
+    `-I${KIT_SHIM}`,
+    `-I${WSL_STUBS}`,
+    DRIVER_SOURCE,
+    '-o',
+    partial,
+    '-lpthread',
+  ];
   try {
     execFileSync(cxx, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (e) {
@@ -77,7 +96,8 @@ export function buildD3d12Driver(cxx = process.env.CXX ?? 'g++'): string {
   renameSync(partial, exe); // a build interrupted half-way never counts as cached
   // Older builds (other hashes) are stale: only the current one is kept.
   const cache = dirname(dir);
-  for (const name of readdirSync(cache)) if (join(cache, name) !== dir) rmSync(join(cache, name), { recursive: true, force: true });
+  for (const name of readdirSync(cache))
+    if (join(cache, name) !== dir) rmSync(join(cache, name), { recursive: true, force: true });
   return exe;
 }
 

@@ -14,7 +14,9 @@ register('./typescript-5.9-hooks.mjs', import.meta.url);
 
 const { default: ts } = await import('typescript-5.9');
 if (typeof ts.parseConfigFileTextToJson !== 'function') {
-  throw new Error(`tools/mutation: typescript-5.9 (${ts.version}) has no JavaScript API; Stryker needs one to rewrite tsconfig.json`);
+  throw new Error(
+    `tools/mutation: typescript-5.9 (${ts.version}) has no JavaScript API; Stryker needs one to rewrite tsconfig.json`,
+  );
 }
 
 const { StrykerCli } = await import('@stryker-mutator/core');

@@ -42,7 +42,10 @@ for (const file of files) {
   }
   for (const [name, result] of Object.entries(report.files)) {
     const known = latest.get(name);
-    const entry = known !== undefined && known.source === result.source ? known : { source: result.source, mutants: new Map() };
+    const entry =
+      known !== undefined && known.source === result.source
+        ? known
+        : { source: result.source, mutants: new Map() };
     for (const mutant of result.mutants) entry.mutants.set(mutantKey(mutant), mutant);
     latest.set(name, entry);
   }
@@ -75,13 +78,27 @@ for (const [name, result] of latest) {
       undetected++;
       const { start, end } = mutant.location;
       const line = source[start.line - 1] ?? '';
-      const original = start.line === end.line ? line.slice(start.column - 1, end.column - 1) : `${line.slice(start.column - 1)}…`;
-      survivors.push(`${name}:${start.line}:${start.column} ${mutant.status} ${mutant.mutatorName}: ${original.trim().slice(0, 90)} -> ${(mutant.replacement ?? '').replace(/\s+/g, ' ').slice(0, 90)}`);
+      const original =
+        start.line === end.line
+          ? line.slice(start.column - 1, end.column - 1)
+          : `${line.slice(start.column - 1)}…`;
+      survivors.push(
+        `${name}:${start.line}:${start.column} ${mutant.status} ${mutant.mutatorName}: ${original.trim().slice(0, 90)} -> ${(mutant.replacement ?? '').replace(/\s+/g, ' ').slice(0, 90)}`,
+      );
     }
   }
   const total = detected + undetected;
-  const current = existsSync(name) && readFileSync(name, 'utf8') === result.source ? 'yes' : 'no (changed since)';
-  rows.push({ name, total, detected, undetected, counts, current, score: total === 0 ? 100 : (100 * detected) / total });
+  const current =
+    existsSync(name) && readFileSync(name, 'utf8') === result.source ? 'yes' : 'no (changed since)';
+  rows.push({
+    name,
+    total,
+    detected,
+    undetected,
+    counts,
+    current,
+    score: total === 0 ? 100 : (100 * detected) / total,
+  });
 }
 rows.sort((a, b) => a.name.localeCompare(b.name));
 let allTotal = 0;
@@ -91,9 +108,16 @@ console.log('|---|---:|---:|---:|---:|---|');
 for (const row of rows) {
   allTotal += row.total;
   allDetected += row.detected;
-  console.log(`| ${row.name} | ${row.total} | ${row.detected} | ${row.undetected} | ${row.score.toFixed(1)} % | ${row.current} |`);
+  console.log(
+    `| ${row.name} | ${row.total} | ${row.detected} | ${row.undetected} | ${row.score.toFixed(1)} % | ${row.current} |`,
+  );
 }
-console.log(`| all | ${allTotal} | ${allDetected} | ${allTotal - allDetected} | ${allTotal === 0 ? '-' : ((100 * allDetected) / allTotal).toFixed(1)} % | ${rows.every((row) => row.current === 'yes') ? 'yes' : 'no'} |`);
-console.log('\nstatus counts:', JSON.stringify(Object.fromEntries(rows.map((r) => [r.name, r.counts]))));
+console.log(
+  `| all | ${allTotal} | ${allDetected} | ${allTotal - allDetected} | ${allTotal === 0 ? '-' : ((100 * allDetected) / allTotal).toFixed(1)} % | ${rows.every((row) => row.current === 'yes') ? 'yes' : 'no'} |`,
+);
+console.log(
+  '\nstatus counts:',
+  JSON.stringify(Object.fromEntries(rows.map((r) => [r.name, r.counts]))),
+);
 console.log(`\nundetected (${survivors.length}):`);
 for (const line of survivors) console.log(`  ${line}`);

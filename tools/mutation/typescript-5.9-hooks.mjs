@@ -12,7 +12,11 @@
 const STRYKER_PACKAGE = /[\\/]node_modules[\\/]@stryker-mutator[\\/]/;
 
 export async function resolve(specifier, context, nextResolve) {
-  if ((specifier === 'typescript' || specifier.startsWith('typescript/')) && context.parentURL && STRYKER_PACKAGE.test(decodeURIComponent(context.parentURL))) {
+  if (
+    (specifier === 'typescript' || specifier.startsWith('typescript/')) &&
+    context.parentURL &&
+    STRYKER_PACKAGE.test(decodeURIComponent(context.parentURL))
+  ) {
     return nextResolve(`typescript-5.9${specifier.slice('typescript'.length)}`, context);
   }
   return nextResolve(specifier, context);
