@@ -53,7 +53,7 @@ describe('projects', () => {
     const [config] = fc.sample(target!.system.configArb(), { numRuns: 1, seed: 1 }) as {
       allocatorModule: string;
     }[];
-    expect(config.allocatorModule).toBe('src/first-fit.mjs');
+    expect(config?.allocatorModule).toBe('src/first-fit.mjs');
   });
 
   it('names each of several allocators apart; builtins are in by default', async () => {
