@@ -18,10 +18,11 @@ CXX=${CXX:-clang++}
 CLANG_VERSION="Debian clang version 14.0.6"
 mode=build
 out=$here
+work=$(mktemp -d)  # the objects, and under --check the rebuilt modules
+trap 'rm -rf "$work"' EXIT
 if [ "${1:-}" = "--check" ]; then
   mode=check
-  out=$(mktemp -d)
-  trap 'rm -rf "$out"' EXIT
+  out=$work/out
 elif [ $# -gt 0 ]; then
   out=$1
 fi
@@ -29,14 +30,11 @@ fi
 # Whether CXX can link for wasm32-wasi (clang, lld, wasi-libc, libc++ and the builtins for wasm32).
 toolchain_missing() {
   command -v "$CXX" >/dev/null 2>&1 || { echo "no C++ compiler '$CXX'"; return 0; }
-  probe=$(mktemp -d)
-  printf 'int f(int x) { return x; }\n' >"$probe/probe.cpp"
-  if ! "$CXX" --target=wasm32-wasi -mexec-model=reactor -o "$probe/probe.wasm" "$probe/probe.cpp" >/dev/null 2>&1; then
-    rm -rf "$probe"
+  printf 'int f(int x) { return x; }\n' >"$work/probe.cpp"
+  if ! "$CXX" --target=wasm32-wasi -mexec-model=reactor -o "$work/probe.wasm" "$work/probe.cpp" >/dev/null 2>&1; then
     echo "'$CXX' cannot link for wasm32-wasi (install clang lld wasi-libc libc++-dev-wasm32 libclang-rt-dev-wasm32)"
     return 0
   fi
-  rm -rf "$probe"
   return 1
 }
 
@@ -55,15 +53,27 @@ if [ "$mode" = check ] && [ "$version" != "$CLANG_VERSION" ]; then
 fi
 
 mkdir -p "$out"
+out=$(cd "$out" && pwd)
+# Compiled, then linked in a second step without -O: clang 14 runs binaryen's wasm-opt on what it
+# links at -O1 and above whenever a wasm-opt is on PATH (npm puts node_modules/.bin first, and
+# AssemblyScript ships one there), which would make the bytes depend on PATH.
 # -mexec-model=reactor: a library, no main (the module exports _initialize, which the wrapper
 # calls once). -fno-exceptions -fno-rtti: no C++ exception runtime. No -g and --strip-debug (the
 # debug information wasi-libc's archive carries): no paths, a small module; the name section stays,
 # so a trap's stack names the C++ functions.
-flags="--target=wasm32-wasi -std=c++17 -O2 -fno-exceptions -fno-rtti -mexec-model=reactor -Wl,--strip-debug -Wall -Wextra -Werror"
+target="--target=wasm32-wasi"
+cflags="$target -std=c++17 -O2 -fno-exceptions -fno-rtti -Wall -Wextra -Werror"
+ldflags="$target -mexec-model=reactor -Wl,--strip-debug"
 cd "$here"
-"$CXX" $flags -o "$out/first_fit.wasm" first_fit.cpp
-"$CXX" $flags -DBUG_SIZE_T -o "$out/first_fit_bug_size_t.wasm" first_fit.cpp
-chmod 644 "$out/first_fit.wasm" "$out/first_fit_bug_size_t.wasm"  # data, not programs
+build() {  # build NAME [DEFINES...]
+  name=$1
+  shift
+  "$CXX" $cflags "$@" -c -o "$work/$name.o" first_fit.cpp
+  "$CXX" $ldflags -o "$out/$name.wasm" "$work/$name.o"
+  chmod 644 "$out/$name.wasm"  # data, not a program
+}
+build first_fit
+build first_fit_bug_size_t -DBUG_SIZE_T
 
 if [ "$mode" = check ]; then
   status=0
