@@ -232,6 +232,29 @@ describe('the installed package', () => {
     expect(campaign.stdout).toMatch(/systems native-allocator/);
   });
 
+  it('ships the WebAssembly example: its committed .wasm runs from the installed package under fuzz --allocator', () => {
+    const module = path.join(
+      'node_modules',
+      'gpu-memory-verifier',
+      'examples',
+      'wasm',
+      'first-fit.mjs',
+    );
+    const campaign = gpumv([
+      'fuzz',
+      '--allocator',
+      module,
+      '--runs',
+      '50',
+      '--workers',
+      '1',
+      '--out',
+      path.join(project, '.fuzz', 'wasm'),
+    ]);
+    expect(campaign.status, output(campaign)).toBe(0);
+    expect(campaign.stdout).toMatch(/systems user-allocator/);
+  });
+
   it('runs the vitest helpers: the team system with its mutants, its allocator module, and its regressions', () => {
     const tests = run(
       path.join(project, 'node_modules', '.bin', 'vitest'),
