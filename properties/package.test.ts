@@ -59,6 +59,19 @@ describe('the installed package', () => {
       SOURCE_DATE_EPOCH: '1764460800',
     });
 
+  /** A 50-run, one-worker campaign of the installed gpumv over `target`, its findings under .fuzz/`out`. */
+  const shortCampaign = (target: readonly string[], out: string) =>
+    gpumv([
+      'fuzz',
+      ...target,
+      '--runs',
+      '50',
+      '--workers',
+      '1',
+      '--out',
+      path.join(project, '.fuzz', out),
+    ]);
+
   beforeAll(() => {
     const packs = mkdtempSync(path.join(tmpdir(), 'gpumv-pack-'));
     const packed = run('npm', ['pack', '--pack-destination', packs, '--silent'], ROOT);
@@ -217,17 +230,7 @@ describe('the installed package', () => {
       project,
     );
     expect(built.status, output(built)).toBe(0);
-    const campaign = gpumv([
-      'fuzz',
-      '--exec',
-      './bump',
-      '--runs',
-      '50',
-      '--workers',
-      '1',
-      '--out',
-      path.join(project, '.fuzz', 'native'),
-    ]);
+    const campaign = shortCampaign(['--exec', './bump'], 'native');
     expect(campaign.status, output(campaign)).toBe(0);
     expect(campaign.stdout).toMatch(/systems native-allocator/);
   });
@@ -240,17 +243,7 @@ describe('the installed package', () => {
       'wasm',
       'first-fit.mjs',
     );
-    const campaign = gpumv([
-      'fuzz',
-      '--allocator',
-      module,
-      '--runs',
-      '50',
-      '--workers',
-      '1',
-      '--out',
-      path.join(project, '.fuzz', 'wasm'),
-    ]);
+    const campaign = shortCampaign(['--allocator', module], 'wasm');
     expect(campaign.status, output(campaign)).toBe(0);
     expect(campaign.stdout).toMatch(/systems user-allocator/);
   });

@@ -6,7 +6,6 @@
  * (-DBUG_SIZE_T) is found from scratch, through the vitest helpers and through the fuzz CLI, and
  * its stored finding replays.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -23,6 +22,7 @@ import {
   type UserAllocatorConfig,
 } from '../src/systems/user-allocator.js';
 import { describeAllocator } from '../src/vitest.js';
+import { runFuzzCli } from './support.js';
 
 const ROOT = path.resolve(__dirname, '..');
 const WASM = path.join(ROOT, 'examples', 'wasm');
@@ -104,26 +104,19 @@ describe('the planted bug: sizes and offsets in size_t, 32 bits on wasm32', () =
 
   it('fuzz --allocator finds it (the campaign worker loads the .wasm) and writes a finding naming the module', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'wasm-fuzz-'));
-    const campaign = spawnSync(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        path.join(ROOT, 'src', 'cli', 'fuzz.ts'),
-        '--allocator',
-        BUGGY,
-        '--seed',
-        String(TEST_SEED),
-        '--runs',
-        '200',
-        '--workers',
-        '1',
-        '--stop-on-first',
-        '--out',
-        dir,
-      ],
-      { cwd: ROOT, encoding: 'utf8', timeout: 120_000 },
-    );
+    const campaign = runFuzzCli([
+      '--allocator',
+      BUGGY,
+      '--seed',
+      String(TEST_SEED),
+      '--runs',
+      '200',
+      '--workers',
+      '1',
+      '--stop-on-first',
+      '--out',
+      dir,
+    ]);
     expect(campaign.status, campaign.stdout + campaign.stderr).toBe(1);
     const findings = readdirSync(path.join(dir, 'user-allocator')).filter((name) =>
       name.endsWith('.json'),
