@@ -16,11 +16,11 @@ import { runSequence } from '../src/harness/runner.js';
 import {
   closeDrivers,
   nativeAllocatorForProject,
-  nativeAllocatorResolver,
   NATIVE_ALLOCATOR_SYSTEM,
   type NativeAllocatorConfig,
 } from '../src/native/native-allocator.js';
 import { DriverStartError, NativeDriver, stderrLines } from '../src/native/driver.js';
+import { nativeResolver } from '../src/native/native-systems.js';
 import { decodeAnswers, encodeAllocBatch } from '../src/native/protocol.js';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -89,7 +89,7 @@ describe('the stored findings of the planted bugs', () => {
 
   for (const file of files) {
     it(`${file} fails against its variant with the check it was found by, at its last step, and passes against the clean build`, async () => {
-      const resolve = nativeAllocatorResolver(ROOT);
+      const resolve = nativeResolver(ROOT, NATIVE_ALLOCATOR_SYSTEM);
       const { regression, system } = await loadRegression(
         path.join(STORED, file),
         new Map(),

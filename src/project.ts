@@ -32,7 +32,7 @@ import {
   loadUserAllocator,
   UserAllocatorError,
 } from './user-allocator-module.js';
-import { NATIVE_ALLOCATOR_SYSTEM, nativeAllocatorResolver } from './native/native-allocator.js';
+import { nativeResolvers } from './native/native-systems.js';
 import type { AllocatorPolicy } from './alloc/allocator.js';
 import {
   exportNames,
@@ -214,7 +214,7 @@ export function projectFromConfig(
     loadMutants: async () => [...(builtins ? await loadBuiltinMutants() : []), ...own],
     resolvers: {
       [USER_ALLOCATOR_SYSTEM]: userAllocatorResolver(root),
-      [NATIVE_ALLOCATOR_SYSTEM]: nativeAllocatorResolver(root),
+      ...nativeResolvers(root),
     },
   });
   return {

@@ -12,7 +12,7 @@ import { UserAllocatorError } from '../user-allocator-module.js';
 import { USER_ALLOCATOR_SYSTEM } from '../systems/user-allocator.js';
 import { projectRelative, userAllocatorForProject, type Project } from '../project.js';
 import { ModuleLoadError } from '../load-module.js';
-import { nativeAllocatorForProject } from '../native/native-allocator.js';
+import { nativeSystemForProject } from '../native/native-systems.js';
 import { DriverStartError } from '../native/driver.js';
 
 export type { TargetSpec };
@@ -50,10 +50,10 @@ async function allocatorTarget(
   }
 }
 
-/** The native allocator system of a driver executable (relative to the project root); one that cannot start is a usage error. */
+/** The native system a driver executable (relative to the project root) declares; one that cannot start is a usage error. */
 function nativeTarget(project: Project, executable: string): Target {
   try {
-    return { system: nativeAllocatorForProject(project.root, executable), catches: [] };
+    return { system: nativeSystemForProject(project.root, executable), catches: [] };
   } catch (error) {
     if (error instanceof DriverStartError) throw new UsageError(error.message);
     throw error;
@@ -83,7 +83,7 @@ export async function resolveTargets(spec: TargetSpec, project: Project): Promis
   if (spec.exec !== undefined) {
     if (spec.mutant !== undefined || spec.systems !== 'all' || spec.allocator !== undefined)
       throw new UsageError(
-        '--exec runs only the native allocator; drop --system/--mutant/--allocator',
+        '--exec runs only the native driver; drop --system/--mutant/--allocator',
       );
     return [nativeTarget(project, spec.exec)];
   }

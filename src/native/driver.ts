@@ -17,6 +17,7 @@ import {
 } from 'node:worker_threads';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
+import { CPU_POLL_MS, cpuTimeMs, DRIVER_CPU_LIMIT_MS } from './process-cpu.js';
 import {
   FLAG_ANSWER_EACH,
   MAX_FRAME_BYTES,
@@ -176,6 +177,7 @@ function start() {
     return fault('start', error.message);
   }
   child = spawned;
+  Atomics.store(cell, 3, spawned.pid === undefined ? 0 : spawned.pid);
   const keep = (data) => { if (stderrText.length < STDERR_KEEP) stderrText += data.toString('utf8'); };
   spawned.stdout.on('data', keep);
   spawned.stderr.on('data', keep);
@@ -298,6 +300,9 @@ function symbolize(lines: readonly string[]): string[] {
   });
 }
 
+/** Runs after a fault sent with each answer at once (about a shrink's failing candidates). */
+const ANSWER_EACH_RUNS = 256;
+
 interface HelperFault {
   readonly kind: NativeFaultKind | 'start';
   readonly detail: string;
@@ -320,11 +325,13 @@ export interface NativeDriverOptions {
 export class NativeDriver {
   readonly hello: DriverHello;
   private readonly port: MessagePort;
-  /** [0] replies posted by the helper, [1] answer frames received (progress), [2] 1 while a process starts. */
-  private readonly cell = new Int32Array(new SharedArrayBuffer(12));
+  /** [0] replies posted by the helper, [1] answer frames received (progress), [2] 1 while a process starts, [3] the process id. */
+  private readonly cell = new Int32Array(new SharedArrayBuffer(16));
   private readonly worker: Worker;
   private readonly timeoutMs: number;
   private closed = false;
+  /** Runs still to send with each answer at once (set by a fault: its shrink's candidates follow). */
+  private eachAfterFault = 0;
 
   /** Starts the process and reads its hello; throws DriverStartError when it cannot. */
   constructor(
@@ -386,22 +393,33 @@ export class NativeDriver {
     let progress = Atomics.load(this.cell, 1);
     const started = performance.now();
     let deadline = started + timeoutMs;
+    // The process's CPU time at the last progress (read from the first wake-up on: a run that
+    // answers at once never reads it), and which process that was.
+    let cpuAt = -1;
+    let cpuPid = 0;
     for (;;) {
       const received = receiveMessageOnPort(this.port);
       if (received !== undefined) return received.message as HelperReply;
       const now = performance.now();
       const moved = Atomics.load(this.cell, 1);
-      if (
-        moved !== progress ||
-        (Atomics.load(this.cell, 2) === 1 && now < started + HELLO_TIMEOUT_MS)
-      ) {
+      const starting = Atomics.load(this.cell, 2) === 1 && now < started + HELLO_TIMEOUT_MS;
+      const pid = Atomics.load(this.cell, 3);
+      const cpu = now > started && !starting ? cpuTimeMs(pid) : -1;
+      if (moved !== progress || starting) {
         // An answer frame came, or a (re)started process has not said hello yet.
         progress = moved;
         deadline = now + timeoutMs;
+        cpuAt = cpu;
+        cpuPid = pid;
+      } else if (cpu >= 0 && (cpuAt < 0 || cpuPid !== pid)) {
+        cpuAt = cpu;
+        cpuPid = pid;
+      } else if (cpu >= 0 && cpu - cpuAt > DRIVER_CPU_LIMIT_MS) {
+        return null; // busy without answering: stuck inside one command
       }
       const left = deadline - now;
       if (left <= 0) return null;
-      Atomics.wait(this.cell, 0, seen, Math.min(left, timeoutMs / 4));
+      Atomics.wait(this.cell, 0, seen, Math.min(left, timeoutMs / 4, CPU_POLL_MS));
     }
   }
 
@@ -411,8 +429,17 @@ export class NativeDriver {
    * answers are otherwise written once per run).
    */
   runBatch(encode: (flags: number) => Uint8Array, commands: number): BatchResult {
+    if (this.eachAfterFault > 0) {
+      // A fault's shrink follows it: its candidates go out answering each command at once, so
+      // a failing one costs one send (a hang one time limit), not two.
+      this.eachAfterFault--;
+      const result = this.send(encode(FLAG_ANSWER_EACH), commands);
+      if (result.fault !== null) this.eachAfterFault = ANSWER_EACH_RUNS;
+      return result;
+    }
     const first = this.send(encode(0), commands);
     if (first.fault === null) return first;
+    this.eachAfterFault = ANSWER_EACH_RUNS;
     const again = this.send(encode(FLAG_ANSWER_EACH), commands);
     return again.fault !== null && again.fault.kind === first.fault.kind ? again : first;
   }
