@@ -21,6 +21,11 @@
  * to harness), so whatever the driver prints on stdout or stderr never touches the protocol.
  * The loop resolves the commands' handles (live allocation number `index` modulo the live count,
  * in allocation order) exactly as the harness does, so a whole run arrives as one batch.
+ *
+ * A ring upload allocator (gpumv_ring_driver, gpumv_run_ring_driver) or a fence-delayed free list
+ * (gpumv_deferred_driver, gpumv_run_deferred_driver) is driven the same way: the harness sends
+ * their calls with offsets and fence values resolved (examples/native/ring_upload.cpp and
+ * deferred_free.cpp).
  */
 #ifndef GPUMV_DRIVER_H
 #define GPUMV_DRIVER_H

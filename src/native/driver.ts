@@ -133,6 +133,7 @@ function onFrame(kind, payload) {
     if (count === 0) { pending = null; reply({ kind: 'answers', frames }); return; }
     frames.push(payload);
     answered += count;
+    Atomics.store(cell, 4, answered);
     Atomics.add(cell, 1, 1); // progress: the waiting thread extends the run's time limit
     if (answered > expected) garbage('answers to more commands than the run has');
     return;
@@ -209,7 +210,7 @@ function report(code, signal) {
 
 let batchBytes = null;
 function writeBatch() {
-  frames = []; answered = 0;
+  frames = []; answered = 0; Atomics.store(cell, 4, 0);
   child.stdio[3].write(batchBytes);
 }
 
@@ -325,8 +326,8 @@ export interface NativeDriverOptions {
 export class NativeDriver {
   readonly hello: DriverHello;
   private readonly port: MessagePort;
-  /** [0] replies posted by the helper, [1] answer frames received (progress), [2] 1 while a process starts, [3] the process id. */
-  private readonly cell = new Int32Array(new SharedArrayBuffer(16));
+  /** [0] replies posted by the helper, [1] answer frames received (progress), [2] 1 while a process starts, [3] the process id, [4] commands answered. */
+  private readonly cell = new Int32Array(new SharedArrayBuffer(20));
   private readonly worker: Worker;
   private readonly timeoutMs: number;
   private closed = false;
@@ -387,7 +388,7 @@ export class NativeDriver {
    * of the request or of the driver's last answer frame (a long run that keeps answering is
    * not hung).
    */
-  private request(message: object, timeoutMs: number): HelperReply | null {
+  private request(message: object, timeoutMs: number, lastHeavy = -1): HelperReply | null {
     const seen = Atomics.load(this.cell, 0);
     this.port.postMessage(message);
     let progress = Atomics.load(this.cell, 1);
@@ -414,7 +415,11 @@ export class NativeDriver {
       } else if (cpu >= 0 && (cpuAt < 0 || cpuPid !== pid)) {
         cpuAt = cpu;
         cpuPid = pid;
-      } else if (cpu >= 0 && cpu - cpuAt > DRIVER_CPU_LIMIT_MS) {
+      } else if (
+        cpu - cpuAt > DRIVER_CPU_LIMIT_MS &&
+        cpu >= 0 &&
+        Atomics.load(this.cell, 4) > lastHeavy
+      ) {
         return null; // busy without answering: stuck inside one command
       }
       const left = deadline - now;
@@ -426,27 +431,28 @@ export class NativeDriver {
   /**
    * Sends one run and collects its answers. On a fault the run is sent once more with each answer
    * sent as soon as it is known, so the fault lands on the command that caused it (a driver's
-   * answers are otherwise written once per run).
+   * answers are otherwise written once per run). `lastHeavy`: the last command that may take
+   * long on its own (a burst): until it is answered, only the wall-clock limit applies.
    */
-  runBatch(encode: (flags: number) => Uint8Array, commands: number): BatchResult {
+  runBatch(encode: (flags: number) => Uint8Array, commands: number, lastHeavy = -1): BatchResult {
     if (this.eachAfterFault > 0) {
       // A fault's shrink follows it: its candidates go out answering each command at once, so
       // a failing one costs one send (a hang one time limit), not two.
       this.eachAfterFault--;
-      const result = this.send(encode(FLAG_ANSWER_EACH), commands);
+      const result = this.send(encode(FLAG_ANSWER_EACH), commands, lastHeavy);
       if (result.fault !== null) this.eachAfterFault = ANSWER_EACH_RUNS;
       return result;
     }
-    const first = this.send(encode(0), commands);
+    const first = this.send(encode(0), commands, lastHeavy);
     if (first.fault === null) return first;
     this.eachAfterFault = ANSWER_EACH_RUNS;
-    const again = this.send(encode(FLAG_ANSWER_EACH), commands);
+    const again = this.send(encode(FLAG_ANSWER_EACH), commands, lastHeavy);
     return again.fault !== null && again.fault.kind === first.fault.kind ? again : first;
   }
 
-  private send(bytes: Uint8Array, count: number): BatchResult {
+  private send(bytes: Uint8Array, count: number, lastHeavy: number): BatchResult {
     if (this.closed) throw new Error(`${this.executable}: the driver was closed`);
-    let reply = this.request({ kind: 'batch', bytes, count }, this.timeoutMs);
+    let reply = this.request({ kind: 'batch', bytes, count }, this.timeoutMs, lastHeavy);
     if (reply === null) {
       // Not answered in time: kill it; the helper reports the hang once the process is gone.
       reply = this.request({ kind: 'kill' }, HELLO_TIMEOUT_MS);

@@ -68,6 +68,19 @@ const WIDE_SIZES = [
 /** One command in WIDE_ODDS is such a request. */
 const WIDE_ODDS = 40;
 
+/** A burst of more requests than this may take long on its own (an O(live) allocator under ASan). */
+const HEAVY_BURST = 16;
+
+/** The last burst of more than HEAVY_BURST requests, or -1: the driver's CPU-time hang rule waits for its answer. */
+function lastHeavy(commands: readonly UserAllocatorCommand[]): number {
+  for (let i = commands.length - 1; i >= 0; i--) {
+    const command = commands[i]!;
+    if ((command.op === 'allocBurst' || command.op === 'freeBurst') && command.count > HEAVY_BURST)
+      return i;
+  }
+  return -1;
+}
+
 /** The implementation side's allocator: the driver's answers to one run, handed out in order. */
 export class NativeAllocator implements Allocator {
   /** Why the driver's answers end (set at the command the driver did not answer). */
@@ -297,6 +310,7 @@ export function nativeAllocatorSystem(
       const result = driver.runBatch(
         (flags) => encodeAllocBatch(config.capacityBytes, commands, flags),
         commands.length,
+        lastHeavy(commands),
       );
       let answers = decodeAnswers(result.frames, commands.length);
       let fault = result.fault;
