@@ -353,6 +353,47 @@ ${ANSWER_LOOP}`;
     );
   });
 
+  it('a ring driver whose answer has the wrong shape, or refuses with an unknown error number, is driver-garbage', () => {
+    const ringDriver = (name: string, answer: string) =>
+      scriptedDriver(
+        dir,
+        name,
+        `hello(1, 'system=ring-upload\\n');
+for (;;) {
+  const { kind, payload } = readFrame();
+  if (kind !== 'B') process.exit(0);
+  const count = payload.readUInt32LE(4);
+  const parts = [Buffer.alloc(8)];
+  parts[0].writeUInt32LE(count, 4);
+  for (let i = 0; i < count; i++) {
+    const [status, values] = (${answer})(payload.readUInt32LE(16 + 40 * i));
+    const head = Buffer.alloc(8); head.writeUInt32LE(status, 0); head.writeUInt32LE(values.length, 4);
+    parts.push(head, ...values.map((v) => { const b = Buffer.alloc(8); b.writeBigUInt64LE(BigInt(v)); return b; }));
+  }
+  frame('A', Buffer.concat(parts));
+  const end = Buffer.alloc(8); end.writeUInt32LE(count, 0); frame('A', end);
+}`,
+      );
+    const run = (name: string) =>
+      runSequence(nativeSystemForProject(dir, name), { capacityBytes: 64, executable: name }, [
+        { op: 'allocate', sizeBytes: 8, alignBytes: 1 },
+        { op: 'allocate', sizeBytes: 8, alignBytes: 1 },
+      ]);
+    ringDriver('ring-fine', '(op) => [0, [op === 16 ? 0 : 1]]');
+    ringDriver('ring-shape', '(op) => [0, [0, 8]]');
+    ringDriver('ring-errno', '(op) => [3, [99]]');
+    const fine = run('ring-fine');
+    expect(fine.ok ? 'passed' : fine.failure.check).not.toMatch(/^driver-/);
+    const shape = run('ring-shape');
+    expect(shape.ok ? 'passed' : `${shape.failure.check}: ${shape.failure.message}`).toMatch(
+      /^driver-garbage: .*answered allocate\(8, 1\) with 2 values \(command 0\)/,
+    );
+    const errno = run('ring-errno');
+    expect(errno.ok ? 'passed' : `${errno.failure.check}: ${errno.failure.message}`).toMatch(
+      /^driver-garbage: .*refused allocate\(8, 1\) with no known error number \(99\)/,
+    );
+  });
+
   it('a driver that spins without answering is driver-hang by its CPU time, long before a wall-clock limit of 10 minutes', () => {
     scriptedDriver(
       dir,
