@@ -26,7 +26,7 @@ generated sequence side by side (model vs implementation) with every invariant c
               gpumv include-dir), one process per worker, a run per batch; its hello declares its
               system (an allocator with its policy, a ring upload allocator, a fence-delayed free
               list with its sub-allocator kinds). Sanitizer reports, signals, exits, garbage and
-              hangs (no answer for 1 s, or 300 ms of its CPU time without one) are findings
+              hangs (no answer for 5 s, or 300 ms of its CPU time without one) are findings
               (driver-sanitizer, driver-crash, driver-exit, driver-garbage, driver-hang); findings
               replay against the executable (docs/native.md)
   --seed      campaign seed, a string or number (default: the config's seed, else ${DEFAULT_SEED})

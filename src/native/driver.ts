@@ -15,8 +15,8 @@ import {
   Worker,
   type MessagePort,
 } from 'node:worker_threads';
-import { execFileSync } from 'node:child_process';
 import path from 'node:path';
+import { symbolize } from './symbolize.js';
 import { CPU_POLL_MS, cpuTimeMs, DRIVER_CPU_LIMIT_MS } from './process-cpu.js';
 import {
   FLAG_ANSWER_EACH,
@@ -66,7 +66,7 @@ export class DriverStartError extends Error {
 }
 
 /** Default time a run may take before the driver counts as hung (ms). */
-export const DEFAULT_DRIVER_TIMEOUT_MS = 1000;
+export const DEFAULT_DRIVER_TIMEOUT_MS = 5000;
 /** Time the handshake may take (a sanitizer build starts slowly on a busy machine). */
 const HELLO_TIMEOUT_MS = 20_000;
 /** Lines of the driver's stderr kept for a report. */
@@ -255,52 +255,6 @@ export function stderrLines(text: string, cwd = process.cwd()): string[] {
   );
 }
 
-/** A sanitizer's unsymbolized stack frame: `#3 0x55d1c2a4 (/path/to/binary+0x1a2b)`. */
-const FRAME = /^(\s*#\d+) 0x[0-9a-f]+\s+\((.+)\+(0x[0-9a-f]+)\)$/;
-/** addr2line's answers, by binary and offset (a shrink meets the same frames again and again). */
-const SYMBOLS = new Map<string, string>();
-
-/** Replaces unsymbolized frames by `#3 in function file:line` where addr2line knows them. */
-function symbolize(lines: readonly string[]): string[] {
-  const wanted = new Map<string, Set<string>>();
-  for (const line of lines) {
-    const match = FRAME.exec(line);
-    if (match !== null && !SYMBOLS.has(`${match[2]}+${match[3]}`)) {
-      const offsets = wanted.get(match[2]!) ?? new Set<string>();
-      offsets.add(match[3]!);
-      wanted.set(match[2]!, offsets);
-    }
-  }
-  for (const [binary, offsets] of wanted) {
-    const list = [...offsets];
-    let answer: string[] = [];
-    try {
-      answer = execFileSync('addr2line', ['-f', '-C', '-e', binary, ...list], {
-        encoding: 'utf8',
-        stdio: ['ignore', 'pipe', 'ignore'],
-        timeout: 10_000,
-      }).split('\n');
-    } catch {
-      // no addr2line, or a binary it cannot read: the frames stay as they are
-    }
-    list.forEach((offset, i) => {
-      const fn = answer[2 * i];
-      const where = answer[2 * i + 1];
-      SYMBOLS.set(
-        `${binary}+${offset}`,
-        fn === undefined || where === undefined || fn === '??'
-          ? ''
-          : `in ${fn} ${where.replace(/ \(discriminator \d+\)$/, '')}`,
-      );
-    });
-  }
-  return lines.map((line) => {
-    const match = FRAME.exec(line);
-    const symbol = match === null ? '' : (SYMBOLS.get(`${match[2]}+${match[3]}`) ?? '');
-    return match === null || symbol === '' ? line : `${match[1]} ${symbol}`;
-  });
-}
-
 /** Runs after a fault sent with each answer at once (about a shrink's failing candidates). */
 const ANSWER_EACH_RUNS = 256;
 
@@ -388,7 +342,11 @@ export class NativeDriver {
    * of the request or of the driver's last answer frame (a long run that keeps answering is
    * not hung).
    */
-  private request(message: object, timeoutMs: number, lastHeavy = -1): HelperReply | null {
+  private request(
+    message: object,
+    timeoutMs: number,
+    mayBeLong: (answered: number) => boolean = () => false,
+  ): HelperReply | null {
     const seen = Atomics.load(this.cell, 0);
     this.port.postMessage(message);
     let progress = Atomics.load(this.cell, 1);
@@ -418,7 +376,7 @@ export class NativeDriver {
       } else if (
         cpu - cpuAt > DRIVER_CPU_LIMIT_MS &&
         cpu >= 0 &&
-        Atomics.load(this.cell, 4) > lastHeavy
+        !mayBeLong(Atomics.load(this.cell, 4))
       ) {
         return null; // busy without answering: stuck inside one command
       }
@@ -431,28 +389,40 @@ export class NativeDriver {
   /**
    * Sends one run and collects its answers. On a fault the run is sent once more with each answer
    * sent as soon as it is known, so the fault lands on the command that caused it (a driver's
-   * answers are otherwise written once per run). `lastHeavy`: the last command that may take
-   * long on its own (a burst): until it is answered, only the wall-clock limit applies.
+   * answers are otherwise written once per run). `heavy`: the commands that may take long on
+   * their own (bursts), ascending; while the driver may be inside one, only the wall-clock limit
+   * applies.
    */
-  runBatch(encode: (flags: number) => Uint8Array, commands: number, lastHeavy = -1): BatchResult {
+  runBatch(
+    encode: (flags: number) => Uint8Array,
+    commands: number,
+    heavy: readonly number[] = [],
+  ): BatchResult {
+    // Answered one by one, the driver is inside command `answered`; otherwise anywhere after it.
+    const each = (answered: number) => heavy.includes(answered);
+    const buffered = (answered: number) => heavy.length > 0 && heavy[heavy.length - 1]! >= answered;
     if (this.eachAfterFault > 0) {
       // A fault's shrink follows it: its candidates go out answering each command at once, so
       // a failing one costs one send (a hang one time limit), not two.
       this.eachAfterFault--;
-      const result = this.send(encode(FLAG_ANSWER_EACH), commands, lastHeavy);
+      const result = this.send(encode(FLAG_ANSWER_EACH), commands, each);
       if (result.fault !== null) this.eachAfterFault = ANSWER_EACH_RUNS;
       return result;
     }
-    const first = this.send(encode(0), commands, lastHeavy);
+    const first = this.send(encode(0), commands, buffered);
     if (first.fault === null) return first;
     this.eachAfterFault = ANSWER_EACH_RUNS;
-    const again = this.send(encode(FLAG_ANSWER_EACH), commands, lastHeavy);
+    const again = this.send(encode(FLAG_ANSWER_EACH), commands, each);
     return again.fault !== null && again.fault.kind === first.fault.kind ? again : first;
   }
 
-  private send(bytes: Uint8Array, count: number, lastHeavy: number): BatchResult {
+  private send(
+    bytes: Uint8Array,
+    count: number,
+    mayBeLong: (answered: number) => boolean,
+  ): BatchResult {
     if (this.closed) throw new Error(`${this.executable}: the driver was closed`);
-    let reply = this.request({ kind: 'batch', bytes, count }, this.timeoutMs, lastHeavy);
+    let reply = this.request({ kind: 'batch', bytes, count }, this.timeoutMs, mayBeLong);
     if (reply === null) {
       // Not answered in time: kill it; the helper reports the hang once the process is gone.
       reply = this.request({ kind: 'kill' }, HELLO_TIMEOUT_MS);

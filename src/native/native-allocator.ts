@@ -71,14 +71,14 @@ const WIDE_ODDS = 40;
 /** A burst of more requests than this may take long on its own (an O(live) allocator under ASan). */
 const HEAVY_BURST = 16;
 
-/** The last burst of more than HEAVY_BURST requests, or -1: the driver's CPU-time hang rule waits for its answer. */
-function lastHeavy(commands: readonly UserAllocatorCommand[]): number {
-  for (let i = commands.length - 1; i >= 0; i--) {
-    const command = commands[i]!;
+/** The bursts of more than HEAVY_BURST requests: the driver's CPU-time hang rule waits while it may be in one. */
+function heavyCommands(commands: readonly UserAllocatorCommand[]): number[] {
+  const heavy: number[] = [];
+  commands.forEach((command, i) => {
     if ((command.op === 'allocBurst' || command.op === 'freeBurst') && command.count > HEAVY_BURST)
-      return i;
-  }
-  return -1;
+      heavy.push(i);
+  });
+  return heavy;
 }
 
 /** The implementation side's allocator: the driver's answers to one run, handed out in order. */
@@ -310,7 +310,7 @@ export function nativeAllocatorSystem(
       const result = driver.runBatch(
         (flags) => encodeAllocBatch(config.capacityBytes, commands, flags),
         commands.length,
-        lastHeavy(commands),
+        heavyCommands(commands),
       );
       let answers = decodeAnswers(result.frames, commands.length);
       let fault = result.fault;
