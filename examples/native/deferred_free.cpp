@@ -90,15 +90,21 @@ std::vector<Entry>::iterator find_live(Deferred *d, uint64_t offset) {
     return std::find_if(d->live.begin(), d->live.end(), [&](const Entry &e) { return e.offset == offset; });
 }
 
-int deferred_release(void *state, uint64_t offset, const gpumv_fence *fence) {
-    Deferred *d = static_cast<Deferred *>(state);
+// Takes a live allocation into `list` stamped with the frame's value (a release or a pool release).
+int retire(Deferred *d, uint64_t offset, const gpumv_fence *fence, std::vector<Entry> &list, bool pooled_only) {
     auto it = find_live(d, offset);
     if (it == d->live.end()) return GPUMV_ERR_BAD_FREE;
+    if (pooled_only && it->size_class < 0) return GPUMV_ERR_DEFERRED_NOT_POOLED;
     Entry e = *it;
     d->live.erase(it);
     e.fence = fence->next_value;
-    d->pending.push_back(e);
+    list.push_back(e);
     return 0;
+}
+
+int deferred_release(void *state, uint64_t offset, const gpumv_fence *fence) {
+    Deferred *d = static_cast<Deferred *>(state);
+    return retire(d, offset, fence, d->pending, false);
 }
 
 void deferred_end_frame(void *state, const gpumv_fence *fence, gpumv_out *returned) {
@@ -132,14 +138,7 @@ int deferred_pool_acquire(void *state, uint64_t size_class, const gpumv_fence *f
 
 int deferred_pool_release(void *state, uint64_t offset, const gpumv_fence *fence) {
     Deferred *d = static_cast<Deferred *>(state);
-    auto it = find_live(d, offset);
-    if (it == d->live.end()) return GPUMV_ERR_BAD_FREE;
-    if (it->size_class < 0) return GPUMV_ERR_DEFERRED_NOT_POOLED;
-    Entry e = *it;
-    d->live.erase(it);
-    e.fence = fence->next_value;
-    d->pooled.push_back(e);
-    return 0;
+    return retire(d, offset, fence, d->pooled, true);
 }
 
 void deferred_pool_trim(void *state, const gpumv_fence *fence, gpumv_out *returned) {

@@ -12,11 +12,8 @@
  * allocation whose readings show fewer held entries gave back every completed one, as the
  * model's rule says, and a driver that gave back others disagrees with the model's held count).
  */
-import type fc from 'fast-check';
-import { ContractError } from '../contract.js';
-import { InputError } from '../harness/json.js';
-import type { CommandOf, RunEnv, SystemDef } from '../harness/system.js';
-import { parseWith, Str, Strict, type Static } from '../harness/schema.js';
+import type { CommandOf } from '../harness/system.js';
+import { Str, Strict, type Static } from '../harness/schema.js';
 import type { BlockAllocator, BlockInfo, LiveAllocation } from '../alloc/allocator.js';
 import type { SubAllocatorKind } from '../alloc/config.js';
 import type {
@@ -35,7 +32,8 @@ import {
   type DeferredSide,
 } from '../systems/deferred-free-side.js';
 import { DEFERRED_KIND_CODES, DEFERRED_OPS, type WireCall } from './protocol.js';
-import { CallRecorder, faultInvariants, NativeCalls, type CallAnswer } from './native-calls.js';
+import type { CallAnswer, CallRecorder, NativeCalls } from './native-calls.js';
+import { nativeCallSystem, type CallSystem } from './native-call-system.js';
 import { DriverStartError, type NativeDriver } from './driver.js';
 
 export const NATIVE_DEFERRED_FREE_SYSTEM = 'native-deferred-free';
@@ -286,15 +284,11 @@ export class NativeDeferred implements DeferredFreeAllocator {
 
 type DeferredCommand = CommandOf<typeof deferredFreeSystem>;
 
-export type NativeDeferredFreeSystem = SystemDef<
-  NativeDeferredFreeConfig,
+export type NativeDeferredFreeSystem = CallSystem<
+  typeof NativeDeferredFreeConfigSchema,
   DeferredCommand,
   DeferredSide
-> & { readonly driver: NativeDriver; readonly kinds: readonly SubAllocatorKind[] };
-
-function nativeOf(side: DeferredSide): NativeDeferred | null {
-  return side.allocator instanceof NativeDeferred ? side.allocator : null;
-}
+> & { readonly kinds: readonly SubAllocatorKind[] };
 
 function baseConfig(config: NativeDeferredFreeConfig): DeferredConfig {
   const { executable: _executable, ...rest } = config;
@@ -338,29 +332,20 @@ export function nativeDeferredFreeSystem(
   const kinds = declaredKinds(driver);
   if (typeof kinds === 'string') throw new DriverStartError(executable, kinds);
   const base = deferredFreeSystem;
-  const checkConfig = (config: NativeDeferredFreeConfig): string | null =>
-    kinds.includes(config.kind)
-      ? base.checkConfig(baseConfig(config))
-      : `kind ${config.kind} is not one the driver declares (${kinds.join(', ')})`;
-  const faults = faultInvariants<DeferredSide>(
-    executable,
-    (side) => nativeOf(side)?.calls.fault ?? null,
-    (side) => side.step - 1,
-  );
-  return {
-    ...base,
+  const system = nativeCallSystem({
     name: NATIVE_DEFERRED_FREE_SYSTEM,
     summary: `the native fence-delayed free list ${executable} (over ${kinds.join(', ')})`,
-    configSchema: NativeDeferredFreeConfigSchema,
-    checkConfig,
-    parseConfig: (raw: unknown, source: string, at: string): NativeDeferredFreeConfig => {
-      const config = parseWith(NativeDeferredFreeConfigSchema, raw, source, at);
-      const problem = checkConfig(config);
-      if (problem !== null) throw new InputError(source, at, problem);
-      return config;
-    },
+    base,
+    schema: NativeDeferredFreeConfigSchema,
+    driver,
+    executable,
+    plain: baseConfig,
+    checkConfig: (config) =>
+      kinds.includes(config.kind)
+        ? base.checkConfig(baseConfig(config))
+        : `kind ${config.kind} is not one the driver declares (${kinds.join(', ')})`,
     // A kind the driver does not declare becomes one it does (the shapes suit every kind).
-    configArb: (): fc.Arbitrary<NativeDeferredFreeConfig> =>
+    configArb: () =>
       base.configArb().map((config) => ({
         ...config,
         kind: kinds.includes(config.kind)
@@ -368,15 +353,10 @@ export function nativeDeferredFreeSystem(
           : kinds[DEFERRED_KINDS.indexOf(config.kind) % kinds.length]!,
         executable,
       })),
-    commandArb: (config, plan) => base.commandArb(baseConfig(config), plan),
-    createModel: (config, env) => base.createModel(baseConfig(config), env),
-    createImpl: (config: NativeDeferredFreeConfig, env: RunEnv, commands) => {
-      if (commands === undefined)
-        throw new Error(`${NATIVE_DEFERRED_FREE_SYSTEM}: a native driver takes a run as one batch`);
-      const plain = baseConfig(config);
-      const recorder = new CallRecorder();
-      const recording = deferredSide(
-        plain,
+    callsOf: (side) => (side.allocator instanceof NativeDeferred ? side.allocator.calls : null),
+    recording: (config, recorder) =>
+      deferredSide(
+        config,
         { probe() {} },
         (c, fence) =>
           new RecordingDeferred(
@@ -384,38 +364,13 @@ export function nativeDeferredFreeSystem(
             fence,
             recorder,
           ),
-      );
-      for (const command of commands) {
-        try {
-          base.apply(recording, command);
-        } catch (error) {
-          // A contract error is an answer (recorded); anything else ends the model's run there.
-          if (!(error instanceof ContractError)) break;
-        }
-      }
-      const calls = NativeCalls.run(
-        driver,
-        plain.capacityBytes,
-        setupCalls(plain),
-        recorder.calls,
-        commands.length,
-      );
-      return deferredSide(plain, env, (c, fence) => new NativeDeferred(c, fence, calls));
-    },
-    apply: (side, command) => {
-      const native = nativeOf(side);
-      if (native === null) return base.apply(side, command);
-      native.calls.beginCommand();
-      try {
-        return base.apply(side, command);
-      } finally {
-        native.calls.endCommand();
-      }
-    },
-    invariants: [...faults, ...base.invariants] as NativeDeferredFreeSystem['invariants'],
-    driver,
-    kinds,
-  };
+      ),
+    capacityBytes: (config) => config.capacityBytes,
+    setup: setupCalls,
+    impl: (config, env, calls) =>
+      deferredSide(config, env, (c, fence) => new NativeDeferred(c, fence, calls)),
+  });
+  return { ...system, kinds };
 }
 
 /** The schemas of native-deferred-free files: its config, and the deferred layer's commands. */

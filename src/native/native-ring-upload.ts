@@ -11,11 +11,8 @@
  * over bytes the GPU still reads (the timeline's judge), no overlap, inside the ring and
  * aligned, every answer the model's.
  */
-import type fc from 'fast-check';
-import { ContractError } from '../contract.js';
-import { InputError } from '../harness/json.js';
-import type { CommandOf, RunEnv, SystemDef } from '../harness/system.js';
-import { Nat, parseWith, Str, Strict, type Static } from '../harness/schema.js';
+import type { CommandOf } from '../harness/system.js';
+import { Nat, Str, Strict, type Static } from '../harness/schema.js';
 import type { RingRange, RingUploadAllocator } from '../alloc/ring-upload-types.js';
 import { RingUploadModel } from '../../models/ring-upload.js';
 import { ringUploadSystem } from '../systems/ring-upload.js';
@@ -26,7 +23,8 @@ import {
   type RingUploadConfig,
 } from '../systems/ring-upload-side.js';
 import { RING_OPS } from './protocol.js';
-import { CallRecorder, faultInvariants, NativeCalls } from './native-calls.js';
+import type { CallRecorder, NativeCalls } from './native-calls.js';
+import { nativeCallSystem, type CallSystem } from './native-call-system.js';
 import type { NativeDriver } from './driver.js';
 
 export const NATIVE_RING_UPLOAD_SYSTEM = 'native-ring-upload';
@@ -204,13 +202,11 @@ export class NativeRing implements RingUploadAllocator {
 
 type RingCommand = CommandOf<typeof ringUploadSystem>;
 
-export type NativeRingUploadSystem = SystemDef<NativeRingUploadConfig, RingCommand, RingSide> & {
-  readonly driver: NativeDriver;
-};
-
-function nativeOf(side: RingSide): NativeRing | null {
-  return side.ring instanceof NativeRing ? side.ring : null;
-}
+export type NativeRingUploadSystem = CallSystem<
+  typeof NativeRingUploadConfigSchema,
+  RingCommand,
+  RingSide
+>;
 
 /** The system of a started driver that declared `system=ring-upload`; `executable` as configs record it. */
 export function nativeRingUploadSystem(
@@ -218,72 +214,30 @@ export function nativeRingUploadSystem(
   executable: string,
 ): NativeRingUploadSystem {
   const base = ringUploadSystem;
-  const checkConfig = (config: NativeRingUploadConfig): string | null =>
-    base.checkConfig({ capacityBytes: config.capacityBytes });
-  const faults = faultInvariants<RingSide>(
-    executable,
-    (side) => nativeOf(side)?.calls.fault ?? null,
-    (side) => side.step - 1,
-  );
-  return {
-    ...base,
+  const plain = (config: NativeRingUploadConfig): RingUploadConfig => ({
+    capacityBytes: config.capacityBytes,
+  });
+  return nativeCallSystem({
     name: NATIVE_RING_UPLOAD_SYSTEM,
     summary: `the native ring upload allocator ${executable}`,
-    configSchema: NativeRingUploadConfigSchema,
-    checkConfig,
-    parseConfig: (raw: unknown, source: string, at: string): NativeRingUploadConfig => {
-      const config = parseWith(NativeRingUploadConfigSchema, raw, source, at);
-      const problem = checkConfig(config);
-      if (problem !== null) throw new InputError(source, at, problem);
-      return config;
-    },
-    configArb: (): fc.Arbitrary<NativeRingUploadConfig> =>
-      base.configArb().map((config) => ({ capacityBytes: config.capacityBytes, executable })),
-    commandArb: (config, plan) => base.commandArb(ringConfig(config), plan),
-    createModel: (config, env) => base.createModel(ringConfig(config), env),
-    createImpl: (config: NativeRingUploadConfig, env: RunEnv, commands) => {
-      if (commands === undefined)
-        throw new Error(`${NATIVE_RING_UPLOAD_SYSTEM}: a native driver takes a run as one batch`);
-      const recorder = new CallRecorder();
-      const recording = ringSide(
-        new RecordingRing(new RingUploadModel(config.capacityBytes), recorder),
-        ringConfig(config),
-        { probe() {} },
-      );
-      for (const command of commands) {
-        try {
-          base.apply(recording, command);
-        } catch (error) {
-          // A contract error is an answer (recorded); anything else ends the model's run there.
-          if (!(error instanceof ContractError)) break;
-        }
-      }
-      const calls = NativeCalls.run(
-        driver,
-        config.capacityBytes,
-        [],
-        recorder.calls,
-        commands.length,
-      );
-      return ringSide(new NativeRing(config.capacityBytes, calls), ringConfig(config), env);
-    },
-    apply: (side, command) => {
-      const native = nativeOf(side);
-      if (native === null) return base.apply(side, command);
-      native.calls.beginCommand();
-      try {
-        return base.apply(side, command);
-      } finally {
-        native.calls.endCommand();
-      }
-    },
-    invariants: [...faults, ...base.invariants] as NativeRingUploadSystem['invariants'],
+    base,
+    schema: NativeRingUploadConfigSchema,
     driver,
-  };
-}
-
-function ringConfig(config: NativeRingUploadConfig): RingUploadConfig {
-  return { capacityBytes: config.capacityBytes };
+    executable,
+    plain,
+    checkConfig: (config) => base.checkConfig(plain(config)),
+    configArb: () =>
+      base.configArb().map((config) => ({ capacityBytes: config.capacityBytes, executable })),
+    callsOf: (side) => (side.ring instanceof NativeRing ? side.ring.calls : null),
+    recording: (config, recorder) =>
+      ringSide(new RecordingRing(new RingUploadModel(config.capacityBytes), recorder), config, {
+        probe() {},
+      }),
+    capacityBytes: (config) => config.capacityBytes,
+    setup: () => [],
+    impl: (config, env, calls) =>
+      ringSide(new NativeRing(config.capacityBytes, calls), config, env),
+  });
 }
 
 /** The schemas of native-ring-upload files: its config, and the ring's commands. */
