@@ -15,9 +15,9 @@ import {
   Worker,
   type MessagePort,
 } from 'node:worker_threads';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { symbolize } from './symbolize.js';
-import { CPU_POLL_MS, cpuTimeMs, DRIVER_CPU_LIMIT_MS } from './process-cpu.js';
+import { CPU_POLL_MS, CpuWatch } from './process-cpu.js';
 import {
   FLAG_ANSWER_EACH,
   MAX_FRAME_BYTES,
@@ -255,6 +255,52 @@ export function stderrLines(text: string, cwd = process.cwd()): string[] {
   );
 }
 
+/** A sanitizer's unsymbolized stack frame: `#3 0x55d1c2a4 (/path/to/binary+0x1a2b)`. */
+const FRAME = /^(\s*#\d+) 0x[0-9a-f]+\s+\((.+)\+(0x[0-9a-f]+)\)$/;
+/** addr2line's answers, by binary and offset (a shrink meets the same frames again and again). */
+const SYMBOLS = new Map<string, string>();
+
+/** Replaces unsymbolized frames by `#3 in function file:line` where addr2line knows them. */
+function symbolize(lines: readonly string[]): string[] {
+  const wanted = new Map<string, Set<string>>();
+  for (const line of lines) {
+    const match = FRAME.exec(line);
+    if (match !== null && !SYMBOLS.has(`${match[2]}+${match[3]}`)) {
+      const offsets = wanted.get(match[2]!) ?? new Set<string>();
+      offsets.add(match[3]!);
+      wanted.set(match[2]!, offsets);
+    }
+  }
+  for (const [binary, offsets] of wanted) {
+    const list = [...offsets];
+    let answer: string[] = [];
+    try {
+      answer = execFileSync('addr2line', ['-f', '-C', '-e', binary, ...list], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+        timeout: 10_000,
+      }).split('\n');
+    } catch {
+      // no addr2line, or a binary it cannot read: the frames stay as they are
+    }
+    list.forEach((offset, i) => {
+      const fn = answer[2 * i];
+      const where = answer[2 * i + 1];
+      SYMBOLS.set(
+        `${binary}+${offset}`,
+        fn === undefined || where === undefined || fn === '??'
+          ? ''
+          : `in ${fn} ${where.replace(/ \(discriminator \d+\)$/, '')}`,
+      );
+    });
+  }
+  return lines.map((line) => {
+    const match = FRAME.exec(line);
+    const symbol = match === null ? '' : (SYMBOLS.get(`${match[2]}+${match[3]}`) ?? '');
+    return match === null || symbol === '' ? line : `${match[1]} ${symbol}`;
+  });
+}
+
 /** Runs after a fault sent with each answer at once (about a shrink's failing candidates). */
 const ANSWER_EACH_RUNS = 256;
 
@@ -352,33 +398,21 @@ export class NativeDriver {
     let progress = Atomics.load(this.cell, 1);
     const started = performance.now();
     let deadline = started + timeoutMs;
-    // The process's CPU time at the last progress (read from the first wake-up on: a run that
-    // answers at once never reads it), and which process that was.
-    let cpuAt = -1;
-    let cpuPid = 0;
+    const watch = new CpuWatch(this.cell);
     for (;;) {
       const received = receiveMessageOnPort(this.port);
       if (received !== undefined) return received.message as HelperReply;
       const now = performance.now();
       const moved = Atomics.load(this.cell, 1);
-      const starting = Atomics.load(this.cell, 2) === 1 && now < started + HELLO_TIMEOUT_MS;
-      const pid = Atomics.load(this.cell, 3);
-      const cpu = now > started && !starting ? cpuTimeMs(pid) : -1;
-      if (moved !== progress || starting) {
+      // Busy without answering, and not inside a command that may take long: stuck in a loop.
+      if (watch.stuck(moved !== progress) && !mayBeLong(Atomics.load(this.cell, 4))) return null;
+      if (
+        moved !== progress ||
+        (Atomics.load(this.cell, 2) === 1 && now < started + HELLO_TIMEOUT_MS)
+      ) {
         // An answer frame came, or a (re)started process has not said hello yet.
         progress = moved;
         deadline = now + timeoutMs;
-        cpuAt = cpu;
-        cpuPid = pid;
-      } else if (cpu >= 0 && (cpuAt < 0 || cpuPid !== pid)) {
-        cpuAt = cpu;
-        cpuPid = pid;
-      } else if (
-        cpu - cpuAt > DRIVER_CPU_LIMIT_MS &&
-        cpu >= 0 &&
-        !mayBeLong(Atomics.load(this.cell, 4))
-      ) {
-        return null; // busy without answering: stuck inside one command
       }
       const left = deadline - now;
       if (left <= 0) return null;
@@ -390,8 +424,7 @@ export class NativeDriver {
    * Sends one run and collects its answers. On a fault the run is sent once more with each answer
    * sent as soon as it is known, so the fault lands on the command that caused it (a driver's
    * answers are otherwise written once per run). `heavy`: the commands that may take long on
-   * their own (bursts), ascending; while the driver may be inside one, only the wall-clock limit
-   * applies.
+   * their own (bursts), ascending: the CPU-time rule waits while the driver may be inside one.
    */
   runBatch(
     encode: (flags: number) => Uint8Array,
@@ -402,8 +435,7 @@ export class NativeDriver {
     const each = (answered: number) => heavy.includes(answered);
     const buffered = (answered: number) => heavy.length > 0 && heavy[heavy.length - 1]! >= answered;
     if (this.eachAfterFault > 0) {
-      // A fault's shrink follows it: its candidates go out answering each command at once, so
-      // a failing one costs one send (a hang one time limit), not two.
+      // A fault's shrink follows: a failing candidate costs one send (a hang one limit), not two.
       this.eachAfterFault--;
       const result = this.send(encode(FLAG_ANSWER_EACH), commands, each);
       if (result.fault !== null) this.eachAfterFault = ANSWER_EACH_RUNS;

@@ -30,3 +30,28 @@ export function cpuTimeMs(pid: number): number {
   const ticks = Number(fields[11]) + Number(fields[12]);
   return Number.isFinite(ticks) ? ticks * 10 : -1;
 }
+
+/**
+ * A driver process's CPU time since its last progress, read from /proc while a run waits: its
+ * cell is the driver's shared cell ([2] 1 while a process starts, [3] its process id).
+ */
+export class CpuWatch {
+  /** The CPU time at the last progress (-1: not read yet), and of which process. */
+  private at = -1;
+  private pid = 0;
+
+  constructor(private readonly cell: Int32Array) {}
+
+  /** True when the process spent DRIVER_CPU_LIMIT_MS of CPU time since the last progress. */
+  stuck(progressed: boolean): boolean {
+    const pid = Atomics.load(this.cell, 3);
+    const starting = Atomics.load(this.cell, 2) === 1;
+    const cpu = starting ? -1 : cpuTimeMs(pid);
+    if (progressed || starting || this.at < 0 || this.pid !== pid) {
+      this.at = cpu;
+      this.pid = pid;
+      return false;
+    }
+    return cpu >= 0 && cpu - this.at > DRIVER_CPU_LIMIT_MS;
+  }
+}
