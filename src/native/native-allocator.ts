@@ -375,7 +375,17 @@ export function nativeAllocatorForProject(
   executable: string,
   options: NativeDriverOptions = {},
 ): NativeAllocatorSystem {
+  const { driver, recorded } = projectDriver(root, executable, options);
+  return nativeAllocatorSystem(driver, recorded);
+}
+
+/** The driver of an executable relative to `root`, and the path files record (relative, forward slashes). */
+export function projectDriver(
+  root: string,
+  executable: string,
+  options: NativeDriverOptions = {},
+): { driver: NativeDriver; recorded: string } {
   const absolute = path.resolve(root, executable);
   const recorded = path.relative(root, absolute).split(path.sep).join('/') || executable;
-  return nativeAllocatorSystem(driverFor(absolute, options), recorded);
+  return { driver: driverFor(absolute, options), recorded };
 }

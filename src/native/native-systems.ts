@@ -4,10 +4,13 @@
  * fence-delayed free list (`deferred-free`). `--exec`, the config's `executables` and the files'
  * resolvers all start a driver here and take the system it declares.
  */
-import path from 'node:path';
 import type { AnySystem } from '../harness/system.js';
 import { DriverStartError, type NativeDriverOptions } from './driver.js';
-import { driverFor, NATIVE_ALLOCATOR_SYSTEM, nativeAllocatorSystem } from './native-allocator.js';
+import {
+  NATIVE_ALLOCATOR_SYSTEM,
+  nativeAllocatorSystem,
+  projectDriver,
+} from './native-allocator.js';
 import { NATIVE_RING_UPLOAD_SYSTEM, nativeRingUploadSystem } from './native-ring-upload.js';
 import { NATIVE_DEFERRED_FREE_SYSTEM, nativeDeferredFreeSystem } from './native-deferred-free.js';
 
@@ -35,9 +38,7 @@ export function nativeSystemForProject(
   executable: string,
   options: NativeDriverOptions = {},
 ): AnySystem {
-  const absolute = path.resolve(root, executable);
-  const recorded = path.relative(root, absolute).split(path.sep).join('/') || executable;
-  const driver = driverFor(absolute, options);
+  const { driver, recorded } = projectDriver(root, executable, options);
   const declared = driver.hello.fields.get('system');
   switch (declared === undefined ? undefined : BY_HELLO[declared]) {
     case NATIVE_ALLOCATOR_SYSTEM:
