@@ -17,7 +17,7 @@ import {
 } from 'node:worker_threads';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { CPU_POLL_MS, CpuWatch } from './process-cpu.js';
+import { CPU_POLL_MS, CpuWatch, mayBeInHeavy } from './process-cpu.js';
 import {
   FLAG_ANSWER_EACH,
   MAX_FRAME_BYTES,
@@ -404,8 +404,10 @@ export class NativeDriver {
       if (received !== undefined) return received.message as HelperReply;
       const now = performance.now();
       const moved = Atomics.load(this.cell, 1);
-      // Busy without answering, and not inside a command that may take long: stuck in a loop.
-      if (watch.stuck(moved !== progress) && !mayBeLong(Atomics.load(this.cell, 4))) return null;
+      // Busy without answering, not inside a long command: stuck (a quick run never reads /proc).
+      const polled = now - started >= CPU_POLL_MS;
+      if (polled && watch.stuck(moved !== progress) && !mayBeLong(Atomics.load(this.cell, 4)))
+        return null;
       if (
         moved !== progress ||
         (Atomics.load(this.cell, 2) === 1 && now < started + HELLO_TIMEOUT_MS)
@@ -431,9 +433,8 @@ export class NativeDriver {
     commands: number,
     heavy: readonly number[] = [],
   ): BatchResult {
-    // Answered one by one, the driver is inside command `answered`; otherwise anywhere after it.
-    const each = (answered: number) => heavy.includes(answered);
-    const buffered = (answered: number) => heavy.length > 0 && heavy[heavy.length - 1]! >= answered;
+    const each = mayBeInHeavy(heavy, true);
+    const buffered = mayBeInHeavy(heavy, false);
     if (this.eachAfterFault > 0) {
       // A fault's shrink follows: a failing candidate costs one send (a hang one limit), not two.
       this.eachAfterFault--;

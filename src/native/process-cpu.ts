@@ -55,3 +55,17 @@ export class CpuWatch {
     return cpu >= 0 && cpu - this.at > DRIVER_CPU_LIMIT_MS;
   }
 }
+
+/**
+ * Whether a driver that answered `answered` commands may be inside one of the `heavy` ones (long
+ * on their own, ascending): answering each at once it is inside command `answered`; otherwise
+ * anywhere after it.
+ */
+export function mayBeInHeavy(
+  heavy: readonly number[],
+  each: boolean,
+): (answered: number) => boolean {
+  return each
+    ? (answered) => heavy.includes(answered)
+    : (answered) => heavy.length > 0 && heavy[heavy.length - 1]! >= answered;
+}
