@@ -8,6 +8,8 @@ import type { AnySystem } from '../harness/system.js';
 import { BUILTIN_SYSTEMS } from './index.js';
 import { userAllocatorSchemas } from './user-allocator.js';
 import { nativeAllocatorSchemas } from '../native/native-allocator.js';
+import { nativeRingUploadSchemas } from '../native/native-ring-upload.js';
+import { nativeDeferredFreeSchemas } from '../native/native-deferred-free.js';
 
 function text(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
@@ -19,7 +21,13 @@ export function schemaFiles(
 ): Record<string, string> {
   return {
     'regression.schema.json': text(
-      regressionJsonSchema([...systems, userAllocatorSchemas, nativeAllocatorSchemas]),
+      regressionJsonSchema([
+        ...systems,
+        userAllocatorSchemas,
+        nativeAllocatorSchemas,
+        nativeRingUploadSchemas,
+        nativeDeferredFreeSchemas,
+      ]),
     ),
     'campaign-summary.schema.json': text({
       $schema: 'http://json-schema.org/draft-07/schema#',
