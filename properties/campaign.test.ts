@@ -292,34 +292,15 @@ describe('fuzz CLI', () => {
 
   it('fuzzes a user allocator module and writes a finding that replays against it', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'fuzz-allocator-'));
-    const fuzzAsync = (...args: string[]) => runTsAsync(cliScript('fuzz'), args, { cwd: ROOT });
+    const campaignOf = (...args: string[]) =>
+      runTsAsync(cliScript('fuzz'), ['--allocator', ...args], { cwd: ROOT });
+    const twentyRuns = (summary: string) =>
+      ['--runs', '20', '--workers', '1', '--out', dir, '--json', path.join(dir, summary)] as const;
     // Three independent campaigns at once; the replay below needs the first one's finding.
     const [campaign, correct, missing] = await Promise.all([
-      fuzzAsync(
-        '--allocator',
-        'examples/broken-allocator.mjs',
-        '--runs',
-        '20',
-        '--workers',
-        '1',
-        '--out',
-        dir,
-        '--json',
-        path.join(dir, 's.json'),
-      ),
-      fuzzAsync(
-        '--allocator',
-        'examples/simple-first-fit-allocator.mjs',
-        '--runs',
-        '20',
-        '--workers',
-        '1',
-        '--out',
-        dir,
-        '--json',
-        path.join(dir, 't.json'),
-      ),
-      fuzzAsync('--allocator', 'examples/no-such-module.mjs'),
+      campaignOf('examples/broken-allocator.mjs', ...twentyRuns('s.json')),
+      campaignOf('examples/simple-first-fit-allocator.mjs', ...twentyRuns('t.json')),
+      campaignOf('examples/no-such-module.mjs'),
     ]);
     expect(campaign.status, campaign.stderr).toBe(1);
     const name = readdirSync(path.join(dir, 'user-allocator')).find(
