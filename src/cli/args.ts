@@ -314,7 +314,7 @@ export function parseCommand<T extends OptionTable>(
     if (
       token.kind === 'option' &&
       Object.hasOwn(options, token.name) &&
-      options[token.name]!.type === 'string' &&
+      options[token.name]?.type === 'string' &&
       token.inlineValue === false &&
       /^-\.?\d/.test(token.value ?? '')
     ) {
