@@ -1,0 +1,108 @@
+// The example residency manager (residency_manager.h, compiled unchanged) as a native-residency
+// driver: `npm run fuzz -- --exec <executable>` runs it side by side with the spec model.
+//
+// A team's driver file is the last four lines of this one. This file holds more because the
+// project's teeth need every build of the header: the clean build, the single-threaded one and
+// one per planted bug, each in its own namespace (the header's GPUMV_RESIDENCY_NAMESPACE). One
+// executable serves them all, chosen by the name it is started under (tools/d3d12-kit/build.ts
+// links `residency-<variant>` to it): a campaign names the variant it runs by its path.
+#include <gpumv_d3d12/residency_driver.h>
+
+#include <string.h>
+
+#include <string>
+
+#define GPUMV_RESIDENCY_NAMESPACE clean
+#include "residency_manager.h"
+#undef GPUMV_RESIDENCY_NAMESPACE
+
+#undef RESIDENCY_SINGLE_THREADED
+#define RESIDENCY_SINGLE_THREADED 1
+#define GPUMV_RESIDENCY_NAMESPACE single_threaded
+#include "residency_manager.h"
+#undef GPUMV_RESIDENCY_NAMESPACE
+#undef RESIDENCY_SINGLE_THREADED
+#define RESIDENCY_SINGLE_THREADED 0
+
+// Each planted bug: its switch set to 1 for one inclusion of the header.
+#undef GPUMV_BUG_LRU_TOUCH_SKIPPED
+#define GPUMV_BUG_LRU_TOUCH_SKIPPED 1
+#define GPUMV_RESIDENCY_NAMESPACE bug_lru_touch_skipped
+#include "residency_manager.h"
+#undef GPUMV_RESIDENCY_NAMESPACE
+#undef GPUMV_BUG_LRU_TOUCH_SKIPPED
+#define GPUMV_BUG_LRU_TOUCH_SKIPPED 0
+
+#undef GPUMV_BUG_TRIM_IN_FLIGHT
+#define GPUMV_BUG_TRIM_IN_FLIGHT 1
+#define GPUMV_RESIDENCY_NAMESPACE bug_trim_in_flight
+#include "residency_manager.h"
+#undef GPUMV_RESIDENCY_NAMESPACE
+#undef GPUMV_BUG_TRIM_IN_FLIGHT
+#define GPUMV_BUG_TRIM_IN_FLIGHT 0
+
+#undef GPUMV_BUG_FENCE_OFF_BY_ONE
+#define GPUMV_BUG_FENCE_OFF_BY_ONE 1
+#define GPUMV_RESIDENCY_NAMESPACE bug_fence_off_by_one
+#include "residency_manager.h"
+#undef GPUMV_RESIDENCY_NAMESPACE
+#undef GPUMV_BUG_FENCE_OFF_BY_ONE
+#define GPUMV_BUG_FENCE_OFF_BY_ONE 0
+
+#undef GPUMV_BUG_NO_PAGING_WAIT
+#define GPUMV_BUG_NO_PAGING_WAIT 1
+#define GPUMV_RESIDENCY_NAMESPACE bug_no_paging_wait
+#include "residency_manager.h"
+#undef GPUMV_RESIDENCY_NAMESPACE
+#undef GPUMV_BUG_NO_PAGING_WAIT
+#define GPUMV_BUG_NO_PAGING_WAIT 0
+
+#undef GPUMV_BUG_LOCAL_USAGE_ONLY
+#define GPUMV_BUG_LOCAL_USAGE_ONLY 1
+#define GPUMV_RESIDENCY_NAMESPACE bug_local_usage_only
+#include "residency_manager.h"
+#undef GPUMV_RESIDENCY_NAMESPACE
+#undef GPUMV_BUG_LOCAL_USAGE_ONLY
+#define GPUMV_BUG_LOCAL_USAGE_ONLY 0
+
+#undef GPUMV_BUG_SPLIT_DROPS_SET
+#define GPUMV_BUG_SPLIT_DROPS_SET 1
+#define GPUMV_RESIDENCY_NAMESPACE bug_split_drops_set
+#include "residency_manager.h"
+#undef GPUMV_RESIDENCY_NAMESPACE
+#undef GPUMV_BUG_SPLIT_DROPS_SET
+#define GPUMV_BUG_SPLIT_DROPS_SET 0
+
+using gpumv_d3d12::RunResidencyDriver;
+using gpumv_d3d12::StarterLibraryCallbacks;
+
+// What a team's driver file holds, once per build here.
+#define GPUMV_TEAM(NS) \
+  struct Team_##NS : StarterLibraryCallbacks<NS::ResidencyManager, NS::ManagedObject, NS::ResidencySet> {}
+
+GPUMV_TEAM(clean);
+GPUMV_TEAM(single_threaded);
+GPUMV_TEAM(bug_lru_touch_skipped);
+GPUMV_TEAM(bug_trim_in_flight);
+GPUMV_TEAM(bug_fence_off_by_one);
+GPUMV_TEAM(bug_no_paging_wait);
+GPUMV_TEAM(bug_local_usage_only);
+GPUMV_TEAM(bug_split_drops_set);
+
+int main(int, char** argv) {
+  const char* slash = strrchr(argv[0], '/');
+  std::string name = slash == nullptr ? argv[0] : slash + 1;
+  // Without ID3D12Device3 the clean build and the bugs page on a thread of their own.
+  const char* thread = "pagingThread=1\n";
+  if (name == "residency-clean") return RunResidencyDriver<Team_clean>("example residency manager (clean)", thread);
+  if (name == "residency-single-threaded")
+    return RunResidencyDriver<Team_single_threaded>("example residency manager (RESIDENCY_SINGLE_THREADED=1)", "pagingThread=0\n");
+  if (name == "residency-bug-lru-touch-skipped") return RunResidencyDriver<Team_bug_lru_touch_skipped>("example residency manager (GPUMV_BUG_LRU_TOUCH_SKIPPED)", thread);
+  if (name == "residency-bug-trim-in-flight") return RunResidencyDriver<Team_bug_trim_in_flight>("example residency manager (GPUMV_BUG_TRIM_IN_FLIGHT)", thread);
+  if (name == "residency-bug-fence-off-by-one") return RunResidencyDriver<Team_bug_fence_off_by_one>("example residency manager (GPUMV_BUG_FENCE_OFF_BY_ONE)", thread);
+  if (name == "residency-bug-no-paging-wait") return RunResidencyDriver<Team_bug_no_paging_wait>("example residency manager (GPUMV_BUG_NO_PAGING_WAIT)", thread);
+  if (name == "residency-bug-local-usage-only") return RunResidencyDriver<Team_bug_local_usage_only>("example residency manager (GPUMV_BUG_LOCAL_USAGE_ONLY)", thread);
+  if (name == "residency-bug-split-drops-set") return RunResidencyDriver<Team_bug_split_drops_set>("example residency manager (GPUMV_BUG_SPLIT_DROPS_SET)", thread);
+  fprintf(stderr, "error: started as %s; start this driver as residency-clean, residency-single-threaded or residency-bug-<name> (tools/d3d12-kit/build.ts links them)\n", name.c_str());
+  return 2;
+}
