@@ -33,6 +33,7 @@ import {
   UserAllocatorError,
 } from './user-allocator-module.js';
 import { NATIVE_ALLOCATOR_SYSTEM, nativeAllocatorResolver } from './native/native-allocator.js';
+import { NATIVE_RESIDENCY_SYSTEM, nativeResidencyResolver } from './native/native-residency.js';
 import type { AllocatorPolicy } from './alloc/allocator.js';
 import {
   exportNames,
@@ -215,6 +216,7 @@ export function projectFromConfig(
     resolvers: {
       [USER_ALLOCATOR_SYSTEM]: userAllocatorResolver(root),
       [NATIVE_ALLOCATOR_SYSTEM]: nativeAllocatorResolver(root),
+      [NATIVE_RESIDENCY_SYSTEM]: nativeResidencyResolver(root),
     },
   });
   return {

@@ -14,6 +14,7 @@ import { projectRelative, userAllocatorForProject, type Project } from '../proje
 import { ModuleLoadError } from '../load-module.js';
 import { nativeAllocatorForProject } from '../native/native-allocator.js';
 import { DriverStartError } from '../native/driver.js';
+import { nativeDriverTarget } from '../native/native-dispatch.js';
 
 export type { TargetSpec };
 
@@ -53,7 +54,10 @@ async function allocatorTarget(
 /** The native allocator system of a driver executable (relative to the project root); one that cannot start is a usage error. */
 function nativeTarget(project: Project, executable: string): Target {
   try {
-    return { system: nativeAllocatorForProject(project.root, executable), catches: [] };
+    return {
+      system: nativeDriverTarget(project.root, executable, nativeAllocatorForProject),
+      catches: [],
+    };
   } catch (error) {
     if (error instanceof DriverStartError) throw new UsageError(error.message);
     throw error;

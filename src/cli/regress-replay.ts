@@ -10,6 +10,7 @@ import {
 import type { Project } from '../project.js';
 import { USER_ALLOCATOR_SYSTEM } from '../systems/user-allocator.js';
 import { NATIVE_ALLOCATOR_SYSTEM } from '../native/native-allocator.js';
+import { NATIVE_RESIDENCY_SYSTEM } from '../native/native-residency.js';
 import { COMMANDS, parseCommand } from './args.js';
 import { CaseEvaluator } from './hang-shrink.js';
 import { replayHelp } from './regress-help.js';
@@ -30,7 +31,7 @@ async function replayWatched(
       : undefined;
   const outcome = async (mutant?: string): Promise<RunOutcome> => {
     const exec =
-      regression.system === NATIVE_ALLOCATOR_SYSTEM
+      regression.system === NATIVE_ALLOCATOR_SYSTEM || regression.system === NATIVE_RESIDENCY_SYSTEM
         ? String(regression.config.executable)
         : undefined;
     const targets =

@@ -20,6 +20,7 @@ import { fastConstantAllocatorSystem } from './fast-constant-allocator.js';
 import { engineFrameSystem } from './engine-frame.js';
 import { USER_ALLOCATOR_SYSTEM, userAllocatorSystemForConfig } from './user-allocator.js';
 import { NATIVE_ALLOCATOR_SYSTEM, nativeAllocatorResolver } from '../native/native-allocator.js';
+import { NATIVE_RESIDENCY_SYSTEM, nativeResidencyResolver } from '../native/native-residency.js';
 
 export const BUILTIN_SYSTEMS: readonly AnySystem[] = [
   residencySetSystem,
@@ -53,5 +54,6 @@ export const BUILTIN_REGISTRY = new Registry({
   resolvers: {
     [USER_ALLOCATOR_SYSTEM]: (rawConfig) => userAllocatorSystemForConfig(rawConfig),
     [NATIVE_ALLOCATOR_SYSTEM]: nativeAllocatorResolver(process.cwd()),
+    [NATIVE_RESIDENCY_SYSTEM]: nativeResidencyResolver(process.cwd()),
   },
 });

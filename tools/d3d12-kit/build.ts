@@ -9,10 +9,22 @@
  * header is an Error naming what to install, never a skipped build.
  *
  *   npx tsx tools/d3d12-kit/build.ts          builds (if needed) and prints the executable's path
+ *   npx tsx tools/d3d12-kit/build.ts --residency [--release]
+ *                                             builds the example manager's native-residency driver
+ *                                             and prints the folder of its residency-<variant> links
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+} from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -101,8 +113,97 @@ export function buildD3d12Driver(cxx = process.env.CXX ?? 'g++'): string {
   return exe;
 }
 
+const RESIDENCY_DRIVER_SOURCE = join(
+  ROOT,
+  'examples',
+  'native',
+  'residency',
+  'residency_driver.cpp',
+);
+/** The builds of the example manager that residency_driver.cpp serves, by the name it is started under. */
+export const RESIDENCY_VARIANTS = [
+  'clean',
+  'single-threaded',
+  'bug-lru-touch-skipped',
+  'bug-trim-in-flight',
+  'bug-fence-off-by-one',
+  'bug-no-paging-wait',
+  'bug-local-usage-only',
+  'bug-split-drops-set',
+] as const;
+/** Where the example's native-residency drivers are linked: `<dir>/residency-<variant>` (regression files name these paths). */
+export const RESIDENCY_BIN = join(ROOT, '.build', 'native-residency');
+
+/**
+ * Builds the example manager's native-residency driver (examples/native/residency/
+ * residency_driver.cpp, the manager header included unchanged) under the same sanitizers, cached
+ * like the kit's driver, and links `.build/native-residency/residency-<variant>` to it for each
+ * variant. `release` builds with -O2 and no sanitizers instead (the benchmark's build), linked as
+ * `residency-<variant>-release`. Returns the links' directory.
+ */
+export function buildResidencyDrivers(options: { cxx?: string; release?: boolean } = {}): string {
+  const cxx = options.cxx ?? process.env.CXX ?? 'g++';
+  const version = compilerVersion(cxx);
+  if (!existsSync(DIRECTX_HEADER) || !existsSync(join(WSL_STUBS, 'unknwn.h'))) {
+    throw new Error(
+      `${DIRECTX_HEADER} or ${WSL_STUBS}/unknwn.h missing: install Debian's directx-headers-dev (apt-get install -y directx-headers-dev)`,
+    );
+  }
+  const flags =
+    options.release === true ? ['-std=c++17', '-O2', '-Wall', '-Wextra', '-Werror'] : CXXFLAGS;
+  const hash = createHash('sha256');
+  hash.update(version).update(flags.join(' '));
+  for (const file of sources()) hash.update(file.slice(ROOT.length)).update(readFileSync(file));
+  const name = hash.digest('hex').slice(0, 16);
+  const exe = join(RESIDENCY_BIN, 'builds', name, 'driver');
+  if (!existsSync(exe)) {
+    mkdirSync(dirname(exe), { recursive: true });
+    const partial = `${exe}.partial-${process.pid}`;
+    const args = [
+      ...flags,
+      `-I${KIT_INCLUDE}`,
+      `-I${KIT_SHIM}`,
+      `-I${WSL_STUBS}`,
+      RESIDENCY_DRIVER_SOURCE,
+      '-o',
+      partial,
+      '-lpthread',
+    ];
+    try {
+      execFileSync(cxx, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    } catch (e) {
+      rmSync(partial, { force: true });
+      const err = e as { stderr?: string; message: string };
+      throw new Error(`${cxx} ${args.join(' ')} failed:\n${err.stderr ?? err.message}`);
+    }
+    renameSync(partial, exe);
+  }
+  const suffix = options.release === true ? '-release' : '';
+  for (const variant of RESIDENCY_VARIANTS) {
+    const link = join(RESIDENCY_BIN, `residency-${variant}${suffix}`);
+    const target = join('builds', name, 'driver');
+    let current: string | null = null;
+    try {
+      current = readlinkSync(link);
+    } catch {
+      // no link yet
+    }
+    if (current !== target) {
+      rmSync(link, { force: true });
+      symlinkSync(target, link);
+    }
+  }
+  return RESIDENCY_BIN;
+}
+
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   try {
+    if (process.argv[2] === '--residency') {
+      process.stdout.write(
+        `${buildResidencyDrivers({ release: process.argv[3] === '--release' })}\n`,
+      );
+      process.exit(0);
+    }
     process.stdout.write(`${buildD3d12Driver()}\n`);
   } catch (e) {
     process.stderr.write(`error: ${(e as Error).message}\n`);
