@@ -200,8 +200,12 @@ export class SyncDriver {
     if (this.outFd >= 0) this.outMark = fs.fstatSync(this.outFd).size;
   }
 
+  /** Frames written to the driver (each a round trip: a command or a call-back's reply). */
+  writes = 0;
+
   /** Writes bytes to the driver; a driver that is gone raises DriverGone. */
   write(bytes: Uint8Array): void {
+    this.writes++;
     let at = 0;
     try {
       while (at < bytes.length) at += fs.writeSync(this.toDriver, bytes, at, bytes.length - at);

@@ -130,6 +130,9 @@ export const RESIDENCY_VARIANTS = [
   'bug-no-paging-wait',
   'bug-local-usage-only',
   'bug-split-drops-set',
+  'misuse-leak',
+  'misuse-unsupported-call',
+  'misuse-over-budget',
 ] as const;
 /** Where the example's native-residency drivers are linked: `<dir>/residency-<variant>` (regression files name these paths). */
 export const RESIDENCY_BIN = join(ROOT, '.build', 'native-residency');

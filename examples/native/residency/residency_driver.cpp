@@ -89,9 +89,75 @@ GPUMV_TEAM(bug_no_paging_wait);
 GPUMV_TEAM(bug_local_usage_only);
 GPUMV_TEAM(bug_split_drops_set);
 
+// Misuse teams: the clean manager driven with callbacks that break a rule the harness checks,
+// each the proof that a check of the native-residency system fires (properties/native-residency.test.ts).
+namespace misuse {
+
+using Base = Team_clean;
+
+/** Creates a fence of its own at Create and never releases it: `no-leak`. */
+struct Leak : Base {
+  static HRESULT Create(Manager& m, ID3D12Device* device, IDXGIAdapter3* adapter, UINT32 maxLatency) {
+    ID3D12Fence* fence = nullptr;
+    device->CreateFence(0, D3D12_FENCE_FLAG_NONE, IID_PPV_ARGS(&fence));
+    return Base::Create(m, device, adapter, maxLatency);
+  }
+};
+
+/** Asks the queue for its timestamp frequency, which the kit does not implement: `kit-calls-supported`. */
+struct UnsupportedCall : Base {
+  static HRESULT Execute(Manager& m, ID3D12CommandQueue* queue, ID3D12CommandList** lists, Set** sets, UINT32 count) {
+    UINT64 frequency = 0;
+    queue->GetTimestampFrequency(&frequency);
+    return Base::Execute(m, queue, lists, sets, count);
+  }
+};
+
+/** After each submission, makes every evicted tracked object resident behind the manager's back: `within-budget`. */
+struct OverBudget : Base {
+  static std::vector<Object*>& Tracked() {
+    static std::vector<Object*> tracked;
+    return tracked;
+  }
+  static void Track(Manager& m, Object& o, ID3D12Pageable* pageable, UINT64 size, bool resident) {
+    Base::Track(m, o, pageable, size, resident);
+    Tracked().push_back(&o);
+  }
+  static void Untrack(Manager& m, Object& o) {
+    Base::Untrack(m, o);
+    for (size_t i = 0; i < Tracked().size(); i++)
+      if (Tracked()[i] == &o) Tracked().erase(Tracked().begin() + (long)i--);
+  }
+  static HRESULT Execute(Manager& m, ID3D12CommandQueue* queue, ID3D12CommandList** lists, Set** sets, UINT32 count) {
+    HRESULT hr = Base::Execute(m, queue, lists, sets, count);
+    std::vector<ID3D12Pageable*> evicted;
+    for (Object* o : Tracked())
+      if (o->ResidencyStatus == Object::RESIDENCY_STATUS::EVICTED) {
+        evicted.push_back(o->pUnderlying);
+        o->ResidencyStatus = Object::RESIDENCY_STATUS::RESIDENT;  // (the LRU lists are left as they were)
+      }
+    ID3D12Device* device = nullptr;
+    queue->GetDevice(IID_PPV_ARGS(&device));
+    if (!evicted.empty()) device->MakeResident((UINT)evicted.size(), evicted.data());
+    device->Release();
+    return hr;
+  }
+};
+
+}  // namespace misuse
+
 int main(int, char** argv) {
   const char* slash = strrchr(argv[0], '/');
   std::string name = slash == nullptr ? argv[0] : slash + 1;
+  // The build script links the release build (-O2, no sanitizers) as residency-<variant>-release.
+  const std::string release = "-release";
+  if (name.size() > release.size() && name.compare(name.size() - release.size(), release.size(), release) == 0)
+    name.resize(name.size() - release.size());
+  if (name == "residency-misuse-leak") return RunResidencyDriver<misuse::Leak>("clean manager, a fence leaked by the driver file", "pagingThread=1\npolicy=any\n");
+  if (name == "residency-misuse-unsupported-call")
+    return RunResidencyDriver<misuse::UnsupportedCall>("clean manager, an unsupported call in the driver file", "pagingThread=1\npolicy=any\n");
+  if (name == "residency-misuse-over-budget")
+    return RunResidencyDriver<misuse::OverBudget>("clean manager, objects made resident behind its back", "pagingThread=1\npolicy=any\n");
   // Without ID3D12Device3 the clean build and the bugs page on a thread of their own.
   const char* thread = "pagingThread=1\n";
   if (name == "residency-clean") return RunResidencyDriver<Team_clean>("example residency manager (clean)", thread);
@@ -103,6 +169,6 @@ int main(int, char** argv) {
   if (name == "residency-bug-no-paging-wait") return RunResidencyDriver<Team_bug_no_paging_wait>("example residency manager (GPUMV_BUG_NO_PAGING_WAIT)", thread);
   if (name == "residency-bug-local-usage-only") return RunResidencyDriver<Team_bug_local_usage_only>("example residency manager (GPUMV_BUG_LOCAL_USAGE_ONLY)", thread);
   if (name == "residency-bug-split-drops-set") return RunResidencyDriver<Team_bug_split_drops_set>("example residency manager (GPUMV_BUG_SPLIT_DROPS_SET)", thread);
-  fprintf(stderr, "error: started as %s; start this driver as residency-clean, residency-single-threaded or residency-bug-<name> (tools/d3d12-kit/build.ts links them)\n", name.c_str());
+  fprintf(stderr, "error: started as %s; start this driver as residency-clean, residency-single-threaded, residency-bug-<name> or residency-misuse-<name> (tools/d3d12-kit/build.ts links them)\n", name.c_str());
   return 2;
 }
