@@ -219,13 +219,12 @@ export const ops = {
         args.push(h === null ? -1 : h, refs.length, ...refs);
         for (const object of refs) needs.add(object);
       }
-      const gpu = run.judge.gpu;
-      let pendingAtStart = false;
-      for (let q = 0; q < side.config.queueCount; q++) pendingAtStart ||= gpu.pendingItems(q) > 0;
-      run.judge.takeMadeResident();
+      const watch = watchesBudget(side);
+      run.judge.budgetWatch = watch ? needs : null;
       const values = run.exchange(RESIDENCY_OPS.execute, args);
+      run.judge.budgetWatch = null;
       if (values === null) return observe(side, { fault: true });
-      if (run.judge.takeMadeResident() > 0 && pendingAtStart) judgeBudget(side, needs);
+      if (watch) judgeBudget(side, needs);
       return observe(side, { hr: hr(values[0]) });
     },
   }),
@@ -312,31 +311,29 @@ export const ops = {
   }),
 };
 
+/** Policy `any` with paging inline: the make-resident calls of a submission happen in its execute. */
+function watchesBudget(side: NativeSide): boolean {
+  if (side.config.policy !== 'any' || side.budgetFinding !== null) return false;
+  return (
+    side.config.deviceVersion === 3 ||
+    side.run.session.driver.hello.fields.get('pagingThread') !== '1'
+  );
+}
+
 /**
- * Policy `any`, paging inline (the make-resident calls of a submission happen in its execute):
- * a submission that made something resident while earlier work was still pending must leave the
- * usage within the budget when what it needs fits and an idle resident object (neither needed
- * nor referenced by pending work) was left to evict. (With no earlier work pending the starter
- * library's design overcommits rather than trim, docs/spec/residency-library.md#rl-8-5-3.)
+ * The budget rule of policy `any` (see ResidencyJudge.watchBudget): a submission whose
+ * make-resident call went past the budget while the manager could have waited and trimmed is a
+ * finding when what the submission needs fits the budget.
  */
 function judgeBudget(side: NativeSide, needs: ReadonlySet<number>): void {
-  if (side.config.policy !== 'any' || side.budgetFinding !== null) return;
-  if (
-    side.config.deviceVersion !== 3 &&
-    side.run.session.driver.hello.fields.get('pagingThread') === '1'
-  )
-    return;
-  const gpu = side.run.judge.gpu;
+  const judge = side.run.judge;
+  const candidate = judge.budgetCandidate;
+  if (candidate === null) return;
+  judge.budgetCandidate = null;
+  const gpu = judge.gpu;
   const budget = gpu.localBudgetBytes + gpu.nonLocalBudgetBytes;
-  const usage = gpu.localUsageBytes + gpu.nonLocalUsageBytes;
-  if (usage <= budget) return;
   let needBytes = 0;
   for (const object of needs) needBytes += side.config.objectSizesBytes[object]!;
-  if (needBytes > budget) return;
-  for (let object = 0; object < gpu.objectCount; object++) {
-    if (!gpu.isResident(object) || needs.has(object) || gpu.isReferencedByPendingWork(object))
-      continue;
-    side.budgetFinding = `after the submission usage is ${usage} bytes (local ${gpu.localUsageBytes} + non-local ${gpu.nonLocalUsageBytes}), over the budget of ${budget}, although what it needs (${needBytes} bytes) fits and object ${object} is resident, idle and not needed`;
-    return;
-  }
+  if (needBytes <= budget)
+    side.budgetFinding = `${candidate}; what the submission needs (${needBytes} bytes) fits`;
 }

@@ -129,7 +129,7 @@ function invariants(executable: string): Invariant<Side, NativeResidencyConfig>[
     {
       name: 'within-budget',
       description:
-        'policy any, paging inline: a submission made while earlier work is pending leaves usage within the budget when what it needs fits',
+        'policy any, paging inline: a submission whose needs fit the budget goes past it only as the starter library falls back (no submitted work pending, or no resident object it does not need)',
       check: (_model, impl) => native(impl)?.budgetFinding ?? null,
     },
     {

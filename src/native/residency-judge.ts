@@ -70,8 +70,13 @@ export class ResidencyJudge {
   readonly leaks: string[] = [];
   /** The run's fatal report (a deadlock), or null. */
   fatal: string | null = null;
-  /** Make-resident calls since the last `takeMadeResident`. */
-  madeResident = 0;
+  /**
+   * Set by the system around a submission whose paging runs inline (policy any): the objects it
+   * needs. Each make-resident call is then watched (see `watchBudget`).
+   */
+  budgetWatch: ReadonlySet<number> | null = null;
+  /** The first watched make-resident call that took usage over budget when the manager could have made room. */
+  budgetCandidate: string | null = null;
   private words = new Float64Array(64);
 
   constructor(config: SimGpuConfig) {
@@ -79,10 +84,32 @@ export class ResidencyJudge {
     this.queueFence = new Int32Array(config.queueCount);
   }
 
-  takeMadeResident(): number {
-    const made = this.madeResident;
-    this.madeResident = 0;
-    return made;
+  /**
+   * A watched make-resident call, before (`before` true) and after it is applied. The starter
+   * library's design (docs/spec/residency-library.md#rl-8-5-3) issues a call past the budget only as
+   * its fallback: when no submitted work is pending (nothing to wait for) or when every resident
+   * object is one the submission needs (nothing to trim). A call past the budget while work was
+   * pending and a resident object the submission does not need was there to trim is a candidate;
+   * the system reports it when what the submission needs fits the budget.
+   */
+  private pendingAtCall = false;
+  private trimmable = -1;
+  private watchBudget(before: boolean, objects: readonly number[]): void {
+    const needs = this.budgetWatch;
+    if (needs === null || this.budgetCandidate !== null) return;
+    const gpu = this.gpu;
+    if (before) {
+      this.pendingAtCall = false;
+      for (let q = 0; q < gpu.queueCount; q++) this.pendingAtCall ||= gpu.pendingItems(q) > 0;
+      this.trimmable = -1;
+      for (let object = 0; object < gpu.objectCount && this.trimmable < 0; object++)
+        if (gpu.isResident(object) && !needs.has(object)) this.trimmable = object;
+      return;
+    }
+    const budget = gpu.localBudgetBytes + gpu.nonLocalBudgetBytes;
+    const usage = gpu.localUsageBytes + gpu.nonLocalUsageBytes;
+    if (usage <= budget || !this.pendingAtCall || this.trimmable < 0) return;
+    this.budgetCandidate = `a make-resident call of [${objects.join(',')}] took usage to ${usage} bytes (local ${gpu.localUsageBytes} + non-local ${gpu.nonLocalUsageBytes}), over the budget of ${budget}, while submitted work was pending and object ${this.trimmable}, resident and not needed by the submission, was there to trim`;
   }
 
   /** The state block every command and reply carries: clock, budgets, usage, fences. */
@@ -168,17 +195,23 @@ export class ResidencyJudge {
   private apply(call: number, w: Float64Array, n: number, payload: Uint8Array, at: number): number {
     const gpu = this.gpu;
     switch (call) {
-      case Call.MakeResident:
-        this.madeResident++;
+      case Call.MakeResident: {
         // Tagged 'fallback': SimGpu judges over-budget only for tagged batches; the native
-        // system judges the budget per submission (a native manager cannot tag its calls).
-        gpu.makeResident(this.objects(w, 0, n), 0, n, 'fallback');
+        // system watches the budget itself (a native manager cannot tag its calls).
+        const objects = this.objects(w, 0, n);
+        this.watchBudget(true, objects);
+        gpu.makeResident(objects, 0, n, 'fallback');
+        this.watchBudget(false, objects);
         return 0;
-      case Call.EnqueueMakeResident:
-        this.madeResident++;
+      }
+      case Call.EnqueueMakeResident: {
         this.bindPaging(w[0]!, 'EnqueueMakeResident');
-        gpu.enqueueMakeResident(this.objects(w, 2, n), 0, n - 2, w[1]!, 'fallback');
+        const objects = this.objects(w, 2, n);
+        this.watchBudget(true, objects);
+        gpu.enqueueMakeResident(objects, 0, n - 2, w[1]!, 'fallback');
+        this.watchBudget(false, objects);
         return 0;
+      }
       case Call.Evict:
         gpu.evict(this.objects(w, 0, n), 0, n);
         return 0;

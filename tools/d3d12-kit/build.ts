@@ -28,7 +28,12 @@ import {
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const HERE = dirname(fileURLToPath(import.meta.url));
+/** The package root: two folders up from the sources, three from the compiled dist/tools/d3d12-kit/. */
+const ROOT =
+  [resolve(HERE, '../..'), resolve(HERE, '../../..')].find((root) =>
+    existsSync(join(root, 'include', 'gpumv_d3d12', 'kit.h')),
+  ) ?? resolve(HERE, '../..');
 export const KIT_INCLUDE = join(ROOT, 'include');
 export const KIT_SHIM = join(ROOT, 'include', 'gpumv_d3d12', 'shim');
 /** Debian's directx-headers-dev: d3d12.h and the WSL adapter headers. */
@@ -132,7 +137,7 @@ export const RESIDENCY_VARIANTS = [
   'bug-split-drops-set',
   'misuse-leak',
   'misuse-unsupported-call',
-  'misuse-over-budget',
+  'misuse-resident-behind-back',
 ] as const;
 /** Where the example's native-residency drivers are linked: `<dir>/residency-<variant>` (regression files name these paths). */
 export const RESIDENCY_BIN = join(ROOT, '.build', 'native-residency');

@@ -113,8 +113,12 @@ struct UnsupportedCall : Base {
   }
 };
 
-/** After each submission, makes every evicted tracked object resident behind the manager's back: `within-budget`. */
-struct OverBudget : Base {
+/**
+ * After each submission, makes the evicted tracked objects resident behind the manager's back
+ * (its bookkeeping left as it was, once per object): the manager's own MakeResident of such an
+ * object later is a second call for one status flip, `residency-balanced`.
+ */
+struct ResidentBehindBack : Base {
   static std::vector<Object*>& Tracked() {
     static std::vector<Object*> tracked;
     return tracked;
@@ -132,9 +136,9 @@ struct OverBudget : Base {
     HRESULT hr = Base::Execute(m, queue, lists, sets, count);
     std::vector<ID3D12Pageable*> evicted;
     for (Object* o : Tracked())
-      if (o->ResidencyStatus == Object::RESIDENCY_STATUS::EVICTED) {
+      if (o->ResidencyStatus == Object::RESIDENCY_STATUS::EVICTED && o->CommandListsUsedOn[GPUMV_MAX_NUM_CONCURRENT_CMD_LISTS - 1] == false) {
         evicted.push_back(o->pUnderlying);
-        o->ResidencyStatus = Object::RESIDENCY_STATUS::RESIDENT;  // (the LRU lists are left as they were)
+        o->CommandListsUsedOn[GPUMV_MAX_NUM_CONCURRENT_CMD_LISTS - 1] = true;  // the last slot (never taken here) marks it done
       }
     ID3D12Device* device = nullptr;
     queue->GetDevice(IID_PPV_ARGS(&device));
@@ -156,8 +160,8 @@ int main(int, char** argv) {
   if (name == "residency-misuse-leak") return RunResidencyDriver<misuse::Leak>("clean manager, a fence leaked by the driver file", "pagingThread=1\npolicy=any\n");
   if (name == "residency-misuse-unsupported-call")
     return RunResidencyDriver<misuse::UnsupportedCall>("clean manager, an unsupported call in the driver file", "pagingThread=1\npolicy=any\n");
-  if (name == "residency-misuse-over-budget")
-    return RunResidencyDriver<misuse::OverBudget>("clean manager, objects made resident behind its back", "pagingThread=1\npolicy=any\n");
+  if (name == "residency-misuse-resident-behind-back")
+    return RunResidencyDriver<misuse::ResidentBehindBack>("clean manager, objects made resident behind its back", "pagingThread=1\npolicy=any\n");
   // Without ID3D12Device3 the clean build and the bugs page on a thread of their own.
   const char* thread = "pagingThread=1\n";
   if (name == "residency-clean") return RunResidencyDriver<Team_clean>("example residency manager (clean)", thread);
