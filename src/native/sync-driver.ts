@@ -37,7 +37,7 @@ parentPort.on('message', (m) => {
       Atomics.store(cell, 1, -2); Atomics.store(cell, 0, 2); Atomics.notify(cell, 0); return;
     }
     child = spawned;
-    spawned.on('error', () => { if (child === spawned) { child = null; Atomics.store(cell, 1, -2); Atomics.store(cell, 0, 2); Atomics.notify(cell, 0); } });
+    spawned.on('error', (error) => { if (child === spawned) { child = null; Atomics.store(cell, 1, error.code === 'ENOENT' ? -2 : error.code === 'EACCES' ? -3 : -4); Atomics.store(cell, 0, 2); Atomics.notify(cell, 0); } });
     spawned.on('exit', (code, signal) => {
       if (child !== spawned) return;
       child = null;
@@ -62,6 +62,13 @@ const timer = setInterval(() => {
   if (quietFor >= Atomics.load(cell, 5) && child !== null) { child.kill('SIGKILL'); quietFor = 0; }
 }, 25);
 `;
+
+/** The helper's codes for a process that could not be started (cell[1]). */
+const SPAWN_ERRORS: Readonly<Record<number, string>> = {
+  [-2]: 'no such file',
+  [-3]: 'not executable (permission denied)',
+  [-4]: 'it could not be started',
+};
 
 /** How a process ended, read after the end of its output. */
 interface Ending {
@@ -164,10 +171,6 @@ export class SyncDriver {
     this.toDriver = toDriver;
     this.fromDriver = fromDriver;
     this.start = this.end = 0;
-    if (Atomics.load(this.cell, 0) === 2 && Atomics.load(this.cell, 1) === -2) {
-      this.closeFds();
-      throw new DriverStartError(this.executable, 'cannot start: no such file or not executable');
-    }
     this.alive = true;
     let frame: { kind: number; payload: Buffer };
     try {
@@ -294,6 +297,12 @@ export class SyncDriver {
     const wasKilledForTime = Atomics.load(this.cell, 3) === 1;
     this.waitExit();
     const ending: Ending = { code: Atomics.load(this.cell, 1), signal: Atomics.load(this.cell, 2) };
+    if (ending.code <= -2)
+      return {
+        kind: 'exit',
+        detail: SPAWN_ERRORS[ending.code] ?? 'it could not be started',
+        stderr: [],
+      };
     const text = this.output();
     const stderr = stderrLines(text);
     const signalName =
