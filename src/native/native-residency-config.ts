@@ -6,6 +6,7 @@
 import fc from 'fast-check';
 import { Bool, Nat, OneOf, Str, Strict, Type, type Static } from '../harness/schema.js';
 import type { ResidencyManagerConfig } from '../residency/residency-manager-types.js';
+import { residencyManagerSystem } from '../systems/residency-manager.js';
 
 export const NATIVE_RESIDENCY_POLICIES = ['spec', 'any'] as const;
 export type NativeResidencyPolicy = (typeof NATIVE_RESIDENCY_POLICIES)[number];
@@ -75,39 +76,40 @@ export function nativeResidencyConfigProblem(
   return null;
 }
 
-/** Configs of a driver: sizes and budgets as the residency manager system draws them. */
+/** Configs of a driver: objects, queues, latency, clock and budgets as the residency manager system draws them. */
 export function nativeResidencyConfigArb(
   executable: string,
   declared: NativeResidencyDeclared,
 ): fc.Arbitrary<NativeResidencyConfig> {
+  const policy: fc.Arbitrary<NativeResidencyPolicy> =
+    declared.policy === 'any'
+      ? fc.constant('any')
+      : fc.oneof(
+          { weight: 3, arbitrary: fc.constant<NativeResidencyPolicy>('spec') },
+          { weight: 1, arbitrary: fc.constant<NativeResidencyPolicy>('any') },
+        );
   return fc
-    .array(fc.integer({ min: 1, max: 16 }), { minLength: 2, maxLength: 8 })
-    .chain((objectSizesBytes) => {
-      const totalBytes = objectSizesBytes.reduce((a, b) => a + b, 0);
-      return fc.record({
-        executable: fc.constant(executable),
-        policy:
-          declared.policy === 'any'
-            ? fc.constant<NativeResidencyPolicy>('any')
-            : fc.oneof(
-                { weight: 3, arbitrary: fc.constant<NativeResidencyPolicy>('spec') },
-                { weight: 1, arbitrary: fc.constant<NativeResidencyPolicy>('any') },
-              ),
-        deviceVersion: fc.constantFrom(3, 0),
-        objectSizesBytes: fc.constant(objectSizesBytes),
-        queueCount: fc.integer({ min: 1, max: 3 }),
-        startEvicted: fc.boolean(),
-        maxLatency: fc.integer({ min: 1, max: 6 }),
-        ticksPerSecond: fc.integer({ min: 1, max: 10 }),
-        localBudgetBytes: fc
-          .integer({ min: 30, max: 120 })
-          .map((percent) => Math.floor((totalBytes * percent) / 100)),
-        nonLocalBudgetBytes: fc
-          .integer({ min: 0, max: 20 })
-          .map((percent) => Math.floor((totalBytes * percent) / 100)),
-        seed: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 0x7fffffff })),
-      });
-    })
+    .tuple(
+      residencyManagerSystem.configArb(),
+      policy,
+      fc.constantFrom(3, 0),
+      fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 0x7fffffff })),
+    )
+    .map(
+      ([m, policy, deviceVersion, seed]): NativeResidencyConfig => ({
+        executable,
+        policy,
+        deviceVersion,
+        objectSizesBytes: m.objectSizesBytes,
+        queueCount: m.queueCount,
+        startEvicted: m.startEvicted,
+        maxLatency: m.maxLatency,
+        ticksPerSecond: m.ticksPerSecond,
+        localBudgetBytes: m.localBudgetBytes,
+        nonLocalBudgetBytes: m.nonLocalBudgetBytes,
+        seed,
+      }),
+    )
     .map((c): NativeResidencyConfig => {
       if (c.policy === 'any') return c;
       // What policy spec can compare (nativeResidencyConfigProblem says why).

@@ -10,10 +10,14 @@
  * object, or ending the tracking of an object a set holds or pending GPU work references, is
  * skipped; a set is recorded with the tracked objects only.
  */
-import fc from 'fast-check';
 import type { Json, JsonObject } from '../harness/json.js';
-import { opsFor } from '../harness/define-system.js';
-import { Bool, Nat, Type } from '../harness/schema.js';
+import { opsFor, type OpDef, type OpName } from '../harness/define-system.js';
+import { ops as managerOps } from '../systems/residency-manager-ops.js';
+import type {
+  ManagerSide,
+  ResidencyManagerSystemConfig,
+} from '../systems/residency-manager-side.js';
+import { Bool, Nat, Type, type TProperties } from '../harness/schema.js';
 import type { DeviceCallRecord, SimGpu } from '../gpu/sim-gpu.js';
 import type { ResidencyManagerModel } from '../../models/residency-manager.js';
 import type { HResult } from '../residency/residency-set-types.js';
@@ -96,10 +100,16 @@ function setHolds(side: Side, object: number): boolean {
 }
 
 const op = opsFor<NativeResidencyConfig, Side>();
-const objectArb = (config: NativeResidencyConfig) =>
-  fc.nat({ max: config.objectSizesBytes.length - 1 });
-const queueArb = (config: NativeResidencyConfig) => fc.nat({ max: config.queueCount - 1 });
-const setHandle = fc.nat({ max: NATIVE_SETS - 1 });
+
+/**
+ * The residency manager system's generator of an op (the same fields): it reads only
+ * objectSizesBytes, queueCount and ticksPerSecond of the config, which a native config has too.
+ */
+function drawnAs<F extends TProperties>(def: OpDef<ResidencyManagerSystemConfig, ManagerSide, F>) {
+  const arbitrary = def.arbitrary!;
+  return (config: NativeResidencyConfig, op: OpName) =>
+    arbitrary(config as unknown as ResidencyManagerSystemConfig, op);
+}
 
 /** Ops of both sides that only move the simulated GPU (the driver hears of them with its next command). */
 function onGpu(side: Side, change: (gpu: SimGpu) => JsonObject): Json {
@@ -111,7 +121,7 @@ export const ops = {
   track: op({
     fields: { obj: Nat() },
     weight: 2,
-    arbitrary: (config, op) => objectArb(config).map((obj) => ({ op, obj })),
+    arbitrary: drawnAs(managerOps.track),
     apply: (side, command) => {
       if (side.kind === 'model' && side.manager === null) return {};
       const object = objectOf(side, command.obj);
@@ -128,7 +138,7 @@ export const ops = {
   untrack: op({
     fields: { obj: Nat() },
     weight: 2,
-    arbitrary: (config, op) => objectArb(config).map((obj) => ({ op, obj })),
+    arbitrary: drawnAs(managerOps.untrack),
     apply: (side, command) => {
       if (side.kind === 'model' && side.manager === null) return {};
       const object = objectOf(side, command.obj);
@@ -151,16 +161,7 @@ export const ops = {
   record: op({
     fields: { set: Nat(), objs: Type.Array(Nat()) },
     weight: 10,
-    arbitrary: (config, op) =>
-      fc
-        .tuple(
-          setHandle,
-          fc.array(objectArb(config), {
-            minLength: 1,
-            maxLength: config.objectSizesBytes.length + 1,
-          }),
-        )
-        .map(([set, objs]) => ({ op, set, objs })),
+    arbitrary: drawnAs(managerOps.record),
     apply: (side, command) => {
       if (side.kind === 'model' && side.manager === null) return {};
       const set = command.set % NATIVE_SETS;
@@ -194,13 +195,7 @@ export const ops = {
   execute: op({
     fields: { queue: Nat(), sets: Type.Array(Type.Union([Nat(), Type.Null()])) },
     weight: 12,
-    arbitrary: (config, op) =>
-      fc
-        .tuple(
-          queueArb(config),
-          fc.array(fc.option(setHandle, { freq: 8, nil: null }), { minLength: 0, maxLength: 4 }),
-        )
-        .map(([queue, sets]) => ({ op, queue, sets })),
+    arbitrary: drawnAs(managerOps.execute),
     apply: (side, command) => {
       if (side.kind === 'model' && side.manager === null) return {};
       const queue = command.queue % side.config.queueCount;
@@ -231,10 +226,7 @@ export const ops = {
   gpuProgress: op({
     fields: { queue: Nat(), steps: Nat() },
     weight: 10,
-    arbitrary: (config, op) =>
-      fc
-        .tuple(queueArb(config), fc.integer({ min: 1, max: 12 }))
-        .map(([queue, steps]) => ({ op, queue, steps })),
+    arbitrary: drawnAs(managerOps.gpuProgress),
     apply: (side, command) =>
       onGpu(side, (gpu) => ({
         ran: gpu.progress(command.queue % side.config.queueCount, command.steps),
@@ -244,7 +236,7 @@ export const ops = {
     fields: { steps: Nat() },
     // ID3D12Device3 only: the paging queue runs the queued make-resident operations.
     weight: (config) => (config.deviceVersion === 3 ? 4 : 0),
-    arbitrary: (_config, op) => fc.integer({ min: 1, max: 4 }).map((steps) => ({ op, steps })),
+    arbitrary: drawnAs(managerOps.pagingProgress),
     apply: (side, command) => onGpu(side, (gpu) => ({ ran: gpu.pagingProgress(command.steps) })),
   }),
   pagingWorkerStep: op({
@@ -264,13 +256,7 @@ export const ops = {
   tick: op({
     fields: { ticks: Nat() },
     weight: 5,
-    arbitrary: (config, op) =>
-      fc
-        .oneof(
-          fc.integer({ min: 0, max: 2 * config.ticksPerSecond }),
-          fc.integer({ min: 0, max: 70 * config.ticksPerSecond }),
-        )
-        .map((ticks) => ({ op, ticks })),
+    arbitrary: drawnAs(managerOps.tick),
     apply: (side, command) =>
       onGpu(side, (gpu) => {
         gpu.advanceClock(command.ticks);
@@ -280,19 +266,7 @@ export const ops = {
   setBudget: op({
     fields: { localBytes: Nat(), nonLocalBytes: Nat() },
     weight: 2,
-    arbitrary: (config, op) => {
-      const totalBytes = config.objectSizesBytes.reduce((a, b) => a + b, 0);
-      return fc
-        .tuple(
-          fc.oneof(fc.constant(0), fc.integer({ min: 20, max: 150 })),
-          fc.integer({ min: 0, max: 25 }),
-        )
-        .map(([local, nonLocal]) => ({
-          op,
-          localBytes: Math.floor((totalBytes * local) / 100),
-          nonLocalBytes: Math.floor((totalBytes * nonLocal) / 100),
-        }));
-    },
+    arbitrary: drawnAs(managerOps.setBudget),
     apply: (side, command) =>
       onGpu(side, (gpu) => {
         gpu.setBudgets(command.localBytes, command.nonLocalBytes);
@@ -302,8 +276,7 @@ export const ops = {
   relocate: op({
     fields: { obj: Nat(), nonLocal: Bool() },
     weight: 2,
-    arbitrary: (config, op) =>
-      fc.tuple(objectArb(config), fc.boolean()).map(([obj, nonLocal]) => ({ op, obj, nonLocal })),
+    arbitrary: drawnAs(managerOps.relocate),
     apply: (side, command) =>
       onGpu(side, (gpu) => ({
         moved: gpu.moveToSegment(objectOf(side, command.obj), command.nonLocal),

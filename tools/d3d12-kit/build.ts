@@ -77,28 +77,35 @@ function sources(): string[] {
   return files;
 }
 
-/** Builds the driver if its cached build is missing; returns the executable's path. */
-export function buildD3d12Driver(cxx = process.env.CXX ?? 'g++'): string {
+/** The compiler's version text; an Error naming what to install when the compiler or the headers are missing. */
+function toolchain(cxx: string): string {
   const version = compilerVersion(cxx);
   if (!existsSync(DIRECTX_HEADER) || !existsSync(join(WSL_STUBS, 'unknwn.h'))) {
     throw new Error(
       `${DIRECTX_HEADER} or ${WSL_STUBS}/unknwn.h missing: install Debian's directx-headers-dev (apt-get install -y directx-headers-dev)`,
     );
   }
+  return version;
+}
+
+/** The cache key of a build: the compiler, the flags and every kit and example source. */
+function buildHash(version: string, flags: readonly string[]): string {
   const hash = createHash('sha256');
-  hash.update(version).update(CXXFLAGS.join(' '));
+  hash.update(version).update(flags.join(' '));
   for (const file of sources()) hash.update(file.slice(ROOT.length)).update(readFileSync(file));
-  const dir = join(ROOT, '.build', 'd3d12-kit', hash.digest('hex').slice(0, 16));
-  const exe = join(dir, 'driver');
-  if (existsSync(exe)) return exe;
-  mkdirSync(dir, { recursive: true });
+  return hash.digest('hex').slice(0, 16);
+}
+
+/** Compiles `source` with the kit's include path into `exe` (through a partial file: an interrupted build never counts as cached). */
+function compile(cxx: string, flags: readonly string[], source: string, exe: string): void {
+  mkdirSync(dirname(exe), { recursive: true });
   const partial = `${exe}.partial-${process.pid}`;
   const args = [
-    ...CXXFLAGS,
+    ...flags,
     `-I${KIT_INCLUDE}`,
     `-I${KIT_SHIM}`,
     `-I${WSL_STUBS}`,
-    DRIVER_SOURCE,
+    source,
     '-o',
     partial,
     '-lpthread',
@@ -110,7 +117,16 @@ export function buildD3d12Driver(cxx = process.env.CXX ?? 'g++'): string {
     const err = e as { stderr?: string; message: string };
     throw new Error(`${cxx} ${args.join(' ')} failed:\n${err.stderr ?? err.message}`);
   }
-  renameSync(partial, exe); // a build interrupted half-way never counts as cached
+  renameSync(partial, exe);
+}
+
+/** Builds the driver if its cached build is missing; returns the executable's path. */
+export function buildD3d12Driver(cxx = process.env.CXX ?? 'g++'): string {
+  const version = toolchain(cxx);
+  const dir = join(ROOT, '.build', 'd3d12-kit', buildHash(version, CXXFLAGS));
+  const exe = join(dir, 'driver');
+  if (existsSync(exe)) return exe;
+  compile(cxx, CXXFLAGS, DRIVER_SOURCE, exe);
   // Older builds (other hashes) are stale: only the current one is kept.
   const cache = dirname(dir);
   for (const name of readdirSync(cache))
@@ -151,41 +167,12 @@ export const RESIDENCY_BIN = join(ROOT, '.build', 'native-residency');
  */
 export function buildResidencyDrivers(options: { cxx?: string; release?: boolean } = {}): string {
   const cxx = options.cxx ?? process.env.CXX ?? 'g++';
-  const version = compilerVersion(cxx);
-  if (!existsSync(DIRECTX_HEADER) || !existsSync(join(WSL_STUBS, 'unknwn.h'))) {
-    throw new Error(
-      `${DIRECTX_HEADER} or ${WSL_STUBS}/unknwn.h missing: install Debian's directx-headers-dev (apt-get install -y directx-headers-dev)`,
-    );
-  }
+  const version = toolchain(cxx);
   const flags =
     options.release === true ? ['-std=c++17', '-O2', '-Wall', '-Wextra', '-Werror'] : CXXFLAGS;
-  const hash = createHash('sha256');
-  hash.update(version).update(flags.join(' '));
-  for (const file of sources()) hash.update(file.slice(ROOT.length)).update(readFileSync(file));
-  const name = hash.digest('hex').slice(0, 16);
+  const name = buildHash(version, flags);
   const exe = join(RESIDENCY_BIN, 'builds', name, 'driver');
-  if (!existsSync(exe)) {
-    mkdirSync(dirname(exe), { recursive: true });
-    const partial = `${exe}.partial-${process.pid}`;
-    const args = [
-      ...flags,
-      `-I${KIT_INCLUDE}`,
-      `-I${KIT_SHIM}`,
-      `-I${WSL_STUBS}`,
-      RESIDENCY_DRIVER_SOURCE,
-      '-o',
-      partial,
-      '-lpthread',
-    ];
-    try {
-      execFileSync(cxx, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-    } catch (e) {
-      rmSync(partial, { force: true });
-      const err = e as { stderr?: string; message: string };
-      throw new Error(`${cxx} ${args.join(' ')} failed:\n${err.stderr ?? err.message}`);
-    }
-    renameSync(partial, exe);
-  }
+  if (!existsSync(exe)) compile(cxx, flags, RESIDENCY_DRIVER_SOURCE, exe);
   const suffix = options.release === true ? '-release' : '';
   for (const variant of RESIDENCY_VARIANTS) {
     const link = join(RESIDENCY_BIN, `residency-${variant}${suffix}`);

@@ -3,7 +3,7 @@
 //
 // A team's driver file is the last four lines of this one. This file holds more because the
 // project's teeth need every build of the header: the clean build, the single-threaded one and
-// one per planted bug, each in its own namespace (the header's GPUMV_RESIDENCY_NAMESPACE). One
+// one per planted bug, each in its own namespace (variants.h). One
 // executable serves them all, chosen by the name it is started under (tools/d3d12-kit/build.ts
 // links `residency-<variant>` to it): a campaign names the variant it runs by its path.
 #include <gpumv_d3d12/residency_driver.h>
@@ -12,66 +12,7 @@
 
 #include <string>
 
-#define GPUMV_RESIDENCY_NAMESPACE clean
-#include "residency_manager.h"
-#undef GPUMV_RESIDENCY_NAMESPACE
-
-#undef RESIDENCY_SINGLE_THREADED
-#define RESIDENCY_SINGLE_THREADED 1
-#define GPUMV_RESIDENCY_NAMESPACE single_threaded
-#include "residency_manager.h"
-#undef GPUMV_RESIDENCY_NAMESPACE
-#undef RESIDENCY_SINGLE_THREADED
-#define RESIDENCY_SINGLE_THREADED 0
-
-// Each planted bug: its switch set to 1 for one inclusion of the header.
-#undef GPUMV_BUG_LRU_TOUCH_SKIPPED
-#define GPUMV_BUG_LRU_TOUCH_SKIPPED 1
-#define GPUMV_RESIDENCY_NAMESPACE bug_lru_touch_skipped
-#include "residency_manager.h"
-#undef GPUMV_RESIDENCY_NAMESPACE
-#undef GPUMV_BUG_LRU_TOUCH_SKIPPED
-#define GPUMV_BUG_LRU_TOUCH_SKIPPED 0
-
-#undef GPUMV_BUG_TRIM_IN_FLIGHT
-#define GPUMV_BUG_TRIM_IN_FLIGHT 1
-#define GPUMV_RESIDENCY_NAMESPACE bug_trim_in_flight
-#include "residency_manager.h"
-#undef GPUMV_RESIDENCY_NAMESPACE
-#undef GPUMV_BUG_TRIM_IN_FLIGHT
-#define GPUMV_BUG_TRIM_IN_FLIGHT 0
-
-#undef GPUMV_BUG_FENCE_OFF_BY_ONE
-#define GPUMV_BUG_FENCE_OFF_BY_ONE 1
-#define GPUMV_RESIDENCY_NAMESPACE bug_fence_off_by_one
-#include "residency_manager.h"
-#undef GPUMV_RESIDENCY_NAMESPACE
-#undef GPUMV_BUG_FENCE_OFF_BY_ONE
-#define GPUMV_BUG_FENCE_OFF_BY_ONE 0
-
-#undef GPUMV_BUG_NO_PAGING_WAIT
-#define GPUMV_BUG_NO_PAGING_WAIT 1
-#define GPUMV_RESIDENCY_NAMESPACE bug_no_paging_wait
-#include "residency_manager.h"
-#undef GPUMV_RESIDENCY_NAMESPACE
-#undef GPUMV_BUG_NO_PAGING_WAIT
-#define GPUMV_BUG_NO_PAGING_WAIT 0
-
-#undef GPUMV_BUG_LOCAL_USAGE_ONLY
-#define GPUMV_BUG_LOCAL_USAGE_ONLY 1
-#define GPUMV_RESIDENCY_NAMESPACE bug_local_usage_only
-#include "residency_manager.h"
-#undef GPUMV_RESIDENCY_NAMESPACE
-#undef GPUMV_BUG_LOCAL_USAGE_ONLY
-#define GPUMV_BUG_LOCAL_USAGE_ONLY 0
-
-#undef GPUMV_BUG_SPLIT_DROPS_SET
-#define GPUMV_BUG_SPLIT_DROPS_SET 1
-#define GPUMV_RESIDENCY_NAMESPACE bug_split_drops_set
-#include "residency_manager.h"
-#undef GPUMV_RESIDENCY_NAMESPACE
-#undef GPUMV_BUG_SPLIT_DROPS_SET
-#define GPUMV_BUG_SPLIT_DROPS_SET 0
+#include "variants.h"
 
 using gpumv_d3d12::RunResidencyDriver;
 using gpumv_d3d12::StarterLibraryCallbacks;
@@ -81,7 +22,7 @@ using gpumv_d3d12::StarterLibraryCallbacks;
   struct Team_##NS : StarterLibraryCallbacks<NS::ResidencyManager, NS::ManagedObject, NS::ResidencySet> {}
 
 GPUMV_TEAM(clean);
-GPUMV_TEAM(single_threaded);
+GPUMV_TEAM(clean_st);
 GPUMV_TEAM(bug_lru_touch_skipped);
 GPUMV_TEAM(bug_trim_in_flight);
 GPUMV_TEAM(bug_fence_off_by_one);
@@ -166,7 +107,7 @@ int main(int, char** argv) {
   const char* thread = "pagingThread=1\n";
   if (name == "residency-clean") return RunResidencyDriver<Team_clean>("example residency manager (clean)", thread);
   if (name == "residency-single-threaded")
-    return RunResidencyDriver<Team_single_threaded>("example residency manager (RESIDENCY_SINGLE_THREADED=1)", "pagingThread=0\n");
+    return RunResidencyDriver<Team_clean_st>("example residency manager (RESIDENCY_SINGLE_THREADED=1)", "pagingThread=0\n");
   if (name == "residency-bug-lru-touch-skipped") return RunResidencyDriver<Team_bug_lru_touch_skipped>("example residency manager (GPUMV_BUG_LRU_TOUCH_SKIPPED)", thread);
   if (name == "residency-bug-trim-in-flight") return RunResidencyDriver<Team_bug_trim_in_flight>("example residency manager (GPUMV_BUG_TRIM_IN_FLIGHT)", thread);
   if (name == "residency-bug-fence-off-by-one") return RunResidencyDriver<Team_bug_fence_off_by_one>("example residency manager (GPUMV_BUG_FENCE_OFF_BY_ONE)", thread);
