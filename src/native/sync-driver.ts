@@ -37,6 +37,7 @@ parentPort.on('message', (m) => {
       Atomics.store(cell, 1, -2); Atomics.store(cell, 0, 2); Atomics.notify(cell, 0); return;
     }
     child = spawned;
+    Atomics.store(cell, 6, spawned.pid || 0);
     spawned.on('error', (error) => { if (child === spawned) { child = null; Atomics.store(cell, 1, error.code === 'ENOENT' ? -2 : error.code === 'EACCES' ? -3 : -4); Atomics.store(cell, 0, 2); Atomics.notify(cell, 0); } });
     spawned.on('exit', (code, signal) => {
       if (child !== spawned) return;
@@ -53,7 +54,7 @@ parentPort.on('message', (m) => {
   }
 });
 // The watchdog: cell[3] is 1 while the harness waits for the driver, cell[4] counts frames
-// received, cell[5] is the time limit in ms.
+// received, cell[5] is the time limit in ms; cell[6] is the process id.
 const timer = setInterval(() => {
   const waiting = Atomics.load(cell, 3) === 1;
   const beat = Atomics.load(cell, 4);
@@ -94,7 +95,7 @@ export class SyncDriver {
   hello!: DriverHello;
   /** Bytes of the first hello: a restarted driver must say the same. */
   private firstHello: Buffer | null = null;
-  private readonly cell = new Int32Array(new SharedArrayBuffer(24));
+  private readonly cell = new Int32Array(new SharedArrayBuffer(28));
   private readonly worker: Worker;
   private readonly dir: string;
   private readonly outPath: string;
@@ -123,6 +124,11 @@ export class SyncDriver {
   }
 
   private readonly cwd: string;
+
+  /** The running process's id (0 when none): a benchmark reads its CPU time. */
+  get pid(): number {
+    return this.alive ? Atomics.load(this.cell, 6) : 0;
+  }
 
   /** True while a process is running. */
   get running(): boolean {
