@@ -6,10 +6,11 @@
  * paging inline (ID3D12Device3) and on its paging thread, and passes policy any with preemption;
  * every planted bug's stored finding replays against its variant with its recorded check and
  * passes against the clean build; the misuse teams, a planted bug under policy any and hand-made call
- * frames make each check of the system fire.
+ * frames make each check of the system fire, and scripted drivers each driver fault.
  */
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkSystem } from '../src/harness/property.js';
@@ -287,4 +288,77 @@ describe('the judge of the call-backs', () => {
     j.applyCalls(calls([[9, 2, 1]])); // the CPU signals the paging fence: the queue's wait is satisfied
     expect(j.applyCalls(calls([[10, 1, 1]], 1))).toBe(1);
   });
+});
+
+/**
+ * A scripted residency driver: a Node program that says a residency hello (policy any), answers
+ * every command with no values, and misbehaves at its first execute as `misbehave` says.
+ */
+function scriptedDriver(dir: string, name: string, misbehave: string): string {
+  const file = path.join(dir, name);
+  writeFileSync(
+    file,
+    `#!/usr/bin/env node
+const fs = require('node:fs');
+function frame(kind, payload) { const h = Buffer.alloc(8); h[0] = kind.charCodeAt(0); h.writeUInt32LE(payload.length, 4); fs.writeSync(4, Buffer.concat([h, payload])); }
+function readExactly(n) { const b = Buffer.alloc(n); let got = 0; while (got < n) { const k = fs.readSync(3, b, got, n - got, null); if (k === 0) process.exit(0); got += k; } return b; }
+const head = Buffer.alloc(8); head.writeUInt32LE(0x564d5047, 0); head.writeUInt32LE(1, 4);
+frame('H', Buffer.concat([head, Buffer.from('system=residency\\ncallbacks=1\\nname=script\\npolicy=any\\n')]));
+for (;;) {
+  const h = readExactly(8);
+  const p = readExactly(h.readUInt32LE(4));
+  if (h[0] === 0x51) process.exit(0);
+  const op = p.readUInt32LE(48 + 16 * p.readUInt32LE(40));
+  if (op === 6) { ${misbehave} }
+  frame('A', Buffer.alloc(8));
+}
+`,
+  );
+  chmodSync(file, 0o755);
+  return file;
+}
+
+describe('driver faults are findings of their own kind', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'gpumv-native-residency-'));
+  const cases: [string, string, string][] = [
+    ['sane', '', 'passed'],
+    ['garbage', "fs.writeSync(4, Buffer.from('not a frame at all'));", 'driver-garbage'],
+    ['hang', 'Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);', 'driver-hang'],
+    ['crash', "process.kill(process.pid, 'SIGSEGV');", 'driver-crash'],
+    ['exit', 'process.exit(7);', 'driver-exit'],
+    [
+      'sanitizer',
+      "process.stderr.write('==1==ERROR: AddressSanitizer: heap-use-after-free on address 0x602000000010\\n'); process.exit(1);",
+      'driver-sanitizer',
+    ],
+  ];
+  for (const [name, misbehave, check] of cases) {
+    it(`${name}: ${check}`, () => {
+      const file = scriptedDriver(dir, name, misbehave);
+      const system = nativeResidencyForProject(dir, path.basename(file));
+      const config: NativeResidencyConfig = {
+        executable: path.basename(file),
+        policy: 'any',
+        deviceVersion: 3,
+        objectSizesBytes: [4, 4],
+        queueCount: 1,
+        startEvicted: false,
+        maxLatency: 1,
+        ticksPerSecond: 1,
+        localBudgetBytes: 8,
+        nonLocalBudgetBytes: 0,
+        seed: 0,
+      };
+      const commands = [
+        { op: 'record', set: 0, objs: [0] },
+        { op: 'execute', queue: 0, sets: [0] },
+        { op: 'gpuProgress', queue: 0, steps: 3 },
+      ];
+      const outcome = runSequence(system, config, commands);
+      expect(outcome.ok ? 'passed' : outcome.failure.check).toBe(check);
+      if (!outcome.ok) expect(outcome.failure.step).toBe(1);
+      if (check === 'driver-sanitizer' && !outcome.ok)
+        expect(outcome.failure.message).toContain('ERROR: AddressSanitizer: heap-use-after-free');
+    }, 60_000);
+  }
 });
