@@ -80,6 +80,27 @@ const ANY =
     seed: device === 0 && c.seed === 0 ? 1 : c.seed,
   });
 
+/** A two-object config of one queue. */
+function small(
+  executable: string,
+  policy: NativeResidencyConfig['policy'],
+  deviceVersion: number,
+): NativeResidencyConfig {
+  return {
+    executable,
+    policy,
+    deviceVersion,
+    objectSizesBytes: [4, 4],
+    queueCount: 1,
+    startEvicted: false,
+    maxLatency: 1,
+    ticksPerSecond: 1,
+    localBudgetBytes: 8,
+    nonLocalBudgetBytes: 0,
+    seed: 0,
+  };
+}
+
 function passes(system: NativeResidencySystem, numRuns: number): string {
   const result = checkSystem(system, { seed: TEST_SEED, numRuns });
   return result.failed ? result.failure.message : 'passed';
@@ -104,19 +125,7 @@ describe('the clean example manager', () => {
 
   it('refuses policy spec where its calls cannot follow the model (one error naming the field)', () => {
     const system = driver('single-threaded');
-    const config: NativeResidencyConfig = {
-      executable: `${BIN}/residency-single-threaded`,
-      policy: 'spec',
-      deviceVersion: 0,
-      objectSizesBytes: [4, 4],
-      queueCount: 1,
-      startEvicted: false,
-      maxLatency: 1,
-      ticksPerSecond: 1,
-      localBudgetBytes: 8,
-      nonLocalBudgetBytes: 0,
-      seed: 0,
-    };
+    const config = small(`${BIN}/residency-single-threaded`, 'spec', 0);
     expect(() => system.parseConfig(config, 'x.json', 'config')).toThrow(/needs a paging thread/);
   });
 });
@@ -336,19 +345,7 @@ describe('driver faults are findings of their own kind', () => {
     it(`${name}: ${check}`, () => {
       const file = scriptedDriver(dir, name, misbehave);
       const system = nativeResidencyForProject(dir, path.basename(file));
-      const config: NativeResidencyConfig = {
-        executable: path.basename(file),
-        policy: 'any',
-        deviceVersion: 3,
-        objectSizesBytes: [4, 4],
-        queueCount: 1,
-        startEvicted: false,
-        maxLatency: 1,
-        ticksPerSecond: 1,
-        localBudgetBytes: 8,
-        nonLocalBudgetBytes: 0,
-        seed: 0,
-      };
+      const config = small(path.basename(file), 'any', 3);
       const commands = [
         { op: 'record', set: 0, objs: [0] },
         { op: 'execute', queue: 0, sets: [0] },
