@@ -117,7 +117,7 @@ describe('the installed package', () => {
     expect(fuzzHelp.stdout).not.toMatch(/npm run fuzz/);
     const benches = gpumv(['bench', '--help']);
     expect(benches.stdout).toMatch(
-      /benchmarks: alloc, campaign, native, residency-manager, residency-set, upload-pages/,
+      /benchmarks: alloc, campaign, native, native-residency, residency-manager, residency-set, upload-pages/,
     );
     // A benchmark whose peers are the repository's dev dependencies says so.
     const peers = gpumv(['bench', 'alloc', '--seconds', '0.1']);

@@ -208,6 +208,11 @@ export const COMMANDS = {
     positionals: false,
     options: { runs: { type: 'int', min: 1 } },
   },
+  'bench native-residency': {
+    usage: 'npm run bench -- native-residency',
+    positionals: false,
+    options: { runs: { type: 'int', min: 1 } },
+  },
   'bench residency-set': {
     usage: 'npm run bench -- residency-set',
     positionals: false,

@@ -28,7 +28,11 @@ generated sequence side by side (model vs implementation) with every invariant c
               list with its sub-allocator kinds). Sanitizer reports, signals, exits, garbage and
               hangs (no answer for 5 s, or 300 ms of its CPU time without one) are findings
               (driver-sanitizer, driver-crash, driver-exit, driver-garbage, driver-hang); findings
-              replay against the executable (docs/native.md)
+              replay against the executable (docs/native.md). A driver whose hello says
+              system=residency (built with include/gpumv_d3d12/residency_driver.h) runs the
+              native-residency system instead: its device calls are answered by the simulated
+              GPU and compared with the spec model (policy spec) or judged for safety (any)
+              (docs/d3d12-kit.md)
   --seed      campaign seed, a string or number (default: the config's seed, else ${DEFAULT_SEED})
   --runs N    runs 0..N-1 of each system (default ${DEFAULT_RUNS} unless --budget is given)
   --budget    run until this much time has passed: no run starts after it, and what still runs

@@ -12,7 +12,7 @@ import { UserAllocatorError } from '../user-allocator-module.js';
 import { USER_ALLOCATOR_SYSTEM } from '../systems/user-allocator.js';
 import { projectRelative, userAllocatorForProject, type Project } from '../project.js';
 import { ModuleLoadError } from '../load-module.js';
-import { isNativeSystem, nativeSystemForProject } from '../native/native-systems.js';
+import { isNativeSystem, nativeTargetForProject } from '../native/native-systems.js';
 import { DriverStartError } from '../native/driver.js';
 
 export type { TargetSpec };
@@ -55,7 +55,7 @@ async function allocatorTarget(
 /** The native system a driver executable (relative to the project root) declares; one that cannot start is a usage error. */
 function nativeTarget(project: Project, executable: string, several = false): Target {
   try {
-    const system = nativeSystemForProject(project.root, executable);
+    const system = nativeTargetForProject(project.root, executable);
     return {
       system: several ? { ...system, name: `${system.name}:${executable}` } : system,
       catches: [],

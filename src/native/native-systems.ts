@@ -1,7 +1,8 @@
 /**
  * Which native system a driver is: the `system` key of its hello (docs/native-protocol.md)
  * chooses the allocator contract (`allocator`), the ring upload allocator (`ring-upload`) or the
- * fence-delayed free list (`deferred-free`). `--exec`, the config's `executables` and the files'
+ * fence-delayed free list (`deferred-free`), or the residency manager with call-backs (`residency`:
+ * src/native/native-dispatch.ts starts those on their synchronous transport). `--exec`, the config's `executables` and the files'
  * resolvers all start a driver here and take the system it declares.
  */
 import type { AnySystem } from '../harness/system.js';
@@ -13,6 +14,8 @@ import {
 } from './native-allocator.js';
 import { NATIVE_RING_UPLOAD_SYSTEM, nativeRingUploadSystem } from './native-ring-upload.js';
 import { NATIVE_DEFERRED_FREE_SYSTEM, nativeDeferredFreeSystem } from './native-deferred-free.js';
+import { NATIVE_RESIDENCY_SYSTEM, nativeResidencyResolver } from './native-residency.js';
+import { nativeDriverTarget } from './native-dispatch.js';
 
 /** The harness system of each hello `system` value. */
 const BY_HELLO: Readonly<Record<string, string>> = {
@@ -22,7 +25,10 @@ const BY_HELLO: Readonly<Record<string, string>> = {
 };
 
 /** The names of the native systems (as regression files record them). */
-export const NATIVE_SYSTEMS: readonly string[] = Object.values(BY_HELLO);
+export const NATIVE_SYSTEMS: readonly string[] = [
+  ...Object.values(BY_HELLO),
+  NATIVE_RESIDENCY_SYSTEM,
+];
 
 export function isNativeSystem(name: string): boolean {
   return NATIVE_SYSTEMS.includes(name);
@@ -50,7 +56,7 @@ export function nativeSystemForProject(
     default:
       throw new DriverStartError(
         recorded,
-        `its hello declares system ${JSON.stringify(declared)}; this harness drives ${Object.keys(BY_HELLO).join(', ')}`,
+        `its hello declares system ${JSON.stringify(declared)}; this harness drives ${[...Object.keys(BY_HELLO), 'residency'].join(', ')}`,
       );
   }
 }
@@ -80,7 +86,20 @@ export function nativeResolver(root: string, system: string) {
   };
 }
 
+/**
+ * The system of any driver executable (relative to `root`), residency drivers included: what
+ * `--exec` and the config's `executables` fuzz.
+ */
+export function nativeTargetForProject(root: string, executable: string): AnySystem {
+  return nativeDriverTarget(root, executable, (r, e) => nativeSystemForProject(r, e));
+}
+
 /** The resolvers of every native system's files, for a registry. */
 export function nativeResolvers(root: string) {
-  return Object.fromEntries(NATIVE_SYSTEMS.map((system) => [system, nativeResolver(root, system)]));
+  return {
+    ...Object.fromEntries(
+      Object.values(BY_HELLO).map((system) => [system, nativeResolver(root, system)]),
+    ),
+    [NATIVE_RESIDENCY_SYSTEM]: nativeResidencyResolver(root),
+  };
 }

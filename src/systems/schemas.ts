@@ -10,6 +10,7 @@ import { userAllocatorSchemas } from './user-allocator.js';
 import { nativeAllocatorSchemas } from '../native/native-allocator.js';
 import { nativeRingUploadSchemas } from '../native/native-ring-upload.js';
 import { nativeDeferredFreeSchemas } from '../native/native-deferred-free.js';
+import { nativeResidencySchemas } from '../native/native-residency.js';
 
 function text(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
@@ -27,6 +28,7 @@ export function schemaFiles(
         nativeAllocatorSchemas,
         nativeRingUploadSchemas,
         nativeDeferredFreeSchemas,
+        nativeResidencySchemas,
       ]),
     ),
     'campaign-summary.schema.json': text({
