@@ -149,6 +149,8 @@ export function checkDirectory(
       const start = list.start(node);
       const sizeBytes = list.size(node);
       for (let j = 0; j < slotCount; j++) {
+        // A block's usable size is at most its size: one no larger than the maximum so far is passed.
+        if (sizeBytes <= maxima[j]!) continue;
         const usable = usableAt(start, sizeBytes, slotAlign[j]!);
         if (usable > maxima[j]!) maxima[j] = usable;
       }
