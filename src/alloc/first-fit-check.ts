@@ -13,21 +13,20 @@ import { FAN, FAN_SHIFT, levelStart, usableAt, type ChunkDirectory } from './fir
 
 /** The check's working arrays, kept between calls (one per allocator). */
 export class FirstFitCheckScratch {
-  /** seen[id] === mark: the id was met in this call (a new mark per call, so nothing is cleared). */
-  seen = new Int32Array(0);
+  /**
+   * seen[id] === mark: the id was met in this call (a new mark per call, so nothing is cleared;
+   * float64 marks repeat only after 2^53 calls).
+   */
+  seen = new Float64Array(0);
   mark = 0;
   /** Per-slot maxima of the chunk being checked. */
   maxima = new Float64Array(0);
   /** groupMax[j * groups + g]: the largest leaf of group g at slot j. */
   groupMax = new Float64Array(0);
 
-  /** A fresh mark for `room` ids (the array grows with the store; a wrapped mark clears it). */
+  /** A fresh mark for `room` ids (the array grows with the store). */
   nextMark(room: number): number {
-    if (this.seen.length < room) this.seen = new Int32Array(room);
-    if (this.mark === 0x7fffffff) {
-      this.seen.fill(0);
-      this.mark = 0;
-    }
+    if (this.seen.length < room) this.seen = new Float64Array(room);
     return ++this.mark;
   }
 }
