@@ -14,6 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { FirstFitAllocator } from '../src/alloc/first-fit.js';
 import { NIL, type BlockList } from '../src/alloc/first-fit-blocks.js';
 import { FAN, levelStart, type ChunkDirectory } from '../src/alloc/first-fit-chunks.js';
+import type { FirstFitCheckScratch } from '../src/alloc/first-fit-check.js';
 import { AllocErrors } from '../src/alloc/allocator.js';
 import { FirstFitModel } from '../models/alloc-first-fit.js';
 import { takeRandom, thrownBy, uniformStream } from './support.js';
@@ -32,6 +33,10 @@ class CorruptibleFirstFit extends FirstFitAllocator {
   }
   get directory(): ChunkDirectory {
     return this.chunks;
+  }
+  /** The self-check's working arrays (after its first call). */
+  get scratch(): FirstFitCheckScratch | undefined {
+    return this.checkScratch;
   }
   /** The node of the block starting at `offsetBytes` (free or allocated). */
   nodeOf(offsetBytes: number): number {
@@ -219,6 +224,18 @@ describe('first-fit checkIndexes: every condition reported when (and only when) 
     expect(pool.checkIndexes()).toBe(
       `tree node 0 of level 0 at alignment 1 holds ${child - 1}, below its largest child ${child}`,
     );
+  });
+
+  it('the check keeps its working arrays from call to call (the campaign runs it after every step)', () => {
+    const pool = withHoles(40);
+    expect(pool.checkIndexes()).toBeNull();
+    const scratch = pool.scratch!;
+    const { seen, maxima, groupMax } = scratch;
+    expect(pool.checkIndexes()).toBeNull();
+    expect(pool.scratch).toBe(scratch);
+    expect(scratch.seen).toBe(seen);
+    expect(scratch.maxima).toBe(maxima);
+    expect(scratch.groupMax).toBe(groupMax);
   });
 });
 

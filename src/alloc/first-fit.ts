@@ -53,7 +53,7 @@ export class FirstFitAllocator implements BlockAllocator {
   private readonly blocksPool: { offsetBytes: number; sizeBytes: number; free: boolean }[] = [];
   private readonly livePool: { offsetBytes: number; sizeBytes: number }[] = [];
   /** The self-check's working arrays (made on its first call, kept: it runs after every step). */
-  private checkScratch: FirstFitCheckScratch | undefined;
+  protected checkScratch: FirstFitCheckScratch | undefined;
 
   constructor(config: SubAllocatorConfig) {
     checkSubAllocatorConfig('first-fit', config);
