@@ -31,9 +31,9 @@ import {
 } from './first-fit-blocks.js';
 
 /**
- * Chunks are 2^CHUNK_SHIFT bytes (8 KiB) on heaps from 16 KiB to 1 GiB (16 KiB chunks made the
- * walks of the chunks where small blocks crowd about three times longer: first fit 15-20 % slower
- * on the alloc bench's small workload) ...
+ * Chunks are 2^CHUNK_SHIFT bytes (8 KiB) on heaps from 16 KiB to 1 GiB (with 16 KiB chunks the
+ * walks were longer where small blocks crowd: first fit about 20 % slower on the alloc bench's
+ * small workload, docs/measurements.md) ...
  */
 export const CHUNK_SHIFT = 13;
 /** ... smaller heaps have 2^MIN_CHUNKS_LOG2 chunks or a few more (so their self-check stays cheap) ... */
