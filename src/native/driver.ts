@@ -265,10 +265,14 @@ function symbolize(lines: readonly string[]): string[] {
   const wanted = new Map<string, Set<string>>();
   for (const line of lines) {
     const match = FRAME.exec(line);
-    if (match !== null && !SYMBOLS.has(`${match[2]}+${match[3]}`)) {
-      const offsets = wanted.get(match[2]!) ?? new Set<string>();
-      offsets.add(match[3]!);
-      wanted.set(match[2]!, offsets);
+    if (match === null) continue;
+    // both groups take part in every match of FRAME
+    const binary = match[2]!;
+    const offset = match[3]!;
+    if (!SYMBOLS.has(`${binary}+${offset}`)) {
+      const offsets = wanted.get(binary) ?? new Set<string>();
+      offsets.add(offset);
+      wanted.set(binary, offsets);
     }
   }
   for (const [binary, offsets] of wanted) {

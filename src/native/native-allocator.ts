@@ -12,6 +12,7 @@
  */
 import fc from 'fast-check';
 import path from 'node:path';
+import { present } from '../assert.js';
 import { InputError } from '../harness/json.js';
 import type { CommandOf, Invariant, SystemDef } from '../harness/system.js';
 import { Nat, OneOf, parseWith, Str, Strict, type Static } from '../harness/schema.js';
@@ -125,7 +126,11 @@ export class NativeAllocator implements Allocator {
   /** Called after each command: every value of its answer must have been used. */
   endCommand(): void {
     if (this.fault === null && this.cursor !== this.end) {
-      const start = this.answers.starts[this.command]!;
+      const start = present(
+        this.answers.starts[this.command],
+        'endCommand after a beginCommand that found no answer',
+        this.command,
+      );
       this.garbage(
         `it answered command ${this.command} with ${this.end - start} values; the harness used ${this.cursor - start}`,
       );
@@ -221,12 +226,13 @@ export function declaredPolicy(driver: NativeDriver):
   const promiseText = hasPromise ? promiseProblem(promise) : null;
   if (promiseText !== null) return `its hello declares ${promiseText}`;
   const maxText = fields.get('maxCapacityBytes');
-  const maxCapacityBytes = maxText === undefined ? undefined : Number(maxText);
-  if (
-    maxText !== undefined &&
-    !(/^[0-9]+$/.test(maxText) && maxCapacityBytes! >= 1 && Number.isSafeInteger(maxCapacityBytes))
-  ) {
-    return `its hello declares maxCapacityBytes=${maxText}, not a positive integer`;
+  let maxCapacityBytes: number | undefined;
+  if (maxText !== undefined) {
+    maxCapacityBytes = Number(maxText);
+    if (
+      !(/^[0-9]+$/.test(maxText) && maxCapacityBytes >= 1 && Number.isSafeInteger(maxCapacityBytes))
+    )
+      return `its hello declares maxCapacityBytes=${maxText}, not a positive integer`;
   }
   return {
     policy,

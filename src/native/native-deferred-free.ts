@@ -12,6 +12,7 @@
  * allocation whose readings show fewer held entries gave back every completed one, as the
  * model's rule says, and a driver that gave back others disagrees with the model's held count).
  */
+import { present } from '../assert.js';
 import type { CommandOf } from '../harness/system.js';
 import { Str, Strict, type Static } from '../harness/schema.js';
 import type { BlockAllocator, BlockInfo, LiveAllocation } from '../alloc/allocator.js';
@@ -49,6 +50,8 @@ export type NativeDeferredFreeConfig = Static<typeof NativeDeferredFreeConfigSch
 
 /** The readings that follow every answer of a deferred-free driver. */
 const READINGS = 6;
+/** pending, pooled, held count, free, used, waste (READINGS numbers). */
+type Readings = [number, number, number, number, number, number];
 
 /** A call's fence arguments: the frame fence's next value to signal and its completed value. */
 function fenceArgs(fence: FrameFence): [number, number] {
@@ -119,7 +122,7 @@ interface Held {
  */
 export class NativeDeferred implements DeferredFreeAllocator {
   /** pending, pooled, held count, free, used, waste: the last answer's readings. */
-  private readings: number[];
+  private readings: Readings;
   private readonly held: Held[] = [];
   readonly inner: BlockAllocator;
 
@@ -149,7 +152,7 @@ export class NativeDeferred implements DeferredFreeAllocator {
     const results = values.length - READINGS;
     if (results < 0 || (n !== null && results !== n) || values.slice(results).includes(null))
       return this.calls.wrongShape(what, values);
-    this.readings = values.slice(results) as number[];
+    this.readings = values.slice(results) as Readings;
     return values.slice(0, results);
   }
 
@@ -189,10 +192,11 @@ export class NativeDeferred implements DeferredFreeAllocator {
     what: string,
   ): void {
     if (this.take(code, offsetBytes, 0, what, 0) === undefined) return;
-    const at = this.find(offsetBytes, 'live');
-    if (at !== -1) {
-      this.held[at]!.state = state;
-      this.held[at]!.stamp = this.fence.nextValueToSignal;
+    // held[-1] (not found) is undefined
+    const h = this.held[this.find(offsetBytes, 'live')];
+    if (h !== undefined) {
+      h.state = state;
+      h.stamp = this.fence.nextValueToSignal;
     }
   }
 
@@ -235,8 +239,8 @@ export class NativeDeferred implements DeferredFreeAllocator {
     }
     const hit = values[1] === 1;
     if (hit) {
-      const at = this.find(offsetBytes, 'pooled');
-      if (at !== -1) this.held[at]!.state = 'live';
+      const h = this.held[this.find(offsetBytes, 'pooled')];
+      if (h !== undefined) h.state = 'live';
     } else {
       this.reclaimed(heldBefore);
       const sizeBytes = this.config.objectSizesBytes[sizeClass] ?? 0;
@@ -246,13 +250,13 @@ export class NativeDeferred implements DeferredFreeAllocator {
   }
 
   pendingBytes(): number {
-    return this.readings[0]!;
+    return this.readings[0];
   }
   pooledBytes(): number {
-    return this.readings[1]!;
+    return this.readings[1];
   }
   heldCount(): number {
-    return this.readings[2]!;
+    return this.readings[2];
   }
 
   /** The sub-allocator as the answers describe it: what it holds, and the driver's readings of its bytes. */
@@ -272,9 +276,9 @@ export class NativeDeferred implements DeferredFreeAllocator {
           .map((h) => ({ offsetBytes: h.offsetBytes, sizeBytes: h.sizeBytes }))
           .sort((a, b) => a.offsetBytes - b.offsetBytes);
       },
-      freeBytes: () => self.readings[3]!,
-      usedBytes: () => self.readings[4]!,
-      wasteBytes: () => self.readings[5]!,
+      freeBytes: () => self.readings[3],
+      usedBytes: () => self.readings[4],
+      wasteBytes: () => self.readings[5],
       isPristine: () => self.readings[3] === self.config.capacityBytes && self.held.length === 0,
       blocks: (): BlockInfo[] => refuse(),
       checkIndexes: () => null,
@@ -350,7 +354,11 @@ export function nativeDeferredFreeSystem(
         ...config,
         kind: kinds.includes(config.kind)
           ? config.kind
-          : kinds[DEFERRED_KINDS.indexOf(config.kind) % kinds.length]!,
+          : present(
+              kinds[DEFERRED_KINDS.indexOf(config.kind) % kinds.length],
+              'declaredKinds returned no kinds',
+              config.kind,
+            ),
         executable,
       })),
     callsOf: (side) => (side.allocator instanceof NativeDeferred ? side.allocator.calls : null),

@@ -21,6 +21,7 @@ import { Bool, Nat, Type, type TProperties } from '../harness/schema.js';
 import type { DeviceCallRecord, SimGpu } from '../gpu/sim-gpu.js';
 import type { ResidencyManagerModel } from '../../models/residency-manager.js';
 import type { HResult } from '../residency/residency-set-types.js';
+import { assert, present } from '../assert.js';
 import { RESIDENCY_OPS } from './residency-judge.js';
 import { NATIVE_SETS, type NativeRun } from './native-residency-run.js';
 import type { NativeResidencyConfig } from './native-residency-config.js';
@@ -59,8 +60,7 @@ function hr(value: number | undefined): string {
 
 /** The device calls of a step without the make-resident reason (a native manager cannot tag its calls). */
 function normalized(calls: DeviceCallRecord[]): DeviceCallRecord[] {
-  for (let i = 0; i < calls.length; i++) {
-    const call = calls[i]!;
+  for (const call of calls) {
     if (call[0] === 'makeResident' || call[0] === 'enqueueMakeResident') call.splice(1, 1);
   }
   return calls;
@@ -79,21 +79,42 @@ function observe(side: Side, result: JsonObject): Json {
   return result;
 }
 
+/** A model side's manager: every op returns before this under policy `any` (no manager). */
+function managerOf(side: ModelSide): ResidencyManagerModel {
+  const { manager } = side;
+  assert(manager !== null, 'a residency op reached the model side under policy any');
+  return manager;
+}
+
+/** The model's set behind a handle (setIds holds one per NATIVE_SETS under policy spec). */
+function setIdOf(side: ModelSide, handle: number): number {
+  return present(side.setIds[handle], 'a set handle past the model side setIds', handle);
+}
+
+/** What the native side last saw a set hold (setContents holds one list per NATIVE_SETS). */
+function contentsOf(side: NativeSide, handle: number): number[] {
+  return present(
+    side.run.setContents[handle],
+    'a set handle past the native run setContents',
+    handle,
+  );
+}
+
 function objectOf(side: Side, obj: number): number {
   return obj % side.config.objectSizesBytes.length;
 }
 
 function isTracked(side: Side, object: number): boolean {
   if (side.kind === 'native') return side.run.tracked[object] === 1;
-  return side.manager!.status(object) !== 'untracked';
+  return managerOf(side).status(object) !== 'untracked';
 }
 
 function setHolds(side: Side, object: number): boolean {
   for (let s = 0; s < NATIVE_SETS; s++) {
     const contents =
       side.kind === 'native'
-        ? side.run.setContents[s]!
-        : side.manager!.sets.contents(side.setIds[s]!);
+        ? contentsOf(side, s)
+        : managerOf(side).sets.contents(setIdOf(side, s));
     if (contents.includes(object)) return true;
   }
   return false;
@@ -106,7 +127,7 @@ const op = opsFor<NativeResidencyConfig, Side>();
  * objectSizesBytes, queueCount and ticksPerSecond of the config, which a native config has too.
  */
 function drawnAs<F extends TProperties>(def: OpDef<ResidencyManagerSystemConfig, ManagerSide, F>) {
-  const arbitrary = def.arbitrary!;
+  const arbitrary = present(def.arbitrary, 'a residency manager op without a generator');
   return (config: NativeResidencyConfig, op: OpName) =>
     arbitrary(config as unknown as ResidencyManagerSystemConfig, op);
 }
@@ -126,7 +147,7 @@ export const ops = {
       if (side.kind === 'model' && side.manager === null) return {};
       const object = objectOf(side, command.obj);
       if (isTracked(side, object)) return observe(side, { ...SKIPPED });
-      if (side.kind === 'model') side.manager!.beginTracking(object);
+      if (side.kind === 'model') managerOf(side).beginTracking(object);
       else {
         side.run.judge.gpu.createObject(object, !side.config.startEvicted);
         side.run.tracked[object] = 1;
@@ -142,14 +163,15 @@ export const ops = {
     apply: (side, command) => {
       if (side.kind === 'model' && side.manager === null) return {};
       const object = objectOf(side, command.obj);
-      const gpu = gpuOf(side)!;
+      const gpu = gpuOf(side);
+      assert(gpu !== null, 'a residency op reached the model side under policy any');
       if (
         !isTracked(side, object) ||
         setHolds(side, object) ||
         gpu.isReferencedByPendingWork(object)
       )
         return observe(side, { ...SKIPPED });
-      if (side.kind === 'model') side.manager!.endTracking(object);
+      if (side.kind === 'model') managerOf(side).endTracking(object);
       else {
         side.run.exchange(RESIDENCY_OPS.untrack, [object]);
         gpu.destroyObject(object);
@@ -169,8 +191,8 @@ export const ops = {
         .map((obj) => objectOf(side, obj))
         .filter((o) => isTracked(side, o));
       if (side.kind === 'model') {
-        const sets = side.manager!.sets;
-        const id = side.setIds[set]!;
+        const sets = managerOf(side).sets;
+        const id = setIdOf(side, set);
         const open = sets.open(id);
         if (open !== 'S_OK') return observe(side, { open });
         let inserted = 0;
@@ -201,8 +223,8 @@ export const ops = {
       const queue = command.queue % side.config.queueCount;
       const handles = command.sets.map((h) => (h === null ? null : h % NATIVE_SETS));
       if (side.kind === 'model') {
-        const m = side.manager!;
-        const ids = handles.map((h) => (h === null ? null : side.setIds[h]!));
+        const m = managerOf(side);
+        const ids = handles.map((h) => (h === null ? null : setIdOf(side, h)));
         const lists = ids.map((id) => (id === null ? [] : m.sets.contents(id)));
         return observe(side, { hr: m.executeCommandLists(queue, lists, ids) });
       }
@@ -210,7 +232,7 @@ export const ops = {
       const args: number[] = [queue, handles.length];
       const needs = new Set<number>();
       for (const h of handles) {
-        const refs = h === null ? [] : run.setContents[h]!;
+        const refs = h === null ? [] : contentsOf(side, h);
         args.push(h === null ? -1 : h, refs.length, ...refs);
         for (const object of refs) needs.add(object);
       }
@@ -306,7 +328,9 @@ function judgeBudget(side: NativeSide, needs: ReadonlySet<number>): void {
   const gpu = judge.gpu;
   const budget = gpu.localBudgetBytes + gpu.nonLocalBudgetBytes;
   let needBytes = 0;
-  for (const object of needs) needBytes += side.config.objectSizesBytes[object]!;
+  const sizes = side.config.objectSizesBytes;
+  for (const object of needs)
+    needBytes += present(sizes[object], 'a needed object past objectSizesBytes', object);
   if (needBytes <= budget)
     side.budgetFinding = `${candidate}; what the submission needs (${needBytes} bytes) fits`;
 }

@@ -67,5 +67,8 @@ export function mayBeInHeavy(
 ): (answered: number) => boolean {
   return each
     ? (answered) => heavy.includes(answered)
-    : (answered) => heavy.length > 0 && heavy[heavy.length - 1]! >= answered;
+    : (answered) => {
+        const last = heavy.at(-1);
+        return last !== undefined && last >= answered;
+      };
 }

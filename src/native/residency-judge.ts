@@ -192,6 +192,9 @@ export class ResidencyJudge {
     return (flags & WANTS_REPLY) !== 0 ? value : null;
   }
 
+  // `w[k]!`: w holds at least n words (and at least 64). A call with fewer words than its code
+  // takes reads leftover words (past the array, undefined): a malformed call is the driver's
+  // fault, so no assertion here (docs/maintainers/assertions.md).
   private apply(call: number, w: Float64Array, n: number, payload: Uint8Array, at: number): number {
     const gpu = this.gpu;
     switch (call) {

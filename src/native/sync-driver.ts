@@ -227,7 +227,7 @@ export class SyncDriver {
   readFrame(timeoutMs = this.timeoutMs): { kind: number; payload: Buffer } {
     this.fill(8, timeoutMs);
     const b = this.buffer;
-    const kind = b[this.start]!;
+    const kind = b.readUInt8(this.start);
     const length = b.readUInt32LE(this.start + 4);
     if (b[this.start + 1] !== 0 || b[this.start + 2] !== 0 || b[this.start + 3] !== 0)
       throw this.garbage(
