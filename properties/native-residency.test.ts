@@ -24,7 +24,7 @@ import {
 } from '../src/native/native-residency.js';
 import type { NativeResidencyConfig } from '../src/native/native-residency-config.js';
 import { closeResidencySessions } from '../src/native/native-residency-run.js';
-import { ResidencyJudge } from '../src/native/residency-judge.js';
+import { CallGarbage, ResidencyJudge } from '../src/native/residency-judge.js';
 import { buildResidencyDrivers } from '../tools/d3d12-kit/build.js';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -280,6 +280,16 @@ describe('the judge of the call-backs', () => {
       ]),
     );
     expect(j.gpu.violations.map((v) => v.kind)).toEqual(['refcount', 'evict-in-flight']);
+  });
+
+  it('a call with fewer words than its code takes is garbage, never a read of stale words', () => {
+    const j = judge();
+    expect(() => j.applyCalls(calls([[7, 0, 1]]))).toThrow(CallGarbage); // Signal takes 3
+    expect(() => j.applyCalls(calls([[2, 2]]))).toThrow(CallGarbage); // EnqueueMakeResident takes 2
+    expect(() => j.applyCalls(calls([[6, 0, 2, 7, 1, 0]]))).toThrow(CallGarbage); // 2 lists, 1 sent
+    expect(() => j.applyCalls(calls([[6, 0, 1, 7, 3, 0]]))).toThrow(CallGarbage); // 3 objects, 1 sent
+    expect(() => j.applyCalls(calls([[12, 9]]))).toThrow(CallGarbage); // 9 bytes of text, none sent
+    j.applyCalls(calls([[4, 1, 0]])); // CreateFence with its two words is fine
   });
 
   it('a CPU wait the GPU cannot reach now is no deadlock, only not yet', () => {

@@ -46,6 +46,9 @@ const enum Call {
   Fatal = 13,
 }
 
+/** The fewest words each call code takes (indexed by code); a shorter call is garbage. */
+const MIN_WORDS: readonly number[] = [0, 0, 2, 0, 2, 1, 2, 3, 3, 2, 2, 0, 1, 1];
+
 const WANTS_REPLY = 1;
 const UNBOUND = -2;
 const PAGING = -1;
@@ -192,11 +195,13 @@ export class ResidencyJudge {
     return (flags & WANTS_REPLY) !== 0 ? value : null;
   }
 
-  // `w[k]!`: w holds at least n words (and at least 64). A call with fewer words than its code
-  // takes reads leftover words (past the array, undefined): a malformed call is the driver's
-  // fault, so no assertion here (docs/maintainers/assertions.md).
+  // `w[k]!`: w holds at least n words, and n is at least MIN_WORDS[call] (checked first; a
+  // shorter call is the driver's garbage, not an assertion: docs/maintainers/assertions.md).
   private apply(call: number, w: Float64Array, n: number, payload: Uint8Array, at: number): number {
     const gpu = this.gpu;
+    const least = MIN_WORDS[call];
+    if (least !== undefined && n < least)
+      throw new CallGarbage(`call ${call} with ${n} words (it takes at least ${least})`);
     switch (call) {
       case Call.MakeResident: {
         // Tagged 'fallback': SimGpu judges over-budget only for tagged batches; the native
@@ -228,7 +233,10 @@ export class ResidencyJudge {
         const lists: number[][] = [];
         let p = 2;
         for (let l = 0; l < w[1]!; l++) {
+          if (p + 2 > n) throw new CallGarbage('an Execute call whose lists do not fill it');
           const count = w[p + 1]!;
+          if (p + 2 + count > n)
+            throw new CallGarbage('an Execute call whose lists do not fill it');
           lists.push(this.objects(w, p + 2, p + 2 + count));
           p += 2 + count;
         }
@@ -256,6 +264,7 @@ export class ResidencyJudge {
       case Call.Fault:
       case Call.Fatal: {
         const length = w[0]!;
+        if (length > 8 * (n - 1)) throw new CallGarbage('a fault text longer than its call');
         const text = new TextDecoder().decode(payload.subarray(at + 8, at + 8 + length));
         if (call === Call.Fatal) this.fatal = text;
         else if (text.startsWith('leak:')) this.leaks.push(text);
