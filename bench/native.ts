@@ -1,14 +1,20 @@
 /**
  * `npm run bench -- native [--runs N]`: side-by-side commands per second of the C++ example
  * allocator (examples/native/first_fit.cpp) driven through the native protocol, beside the same
- * allocator as a JavaScript module (bench/_native-first-fit.ts), in one run.
+ * allocator as a JavaScript module (bench/_native-first-fit.ts) and the C++ first fit compiled to
+ * WebAssembly (examples/wasm/first_fit.cpp, the committed .wasm) as an allocator module, in one run.
  *
  * The runs are N generated cases of the native-allocator system (fixed seed: its configs and
  * commands, unbiased as a campaign draws them) but its scale runs (see `cases`), each run side
  * by side with our first-fit model and every check, as a campaign runs them. Rows:
  * - the driver built -O2 (no sanitizers) and as examples/native/build.sh builds it (ASan, UBSan);
  * - the JavaScript port as a user allocator module (the same checks, in-process);
- * - the protocol alone: the O2 driver's batches without the model or the checks.
+ * - the WebAssembly example as a user allocator module (the same checks, in-process; its C++ is
+ *   a std::map first fit, not first_fit.cpp's lists, with the same choices);
+ * - the protocol alone: the O2 driver's batches without the model or the checks;
+ * - the WebAssembly example's and the JavaScript port's calls alone: each run's calls from
+ *   JavaScript, frees resolved as the driver loop resolves them (live allocation `index` modulo
+ *   the live count, allocation order), without the model or the checks.
  * The harness and the driver never compute at the same time (a run is one synchronous round
  * trip), so wall time is the CPU time of one core: the commands/s figures are per core. Every
  * run must pass (the example conforms to policy first-fit); the bench stops otherwise. Each row
@@ -24,6 +30,8 @@ import { COMMANDS, parseOrExit } from '../src/cli/args.js';
 import { runSequence } from '../src/harness/runner.js';
 import type { AnySystem } from '../src/harness/system.js';
 import { userAllocatorSystem } from '../src/systems/user-allocator.js';
+import { loadUserAllocator } from '../src/user-allocator-module.js';
+import type { Allocator } from '../src/alloc/allocator.js';
 import { closeDrivers, driverFor, nativeAllocatorSystem } from '../src/native/native-allocator.js';
 import { encodeAllocBatch } from '../src/native/protocol.js';
 import { createAllocator } from './_native-first-fit.js';
@@ -33,8 +41,9 @@ const { values } = parseOrExit(
   `usage: npm run bench -- native [--runs N]
 
 Side-by-side commands/s of the C++ example allocator through the native protocol (-O2 and
-ASan+UBSan builds) beside its JavaScript port as an allocator module, over N generated runs
-(default 400) with our first-fit model and every check. Needs c++ (or CXX).`,
+ASan+UBSan builds) beside its JavaScript port and the WebAssembly example (examples/wasm) as
+allocator modules, over N generated runs (default 400) with our first-fit model and every check.
+Needs c++ (or CXX); the .wasm is the committed one.`,
 );
 const RUNS = values.runs ?? 400;
 const SEED = 20261201;
@@ -69,6 +78,9 @@ const sanitized = build('first_fit_asan', [
 const optimizedSystem = nativeAllocatorSystem(driverFor(optimized), 'first_fit_o2');
 const sanitizedSystem = nativeAllocatorSystem(driverFor(sanitized), 'first_fit_asan');
 const jsSystem = userAllocatorSystem('bench/_native-first-fit.ts', createAllocator, 'first-fit');
+const WASM_MODULE = 'examples/wasm/first-fit.mjs';
+const wasmModule = await loadUserAllocator(path.join(root, WASM_MODULE));
+const wasmSystem = userAllocatorSystem(WASM_MODULE, wasmModule.createAllocator, 'first-fit');
 
 // The cases: the native system's own generator (wide requests included), fixed seed.
 // Unbiased, as a campaign draws them (runs of up to 200 commands, not fast-check's small ones).
@@ -136,6 +148,32 @@ function timeProtocol(name: string): Row {
   return { name, commandsPerSecond: commandCount / ((performance.now() - started) / 1000) };
 }
 
+/** The allocator calls of every run alone, handles resolved as gpumv_driver.h resolves them. */
+function timeCalls(name: string, create: (capacityBytes: number) => Allocator): Row {
+  const pass = () => {
+    for (const { config, commands } of cases) {
+      const allocator = create(config.capacityBytes);
+      const live: number[] = [];
+      for (const command of commands) {
+        if (command.op === 'alloc') {
+          const offset = allocator.alloc(command.sizeBytes, command.alignBytes);
+          if (offset !== null) live.push(offset);
+        } else if (command.op !== 'free') {
+          throw new Error(`${name}: no call for op '${command.op}'`);
+        } else if (live.length > 0) {
+          const at = command.index % live.length;
+          allocator.free(live[at]!);
+          live.splice(at, 1);
+        }
+      }
+    }
+  };
+  pass();
+  const started = performance.now();
+  pass();
+  return { name, commandsPerSecond: commandCount / ((performance.now() - started) / 1000) };
+}
+
 const measures: (() => Row)[] = [
   () => timeRuns('C++ driver -O2, through the protocol', optimizedSystem, (config) => config),
   () =>
@@ -149,7 +187,15 @@ const measures: (() => Row)[] = [
       allocatorModule: 'bench/_native-first-fit.ts',
       policy: 'first-fit',
     })),
+  () =>
+    timeRuns('C++ compiled to wasm, allocator module', wasmSystem, (config) => ({
+      capacityBytes: config.capacityBytes,
+      allocatorModule: WASM_MODULE,
+      policy: 'first-fit',
+    })),
   () => timeProtocol('protocol alone (-O2 driver, no model, no checks)'),
+  () => timeCalls('wasm calls alone (no model, no checks)', wasmModule.createAllocator),
+  () => timeCalls('JavaScript port calls alone (no model, no checks)', createAllocator),
 ];
 // The machine is shared: each row is measured REPEATS times, interleaved with the others, and
 // keeps its best pass (noise only slows a pass down).
@@ -175,4 +221,7 @@ for (const row of rows)
 console.log('');
 console.log(
   `protocol (-O2) / JavaScript module: ${(rows[0]!.commandsPerSecond / rows[2]!.commandsPerSecond).toFixed(2)}x`,
+);
+console.log(
+  `wasm module / protocol (-O2): ${(rows[3]!.commandsPerSecond / rows[0]!.commandsPerSecond).toFixed(2)}x`,
 );

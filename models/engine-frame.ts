@@ -18,6 +18,7 @@
  * - deletions (committed slots, unmapped backing heaps) are processed at end of frame and before
  *   a committed creation or a commit that grows.
  */
+import { assert } from '../src/assert.js';
 import { ContractError } from '../src/contract.js';
 import { createSubAllocatorModel } from './alloc-index.js';
 import { inspectLive, type LiveAllocation } from '../src/alloc/allocator.js';
@@ -64,6 +65,12 @@ interface List {
   deferred: number[];
   commands: number;
   queries: boolean;
+}
+
+/** The residency set of a list in use (a list keeps the set it got when it was first obtained). */
+function setOf(l: List): number {
+  assert(l.set !== null, 'a list in use has its residency set', l.id);
+  return l.set;
 }
 
 type Entry = { list: number } | { commit: number; tiles: number };
@@ -338,7 +345,7 @@ export class EngineFrameModel implements EngineFrame {
     if (r.kind === 'reserved') {
       if (!l.deferred.includes(r.id)) l.deferred.push(r.id);
     } else {
-      for (const object of this.handles(r)) this.port.sets.insert(l.set!, object);
+      for (const object of this.handles(r)) this.port.sets.insert(setOf(l), object);
     }
   }
 
@@ -380,7 +387,7 @@ export class EngineFrameModel implements EngineFrame {
   closeList(listId: number): void {
     const l = this.listIn(listId, 'recording');
     if (l.deferred.length === 0) {
-      this.port.sets.close(l.set!);
+      this.port.sets.close(setOf(l));
       this.events('close-path-a');
     }
     l.state = 'closed';
@@ -438,8 +445,8 @@ export class EngineFrameModel implements EngineFrame {
     for (const l of lists) {
       if (l.deferred.length === 0) continue;
       for (const id of l.deferred)
-        for (const object of this.res[id]!.backing) this.port.sets.insert(l.set!, object);
-      this.port.sets.close(l.set!);
+        for (const object of this.res[id]!.backing) this.port.sets.insert(setOf(l), object);
+      this.port.sets.close(setOf(l));
       this.events('close-path-b');
     }
     let i = 0;
@@ -464,11 +471,11 @@ export class EngineFrameModel implements EngineFrame {
       const l = this.obtain();
       if (l !== null) {
         this.events('query-resolve');
-        this.port.sets.insert(l.set!, this.layout.queryHeap);
-        this.port.sets.insert(l.set!, this.layout.queryResult);
+        this.port.sets.insert(setOf(l), this.layout.queryHeap);
+        this.port.sets.insert(setOf(l), this.layout.queryResult);
         l.touched = [0, 1];
         l.commands = 1;
-        this.port.sets.close(l.set!);
+        this.port.sets.close(setOf(l));
         this.events('close-path-a');
         l.state = 'free';
         this.run([l]);
@@ -490,7 +497,7 @@ export class EngineFrameModel implements EngineFrame {
     return this.port.executeCommandLists(
       0,
       refs,
-      batch.map((l) => l.set!),
+      batch.map((l) => setOf(l)),
     );
   }
 
@@ -554,8 +561,8 @@ export class EngineFrameModel implements EngineFrame {
       r.offset = to;
       l.touched = [r.id];
       l.commands = 1;
-      this.port.sets.insert(l.set!, r.object);
-      this.port.sets.close(l.set!);
+      this.port.sets.insert(setOf(l), r.object);
+      this.port.sets.close(setOf(l));
       this.events('close-path-a');
       l.state = 'free';
       this.run([l]);

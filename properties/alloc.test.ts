@@ -31,9 +31,9 @@ import { isPowerOfTwo, type BlockAllocator } from '../src/alloc/allocator.js';
 import { subAllocatorSide } from '../src/systems/alloc-sub.js';
 import { RunContext } from '../src/harness/runner.js';
 
-describeSystem(allocBuddySystem, { numRuns: 3000, mutantRuns: 300 });
-describeSystem(allocBestFitSystem, { numRuns: 3000, mutantRuns: 300 });
-describeSystem(allocFirstFitSystem, { numRuns: 3000, mutantRuns: 300 });
+describeSystem(allocBuddySystem, { numRuns: 1000, mutantRuns: 300 });
+describeSystem(allocBestFitSystem, { numRuns: 1000, mutantRuns: 300 });
+describeSystem(allocFirstFitSystem, { numRuns: 1000, mutantRuns: 300 });
 
 const blocksOf = (a: BlockAllocator) =>
   a

@@ -20,9 +20,9 @@ import { CaseEvaluator, hangShrinkLimitMs } from '../src/cli/hang-shrink.js';
 import { campaignWorkerUrl } from '../src/cli/watchdog.js';
 import type { JsonObject } from '../src/harness/json.js';
 import type { Command } from '../src/harness/system.js';
+import { TSX_IMPORT } from './cli.js';
 
 const ROOT = path.resolve(__dirname, '..');
-const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
 const FUZZ = path.join(ROOT, 'src', 'cli', 'fuzz.ts');
 const SLOW = 'properties/fixtures/slow-shrink/slow-broken-allocator.mjs';
 
@@ -52,8 +52,9 @@ describe('a campaign prints only final paths', () => {
   it('every file a campaign with two workers reported is there at its end, one per finding; outside the repository its hints are npx gpumv', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'fuzz-final-'));
     const run = spawnSync(
-      TSX,
+      process.execPath,
       [
+        ...TSX_IMPORT,
         FUZZ,
         '--mutant',
         'set-open-keeps-size',
@@ -96,8 +97,9 @@ describe('a budget is kept', () => {
     const summaryFile = path.join(dir, 's.json');
     const started = Date.now();
     const run = spawnSync(
-      TSX,
+      process.execPath,
       [
+        ...TSX_IMPORT,
         FUZZ,
         '--allocator',
         SLOW,
@@ -135,8 +137,9 @@ describe('a budget is kept', () => {
     expect(stored.commands.length).toBe(finding.commands);
     // The written case fails; `save --finding F --shrink` finishes its shrink.
     const saved = spawnSync(
-      TSX,
+      process.execPath,
       [
+        ...TSX_IMPORT,
         path.join(ROOT, 'src', 'cli', 'regress.ts'),
         'save',
         '--finding',
@@ -158,8 +161,9 @@ describe('a budget is kept', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'fuzz-signal-'));
     const summaryFile = path.join(dir, 's.json');
     const child = spawn(
-      TSX,
+      process.execPath,
       [
+        ...TSX_IMPORT,
         FUZZ,
         '--allocator',
         SLOW,
@@ -214,8 +218,9 @@ describe('a budget is kept', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'fuzz-hang-limit-'));
     const summaryFile = path.join(dir, 's.json');
     const run = spawnSync(
-      TSX,
+      process.execPath,
       [
+        ...TSX_IMPORT,
         FUZZ,
         '--allocator',
         'examples/looping-free-list-allocator.mjs',

@@ -3,7 +3,7 @@
  * merged shard summaries equal the unsharded summary, and the CLI reports user mistakes in one
  * line with exit code 2.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -23,8 +23,8 @@ import {
 import { residencySetSystem } from '../src/systems/residency-set.js';
 import type { ImplFactory } from '../src/harness/runner.js';
 import { MUTANTS } from '../mutants/index.js';
+import { cliScript, type Finished, ROOT, runTs, runTsAsync, tsxCommand } from './cli.js';
 
-const ROOT = path.resolve(__dirname, '..');
 const SEED = 'campaign-test';
 
 function runShard(
@@ -136,14 +136,9 @@ describe('campaign runs', () => {
 });
 
 describe('fuzz CLI', () => {
-  const tsx = path.join(ROOT, 'node_modules', '.bin', 'tsx');
-  const fuzz = (...args: string[]) =>
-    spawnSync(tsx, [path.join(ROOT, 'src', 'cli', 'fuzz.ts'), ...args], {
-      encoding: 'utf8',
-      cwd: ROOT,
-    });
+  const fuzz = (...args: string[]) => runTs(cliScript('fuzz'), args, { cwd: ROOT });
 
-  it.each([
+  const usageErrors: [string[], RegExp][] = [
     [['--shard', '3/2'], /--shard 3\/2/],
     [['--budget', '-5m'], /--budget must look like/],
     [['--system', 'nope'], /unknown system 'nope'/],
@@ -158,20 +153,31 @@ describe('fuzz CLI', () => {
       ['--json', path.join(ROOT, 'package.json', 'summary.json')],
       /summary folder .*package\.json is not writable \(E[A-Z]+\)/,
     ],
-  ])('%j is a one-line error with exit code 2', (args, pattern) => {
-    const result = fuzz(...args);
-    expect(result.status).toBe(2);
-    expect(result.stderr.trim().split('\n')).toHaveLength(1);
-    expect(result.stderr).toMatch(pattern);
-  });
+  ];
+  // The usage errors are independent processes: they run at once, each test awaits its own.
+  let usageRuns: Promise<Finished[]> | undefined;
+  const usageRun = (index: number) => {
+    usageRuns ??= Promise.all(
+      usageErrors.map(([args]) => runTsAsync(cliScript('fuzz'), args, { cwd: ROOT })),
+    );
+    return usageRuns.then((results) => results[index]!);
+  };
+  it.each(usageErrors.map(([args, pattern], index) => [args, pattern, index] as const))(
+    '%j is a one-line error with exit code 2',
+    async (_args, pattern, index) => {
+      const result = await usageRun(index);
+      expect(result.status).toBe(2);
+      expect(result.stderr.trim().split('\n')).toHaveLength(1);
+      expect(result.stderr).toMatch(pattern);
+    },
+  );
 
-  it('writes byte-identical findings and equal summaries with one worker and with two', () => {
+  it('writes byte-identical findings and equal summaries with one worker and with two', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'fuzz-'));
     const campaign = (workers: string) =>
-      spawnSync(
-        tsx,
+      runTsAsync(
+        cliScript('fuzz'),
         [
-          path.join(ROOT, 'src', 'cli', 'fuzz.ts'),
           '--mutant',
           'set-open-keeps-size',
           '--runs',
@@ -183,10 +189,9 @@ describe('fuzz CLI', () => {
           '--out',
           path.join(dir, `w${workers}`),
         ],
-        { encoding: 'utf8', cwd: ROOT, env: { ...process.env, SOURCE_DATE_EPOCH: '1764460800' } },
+        { cwd: ROOT, env: { ...process.env, SOURCE_DATE_EPOCH: '1764460800' } },
       );
-    const one = campaign('1');
-    const two = campaign('2');
+    const [one, two] = await Promise.all([campaign('1'), campaign('2')]);
     expect(one.status, one.stderr).toBe(1);
     expect(two.status, two.stderr).toBe(1);
     // The two campaigns wrote to different folders; everything else must match.
@@ -245,15 +250,21 @@ describe('fuzz CLI', () => {
       '--checkpoint',
       '100ms',
     ];
-    const whole = fuzz(...common, '--json', path.join(dir, 'whole.json'));
-    expect(whole.status, whole.stderr).toBe(0);
+    // The uninterrupted campaign runs beside the one that is killed (it finds nothing, so the two
+    // write no file in common).
+    const wholeRun = runTsAsync(
+      cliScript('fuzz'),
+      [...common, '--json', path.join(dir, 'whole.json')],
+      {
+        cwd: ROOT,
+      },
+    );
 
     const summaryFile = path.join(dir, 'killed.json');
-    const child = spawn(
-      tsx,
-      [path.join(ROOT, 'src', 'cli', 'fuzz.ts'), ...common, '--json', summaryFile],
-      { cwd: ROOT, stdio: 'ignore' },
-    );
+    const child = spawn(...tsxCommand(cliScript('fuzz'), [...common, '--json', summaryFile]), {
+      cwd: ROOT,
+      stdio: 'ignore',
+    });
     const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
     const progressed = (): boolean => {
       if (!existsSync(summaryFile)) return false;
@@ -267,6 +278,8 @@ describe('fuzz CLI', () => {
     const killed = JSON.parse(readFileSync(summaryFile, 'utf8')) as CampaignSummary;
     expect(killed.stopped).toBe('running');
     expect(killed.systems['residency-set']!.runs).toBeLessThan(1500);
+    const whole = await wholeRun;
+    expect(whole.status, whole.stderr).toBe(0);
 
     const resumed = fuzz('--resume', summaryFile, '--out', dir);
     expect(resumed.status, resumed.stderr).toBe(0);
@@ -277,20 +290,18 @@ describe('fuzz CLI', () => {
     expect(read(summaryFile)).toEqual(read(path.join(dir, 'whole.json')));
   });
 
-  it('fuzzes a user allocator module and writes a finding that replays against it', () => {
+  it('fuzzes a user allocator module and writes a finding that replays against it', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'fuzz-allocator-'));
-    const campaign = fuzz(
-      '--allocator',
-      'examples/broken-allocator.mjs',
-      '--runs',
-      '20',
-      '--workers',
-      '1',
-      '--out',
-      dir,
-      '--json',
-      path.join(dir, 's.json'),
-    );
+    const campaignOf = (...args: string[]) =>
+      runTsAsync(cliScript('fuzz'), ['--allocator', ...args], { cwd: ROOT });
+    const twentyRuns = (summary: string) =>
+      ['--runs', '20', '--workers', '1', '--out', dir, '--json', path.join(dir, summary)] as const;
+    // Three independent campaigns at once; the replay below needs the first one's finding.
+    const [campaign, correct, missing] = await Promise.all([
+      campaignOf('examples/broken-allocator.mjs', ...twentyRuns('s.json')),
+      campaignOf('examples/simple-first-fit-allocator.mjs', ...twentyRuns('t.json')),
+      campaignOf('examples/no-such-module.mjs'),
+    ]);
     expect(campaign.status, campaign.stderr).toBe(1);
     const name = readdirSync(path.join(dir, 'user-allocator')).find(
       (candidate) => candidate.startsWith('fuzz-no-overlap-') && candidate.endsWith('.json'),
@@ -299,28 +310,11 @@ describe('fuzz CLI', () => {
     expect(JSON.parse(readFileSync(file, 'utf8')).config.allocatorModule).toBe(
       'examples/broken-allocator.mjs',
     );
-    const replay = spawnSync(tsx, [path.join(ROOT, 'src', 'cli', 'regress.ts'), 'replay', file], {
-      encoding: 'utf8',
-      cwd: ROOT,
-    });
+    const replay = runTs(cliScript('regress'), ['replay', file], { cwd: ROOT });
     expect(replay.status).toBe(1);
     expect(replay.stdout).toMatch(/check 'no-overlap'/);
-    const correct = fuzz(
-      '--allocator',
-      'examples/simple-first-fit-allocator.mjs',
-      '--runs',
-      '20',
-      '--workers',
-      '1',
-      '--out',
-      dir,
-      '--json',
-      path.join(dir, 't.json'),
-    );
     expect(correct.status, correct.stdout + correct.stderr).toBe(0);
-    expect(fuzz('--allocator', 'examples/no-such-module.mjs').stderr).toMatch(
-      /^error: examples\/no-such-module\.mjs: no such file/,
-    );
+    expect(missing.stderr).toMatch(/^error: examples\/no-such-module\.mjs: no such file/);
   });
 
   it('turns an allocator that loops forever into a hang finding, shrunk, and completes the campaign', () => {
@@ -360,18 +354,17 @@ describe('fuzz CLI', () => {
       /FINDING user-allocator: hang: a run did not return within 400 ms/,
     );
     // Its replay runs in a watched worker: it reports the hang instead of hanging.
-    const replay = spawnSync(
-      tsx,
-      [path.join(ROOT, 'src', 'cli', 'regress.ts'), 'replay', file, '--timeout', '400ms'],
-      { encoding: 'utf8', cwd: ROOT },
-    );
+    const replay = runTs(cliScript('regress'), ['replay', file, '--timeout', '400ms'], {
+      cwd: ROOT,
+    });
     expect(replay.status).toBe(1);
     expect(replay.stdout).toMatch(/fails against the implementation: hang at step \d+/);
   });
 
-  it("--max-false-oom-share turns an allocator's false out-of-memory share into a failure", () => {
+  it("--max-false-oom-share turns an allocator's false out-of-memory share into a failure", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'fuzz-oom-share-'));
-    const roundsUp = fuzz(
+    const fuzzAsync = (...args: string[]) => runTsAsync(cliScript('fuzz'), args, { cwd: ROOT });
+    const roundsUpRun = fuzzAsync(
       '--allocator',
       'examples/size-class-allocator.mjs',
       '--runs',
@@ -385,11 +378,7 @@ describe('fuzz CLI', () => {
       '--json',
       path.join(dir, 'a.json'),
     );
-    expect(roundsUp.status).toBe(1);
-    expect(roundsUp.stdout).toMatch(
-      /FALSE OUT OF MEMORY user-allocator: \d+ of \d+ null answers \([\d.]+ %\) were given while an aligned free gap large enough existed; the limit is 5\.0 %/,
-    );
-    const exact = fuzz(
+    const exactRun = fuzzAsync(
       '--allocator',
       'examples/simple-first-fit-allocator.mjs',
       '--runs',
@@ -402,6 +391,11 @@ describe('fuzz CLI', () => {
       dir,
       '--json',
       path.join(dir, 'b.json'),
+    );
+    const [roundsUp, exact] = await Promise.all([roundsUpRun, exactRun]);
+    expect(roundsUp.status).toBe(1);
+    expect(roundsUp.stdout).toMatch(
+      /FALSE OUT OF MEMORY user-allocator: \d+ of \d+ null answers \([\d.]+ %\) were given while an aligned free gap large enough existed; the limit is 5\.0 %/,
     );
     expect(exact.status, exact.stdout).toBe(0);
     expect(exact.stdout).toMatch(/false OOM/);

@@ -25,14 +25,18 @@ import { userAllocatorSystemFromModule } from '../src/systems/user-allocator.js'
 import { loadUserAllocator } from '../src/user-allocator-module.js';
 import { checkSystem } from '../src/harness/property.js';
 import { namedRanges, REGRESSIONS, storedReport } from './html-report-support.js';
+import { TSX_IMPORT } from './cli.js';
 
 const ROOT = path.resolve(__dirname, '..');
-const tsx = path.join(ROOT, 'node_modules', '.bin', 'tsx');
 const cli = (name: string, ...args: string[]) =>
-  spawnSync(tsx, [path.join(ROOT, 'src', 'cli', `${name}.ts`), ...args], {
-    encoding: 'utf8',
-    cwd: ROOT,
-  });
+  spawnSync(
+    process.execPath,
+    [...TSX_IMPORT, path.join(ROOT, 'src', 'cli', `${name}.ts`), ...args],
+    {
+      encoding: 'utf8',
+      cwd: ROOT,
+    },
+  );
 
 /** One failing regression of each built-in system, and the picture its report must have. */
 const ONE_PER_SYSTEM: Record<string, { file: string; kind: 'heap' | 'timeline' }> = {

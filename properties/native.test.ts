@@ -16,16 +16,16 @@ import { runSequence } from '../src/harness/runner.js';
 import {
   closeDrivers,
   nativeAllocatorForProject,
-  nativeAllocatorResolver,
   NATIVE_ALLOCATOR_SYSTEM,
-  type NativeAllocatorConfig,
 } from '../src/native/native-allocator.js';
 import { DriverStartError, NativeDriver, stderrLines } from '../src/native/driver.js';
+import { nativeResolver, nativeSystemForProject } from '../src/native/native-systems.js';
+import { NATIVE_RING_UPLOAD_SYSTEM } from '../src/native/native-ring-upload.js';
+import { NATIVE_DEFERRED_FREE_SYSTEM } from '../src/native/native-deferred-free.js';
 import { decodeAnswers, encodeAllocBatch } from '../src/native/protocol.js';
 
 const ROOT = path.resolve(__dirname, '..');
 const BUILD = path.join(ROOT, 'examples', 'native', 'build');
-const STORED = path.join(ROOT, 'examples', 'native', 'regressions', NATIVE_ALLOCATOR_SYSTEM);
 const TEST_SEED = 20261201;
 
 beforeAll(() => {
@@ -54,6 +54,22 @@ describe('the example drivers side by side', () => {
     expect(result.failed ? result.failure.message : 'passed').toBe('passed');
   });
 
+  it('the C++ ring upload allocator (system ring-upload) answers as the ring model, call for call', () => {
+    const system = nativeSystemForProject(ROOT, 'examples/native/build/ring_upload');
+    expect(system.name).toBe(NATIVE_RING_UPLOAD_SYSTEM);
+    const result = checkSystem(system, { seed: TEST_SEED, numRuns: 150 });
+    expect(result.failed ? result.failure.message : 'passed').toBe('passed');
+  });
+
+  it('the C++ fence-delayed free list over first fit (system deferred-free) answers as the model, with its readings', () => {
+    const system = nativeSystemForProject(ROOT, 'examples/native/build/deferred_free');
+    expect(system.name).toBe(NATIVE_DEFERRED_FREE_SYSTEM);
+    const kinds = fc.sample(system.configArb(), { seed: TEST_SEED, numRuns: 50 });
+    expect(new Set(kinds.map((config) => config.kind))).toEqual(new Set(['first-fit']));
+    const result = checkSystem(system, { seed: TEST_SEED, numRuns: 150 });
+    expect(result.failed ? result.failure.message : 'passed').toBe('passed');
+  });
+
   it('finds a planted use-after-free from scratch as driver-sanitizer, with the ASan report in the message', () => {
     const system = nativeAllocatorForProject(
       ROOT,
@@ -71,46 +87,66 @@ describe('the example drivers side by side', () => {
   });
 });
 
-describe('the stored findings of the planted bugs', () => {
-  const files = existsSync(STORED)
-    ? readdirSync(STORED).filter((file) => file.endsWith('.json'))
-    : [];
-
-  it('there is one per planted bug of examples/native/first_fit.cpp', () => {
-    expect(files.sort()).toEqual([
+/** Each native system's stored findings: one per planted bug, and the clean build they pass against. */
+const PLANTED: readonly { system: string; clean: string; files: string[] }[] = [
+  {
+    system: NATIVE_ALLOCATOR_SYSTEM,
+    clean: 'first_fit',
+    files: [
       'first-fit-bug-cycle.json',
       'first-fit-bug-off-by-one.json',
       'first-fit-bug-size-wrap.json',
       'first-fit-bug-uninit.json',
       'first-fit-bug-use-after-free.json',
       'first-fit-bug-wrong-merge.json',
-    ]);
-  });
+    ],
+  },
+  {
+    system: NATIVE_RING_UPLOAD_SYSTEM,
+    clean: 'ring_upload',
+    files: ['ring-upload-bug-early-collect.json', 'ring-upload-bug-wrap-overlap.json'],
+  },
+  {
+    system: NATIVE_DEFERRED_FREE_SYSTEM,
+    clean: 'deferred_free',
+    files: ['deferred-free-bug-pool-no-fence.json'],
+  },
+];
 
-  for (const file of files) {
-    it(`${file} fails against its variant with the check it was found by, at its last step, and passes against the clean build`, async () => {
-      const resolve = nativeAllocatorResolver(ROOT);
-      const { regression, system } = await loadRegression(
-        path.join(STORED, file),
-        new Map(),
-        (_name, raw) => resolve(raw),
-      );
-      const outcome = runSequence(system, regression.config, regression.commands);
-      expect(outcome.ok).toBe(false);
-      if (outcome.ok) return;
-      expect(outcome.failure.check).toBe(regression.origin.check);
-      expect(outcome.failure.step).toBe(regression.commands.length - 1);
-      // The same commands against the clean build pass: the finding is the variant's bug.
-      const cleanConfig = {
-        ...(regression.config as NativeAllocatorConfig),
-        executable: 'examples/native/build/first_fit',
-      };
-      expect(runSequence(await resolve(cleanConfig), cleanConfig, regression.commands).ok).toBe(
-        true,
-      );
-    }, 30_000);
-  }
-});
+describe.each(PLANTED)(
+  'the stored findings of the planted bugs of $system',
+  ({ system, clean, files: expected }) => {
+    const stored = path.join(ROOT, 'examples', 'native', 'regressions', system);
+    const files = existsSync(stored)
+      ? readdirSync(stored).filter((file) => file.endsWith('.json'))
+      : [];
+
+    it(`there is one per planted bug of examples/native/${clean}`, () => {
+      expect(files.sort()).toEqual(expected);
+    });
+
+    for (const file of files) {
+      it(`${file} fails against its variant with the check it was found by, at its last step, and passes against the clean build`, async () => {
+        const resolve = nativeResolver(ROOT, system);
+        const { regression, system: resolved } = await loadRegression(
+          path.join(stored, file),
+          new Map(),
+          (_name, raw) => resolve(raw),
+        );
+        const outcome = runSequence(resolved, regression.config, regression.commands);
+        expect(outcome.ok).toBe(false);
+        if (outcome.ok) return;
+        expect(outcome.failure.check).toBe(regression.origin.check);
+        expect(outcome.failure.step).toBe(regression.commands.length - 1);
+        // The same commands against the clean build pass: the finding is the variant's bug.
+        const cleanConfig = { ...regression.config, executable: `examples/native/build/${clean}` };
+        expect(runSequence(await resolve(cleanConfig), cleanConfig, regression.commands).ok).toBe(
+          true,
+        );
+      }, 30_000);
+    }
+  },
+);
 
 /** A scripted driver: a Node program speaking the protocol on fds 3 and 4, misbehaving as told. */
 function scriptedDriver(dir: string, name: string, body: string): string {
@@ -288,6 +324,88 @@ ${ANSWER_LOOP}`;
       /^driver-garbage: .*freed offset 8 where the harness resolved offset 0/,
     );
   });
+
+  it('the hello chooses the system: an unknown one, or a deferred-free driver without kinds, cannot start', () => {
+    scriptedDriver(dir, 'bogus', "hello(1, 'system=heap\\n'); readFrame();");
+    expect(() => nativeSystemForProject(dir, 'bogus')).toThrow(
+      /bogus: its hello declares system "heap"; this harness drives allocator, ring-upload, deferred-free/,
+    );
+    scriptedDriver(dir, 'kindless', "hello(1, 'system=deferred-free\\n'); readFrame();");
+    expect(() => nativeSystemForProject(dir, 'kindless')).toThrow(
+      /kindless: its hello declares no kinds/,
+    );
+  });
+
+  it('a ring driver that exits during a run is driver-exit at the first command that made a call', () => {
+    scriptedDriver(
+      dir,
+      'ring-exits',
+      "hello(1, 'system=ring-upload\\n'); readFrame(); process.exit(7);",
+    );
+    const system = nativeSystemForProject(dir, 'ring-exits');
+    const outcome = runSequence(system, { capacityBytes: 64, executable: 'ring-exits' }, [
+      { op: 'signal' },
+      { op: 'gpuProgress', steps: 1 },
+      { op: 'allocate', sizeBytes: 8, alignBytes: 1 },
+    ]);
+    expect(outcome.ok ? 'passed' : `${outcome.failure.check} at ${outcome.failure.step}`).toBe(
+      'driver-exit at 2',
+    );
+  });
+
+  it('a ring driver whose answer has the wrong shape, or refuses with an unknown error number, is driver-garbage', () => {
+    const ringDriver = (name: string, answer: string) =>
+      scriptedDriver(
+        dir,
+        name,
+        `hello(1, 'system=ring-upload\\n');
+for (;;) {
+  const { kind, payload } = readFrame();
+  if (kind !== 'B') process.exit(0);
+  const count = payload.readUInt32LE(4);
+  const parts = [Buffer.alloc(8)];
+  parts[0].writeUInt32LE(count, 4);
+  for (let i = 0; i < count; i++) {
+    const [status, values] = (${answer})(payload.readUInt32LE(16 + 40 * i));
+    const head = Buffer.alloc(8); head.writeUInt32LE(status, 0); head.writeUInt32LE(values.length, 4);
+    parts.push(head, ...values.map((v) => { const b = Buffer.alloc(8); b.writeBigUInt64LE(BigInt(v)); return b; }));
+  }
+  frame('A', Buffer.concat(parts));
+  const end = Buffer.alloc(8); end.writeUInt32LE(count, 0); frame('A', end);
+}`,
+      );
+    const run = (name: string) =>
+      runSequence(nativeSystemForProject(dir, name), { capacityBytes: 64, executable: name }, [
+        { op: 'allocate', sizeBytes: 8, alignBytes: 1 },
+        { op: 'allocate', sizeBytes: 8, alignBytes: 1 },
+      ]);
+    ringDriver('ring-fine', '(op) => [0, [op === 16 ? 0 : 1]]');
+    ringDriver('ring-shape', '(op) => [0, [0, 8]]');
+    ringDriver('ring-errno', '(op) => [3, [99]]');
+    const fine = run('ring-fine');
+    expect(fine.ok ? 'passed' : fine.failure.check).not.toMatch(/^driver-/);
+    const shape = run('ring-shape');
+    expect(shape.ok ? 'passed' : `${shape.failure.check}: ${shape.failure.message}`).toMatch(
+      /^driver-garbage: .*answered allocate\(8, 1\) with 2 values \(command 0\)/,
+    );
+    const errno = run('ring-errno');
+    expect(errno.ok ? 'passed' : `${errno.failure.check}: ${errno.failure.message}`).toMatch(
+      /^driver-garbage: .*refused allocate\(8, 1\) with no known error number \(99\)/,
+    );
+  });
+
+  it('a driver that spins without answering is driver-hang by its CPU time, long before a wall-clock limit of 10 minutes', () => {
+    scriptedDriver(
+      dir,
+      'spins',
+      `hello(1, 'system=allocator\\npolicy=any\\n');\nfunction freed(o) { return o; }\nfunction misbehave(i) { if (i === 1) for (;;) {} }\n${ANSWER_LOOP}`,
+    );
+    const system = nativeAllocatorForProject(dir, 'spins', { timeoutMs: 600_000 });
+    const outcome = runSequence(system, config('spins'), commands);
+    expect(outcome.ok ? 'passed' : `${outcome.failure.check} at ${outcome.failure.step}`).toBe(
+      'driver-hang at 1',
+    );
+  }, 60_000);
 
   it('a driver that cannot start is a DriverStartError naming it: missing, not executable, exits before its hello, another protocol version', () => {
     expect(() => new NativeDriver(path.join(dir, 'missing'))).toThrow(

@@ -59,6 +59,19 @@ describe('the installed package', () => {
       SOURCE_DATE_EPOCH: '1764460800',
     });
 
+  /** A 50-run, one-worker campaign of the installed gpumv over `target`, its findings under .fuzz/`out`. */
+  const shortCampaign = (target: readonly string[], out: string) =>
+    gpumv([
+      'fuzz',
+      ...target,
+      '--runs',
+      '50',
+      '--workers',
+      '1',
+      '--out',
+      path.join(project, '.fuzz', out),
+    ]);
+
   beforeAll(() => {
     const packs = mkdtempSync(path.join(tmpdir(), 'gpumv-pack-'));
     const packed = run('npm', ['pack', '--pack-destination', packs, '--silent'], ROOT);
@@ -104,7 +117,7 @@ describe('the installed package', () => {
     expect(fuzzHelp.stdout).not.toMatch(/npm run fuzz/);
     const benches = gpumv(['bench', '--help']);
     expect(benches.stdout).toMatch(
-      /benchmarks: alloc, campaign, native, residency-manager, residency-set, upload-pages/,
+      /benchmarks: alloc, campaign, native, native-residency, residency-manager, residency-set, upload-pages/,
     );
     // A benchmark whose peers are the repository's dev dependencies says so.
     const peers = gpumv(['bench', 'alloc', '--seconds', '0.1']);
@@ -217,19 +230,22 @@ describe('the installed package', () => {
       project,
     );
     expect(built.status, output(built)).toBe(0);
-    const campaign = gpumv([
-      'fuzz',
-      '--exec',
-      './bump',
-      '--runs',
-      '50',
-      '--workers',
-      '1',
-      '--out',
-      path.join(project, '.fuzz', 'native'),
-    ]);
+    const campaign = shortCampaign(['--exec', './bump'], 'native');
     expect(campaign.status, output(campaign)).toBe(0);
     expect(campaign.stdout).toMatch(/systems native-allocator/);
+  });
+
+  it('ships the WebAssembly example: its committed .wasm runs from the installed package under fuzz --allocator', () => {
+    const module = path.join(
+      'node_modules',
+      'gpu-memory-verifier',
+      'examples',
+      'wasm',
+      'first-fit.mjs',
+    );
+    const campaign = shortCampaign(['--allocator', module], 'wasm');
+    expect(campaign.status, output(campaign)).toBe(0);
+    expect(campaign.stdout).toMatch(/systems user-allocator/);
   });
 
   it('runs the vitest helpers: the team system with its mutants, its allocator module, and its regressions', () => {

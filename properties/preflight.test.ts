@@ -19,6 +19,7 @@ import { describe, expect, it } from 'vitest';
 import { preflightDirs, runPreflight } from '../src/cli/preflight.js';
 import { projectFromConfig } from '../src/project.js';
 import { LruList } from '../src/residency/lru-list.js';
+import { cliScript, runTsAsync, TSX_IMPORT } from './cli.js';
 
 const ROOT = path.resolve(__dirname, '..');
 const SOURCE = path.join(ROOT, 'regressions', 'alloc-buddy', 'buddy-top-order-unreachable.json');
@@ -148,11 +149,11 @@ describe('the preflight', () => {
     escaped.catches.push('buddy-split-keeps-right');
     const { root } = projectWith({ 'alloc-buddy/escaped.json': escaped });
     writeFileSync(path.join(root, 'gpumv.config.mjs'), 'export default {};\n');
-    const tsx = path.join(ROOT, 'node_modules', '.bin', 'tsx');
     const fuzz = (...args: string[]) =>
       spawnSync(
-        tsx,
+        process.execPath,
         [
+          ...TSX_IMPORT,
           path.join(ROOT, 'src', 'cli', 'fuzz.ts'),
           '--system',
           'alloc-buddy',
@@ -208,10 +209,10 @@ describe('the preflight', () => {
       path.join(root, 'gpumv.config.mjs'),
       "export default { allocators: ['looping.mjs'], builtins: false };\n",
     );
-    const tsx = path.join(ROOT, 'node_modules', '.bin', 'tsx');
     const run = spawnSync(
-      tsx,
+      process.execPath,
       [
+        ...TSX_IMPORT,
         path.join(ROOT, 'src', 'cli', 'fuzz.ts'),
         '--runs',
         '1',
@@ -301,14 +302,17 @@ describe('the preflight', () => {
     ]);
     expect(result).toMatchObject({ files: 1, problems: [], failing: [] });
     writeFileSync(path.join(root, 'gpumv.config.mjs'), 'export default {};\n');
-    const tsx = path.join(ROOT, 'node_modules', '.bin', 'tsx');
-    const regress = (...args: string[]) =>
-      spawnSync(tsx, [path.join(ROOT, 'src', 'cli', 'regress.ts'), ...args], {
-        encoding: 'utf8',
+    // Four independent runs at once (the campaign's .fuzz folder is read by none of the others).
+    const regress = (...args: string[]) => runTsAsync(cliScript('regress'), args, { cwd: root });
+    const [list, replay, named, fuzz] = await Promise.all([
+      regress('list'),
+      regress('replay'),
+      regress('replay', 'regressions/notes.json'),
+      runTsAsync(cliScript('fuzz'), ['--system', 'alloc-buddy', '--runs', '2', '--workers', '1'], {
         cwd: root,
-      });
-    for (const verb of ['list', 'replay']) {
-      const run = regress(verb);
+      }),
+    ]);
+    for (const run of [list, replay]) {
       expect(run.status, run.stdout + run.stderr).toBe(0);
       expect(
         run.stderr.match(
@@ -317,22 +321,8 @@ describe('the preflight', () => {
       ).toHaveLength(1);
     }
     // Named on the command line, it is read, and refused as what it is.
-    const named = regress('replay', 'regressions/notes.json');
     expect(named.status).toBe(2);
     expect(named.stderr.trim().split('\n')).toHaveLength(1);
-    const fuzz = spawnSync(
-      tsx,
-      [
-        path.join(ROOT, 'src', 'cli', 'fuzz.ts'),
-        '--system',
-        'alloc-buddy',
-        '--runs',
-        '2',
-        '--workers',
-        '1',
-      ],
-      { encoding: 'utf8', cwd: root },
-    );
     expect(fuzz.status, fuzz.stdout + fuzz.stderr).toBe(0);
     expect(
       fuzz.stderr.match(/warning: regressions\/notes\.json: not a regression file/g),

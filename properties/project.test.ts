@@ -2,11 +2,11 @@
  * Projects (src/project.ts): the config file is found walking up from the working directory,
  * its mistakes name the file and the field, and every path it holds is relative to its folder.
  */
-import { mkdirSync, mkdtempSync, writeFileSync, copyFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, writeFileSync, copyFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   findConfigFile,
   loadProject,
@@ -15,7 +15,8 @@ import {
   projectRelative,
 } from '../src/project.js';
 import { InputError } from '../src/harness/json.js';
-import { resolveTargets } from '../src/cli/fuzz-targets.js';
+import { fileSystemName, resolveTargets } from '../src/cli/fuzz-targets.js';
+import { closeDrivers } from '../src/native/native-allocator.js';
 import { BUILTIN_SYSTEMS } from '../src/systems/index.js';
 import { runsScale } from '../src/vitest.js';
 
@@ -32,6 +33,26 @@ function tempProject(config: string, name = 'gpumv.config.mjs'): string {
   writeFileSync(path.join(root, name), config);
   return root;
 }
+
+/** A native driver that says its hello (system `system`) and waits for the end of its input. */
+function helloDriver(root: string, relative: string, system: string): void {
+  const file = path.join(root, relative);
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(
+    file,
+    `#!/usr/bin/env node
+const fs = require('node:fs');
+const p = Buffer.alloc(8); p.writeUInt32LE(0x564d5047, 0); p.writeUInt32LE(1, 4);
+const body = Buffer.concat([p, Buffer.from('system=${system}\\n')]);
+const h = Buffer.alloc(8); h[0] = 0x48; h.writeUInt32LE(body.length, 4);
+fs.writeSync(4, Buffer.concat([h, body]));
+const b = Buffer.alloc(4096); try { while (fs.readSync(3, b, 0, b.length, null) > 0); } catch {}
+`,
+  );
+  chmodSync(file, 0o755);
+}
+
+afterAll(() => closeDrivers());
 
 describe('projects', () => {
   it('finds the config walking up from a sub-directory, and resolves its folders from the config', async () => {
@@ -69,6 +90,36 @@ describe('projects', () => {
     ]);
   });
 
+  it('lists native drivers as `executables`: each is the system its hello declares, found relative to the config, several named apart', async () => {
+    const root = tempProject(`export default { builtins: false, executables: ['bin/ring'] };\n`);
+    helloDriver(root, 'bin/ring', 'ring-upload');
+    helloDriver(root, 'bin/deferred', 'deferred-free\\nkinds=first-fit');
+    const project = await loadProject({ cwd: path.join(root, 'src', 'deep') });
+    expect(project.executables).toEqual(['bin/ring']);
+    const [target] = await resolveTargets({ systems: 'all' }, project);
+    expect(target!.system.name).toBe('native-ring-upload');
+    const [config] = fc.sample(target!.system.configArb(), { numRuns: 1, seed: 1 }) as {
+      executable: string;
+    }[];
+    expect(config?.executable).toBe('bin/ring');
+    // A file's executable is relative to the config, whichever folder the tool runs from.
+    const stored = await project.registry.systemForFile('native-ring-upload', {
+      capacityBytes: 64,
+      executable: 'bin/ring',
+    });
+    expect(stored?.summary).toContain('bin/ring');
+    const both = projectFromConfig({ executables: ['bin/ring', 'bin/deferred'] }, root, null);
+    const names = (await resolveTargets({ systems: 'all' }, both)).map((t) => t.system.name);
+    expect(names.slice(-2)).toEqual([
+      'native-ring-upload:bin/ring',
+      'native-deferred-free:bin/deferred',
+    ]);
+    expect(names.slice(-2).map(fileSystemName)).toEqual([
+      'native-ring-upload',
+      'native-deferred-free',
+    ]);
+  });
+
   it('without a config: the built-in systems, the working directory as root', async () => {
     const root = mkdtempSync(path.join(tmpdir(), 'gpumv-none-'));
     const project = await loadProject({ cwd: root });
@@ -88,6 +139,15 @@ describe('projects', () => {
       `export default { allocators: ['src/nope.mjs'] };`,
       /gpumv\.config\.mjs: \$\.allocators\[0\]: no such file src\/nope\.mjs/,
     ],
+    [
+      `export default { executables: ['bin/nope'] };`,
+      /gpumv\.config\.mjs: \$\.executables\[0\]: no such file bin\/nope \(paths are relative to the config's folder\)/,
+    ],
+    [
+      `export default { executables: ['src/first-fit.mjs'] };`,
+      /gpumv\.config\.mjs: \$\.executables\[0\]: not executable: src\/first-fit\.mjs/,
+    ],
+    [`export default { executables: 'bin/ring' };`, /gpumv\.config\.mjs: \$\.executables: /],
     [
       `export const other = 1;`,
       /gpumv\.config\.mjs: \$: a config file must export its config as the default export/,

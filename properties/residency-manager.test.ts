@@ -11,7 +11,7 @@ import {
 import { SimGpu } from '../src/gpu/sim-gpu.js';
 import { describeSystem } from './support.js';
 
-describeSystem(residencyManagerSystem, { numRuns: 8000, mutantRuns: 400 });
+describeSystem(residencyManagerSystem, { numRuns: 3000, mutantRuns: 400 });
 
 const BASE: ResidencyManagerConfig = {
   objectSizesBytes: [4, 4],

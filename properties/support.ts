@@ -3,6 +3,8 @@
  * questions every suite asks: do model and implementation agree, does every mutant of the
  * catalog get caught by the check it names, and does the generator reach every probe.
  */
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import path from 'node:path';
 import type { AnySystem } from '../src/harness/system.js';
 import { describeSystem as describeSystemWith } from '../src/vitest.js';
 import { MUTANTS } from '../mutants/index.js';
@@ -58,4 +60,15 @@ export function takeRandom(live: number[], next: () => number): number {
   live[k] = live[live.length - 1]!;
   live.pop();
   return taken;
+}
+
+const ROOT = path.resolve(__dirname, '..');
+
+/** Runs the fuzz CLI (src/cli/fuzz.ts through tsx) in the repository root with `args`. */
+export function runFuzzCli(args: readonly string[], timeoutMs = 120_000): SpawnSyncReturns<string> {
+  return spawnSync(
+    process.execPath,
+    ['--import', 'tsx', path.join(ROOT, 'src', 'cli', 'fuzz.ts'), ...args],
+    { cwd: ROOT, encoding: 'utf8', timeout: timeoutMs },
+  );
 }

@@ -13,12 +13,13 @@
  *     systems: [mySystem],
  *     mutants: MY_MUTANTS,
  *     allocators: ['src/my-allocator.mjs'],
+ *     executables: ['build/my_allocator_driver'],
  *     regressions: 'verify/regressions',
  *     seed: 'team-seed-1',
  *     builtins: false,
  *   });
  */
-import { existsSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { Registry } from './harness/registry.js';
@@ -32,7 +33,7 @@ import {
   loadUserAllocator,
   UserAllocatorError,
 } from './user-allocator-module.js';
-import { NATIVE_ALLOCATOR_SYSTEM, nativeAllocatorResolver } from './native/native-allocator.js';
+import { nativeResolvers } from './native/native-systems.js';
 import type { AllocatorPolicy } from './alloc/allocator.js';
 import {
   exportNames,
@@ -61,6 +62,12 @@ export interface GpumvConfig {
    * fuzzed as the `user-allocator` system against the policy it exports.
    */
   readonly allocators?: readonly string[];
+  /**
+   * Native driver executables (paths relative to the config's folder) built with
+   * include/gpumv_driver.h; each is fuzzed as the native system its hello declares
+   * (docs/native.md).
+   */
+  readonly executables?: readonly string[];
   /** Folder of the stored regressions (default `regressions`), replayed by `regress replay` and the vitest helper. */
   readonly regressions?: string;
   /** Folder campaigns write their findings to (default `.fuzz/findings`); `regress save` moves one into regressions. */
@@ -86,6 +93,9 @@ const ConfigFileSchema = Strict(
     allocators: Type.Optional(
       Type.Array(Str({ description: 'allocator module, relative to the config folder' })),
     ),
+    executables: Type.Optional(
+      Type.Array(Str({ description: 'native driver executable, relative to the config folder' })),
+    ),
     regressions: Type.Optional(
       Str({ description: 'regressions folder, relative to the config folder' }),
     ),
@@ -108,6 +118,8 @@ export interface Project {
   readonly seed: string;
   /** Allocator modules of the config, as written there (relative to root). */
   readonly allocators: readonly string[];
+  /** Native driver executables of the config, relative to root. */
+  readonly executables: readonly string[];
   /** Whether the built-in systems are included. */
   readonly builtins: boolean;
 }
@@ -214,7 +226,7 @@ export function projectFromConfig(
     loadMutants: async () => [...(builtins ? await loadBuiltinMutants() : []), ...own],
     resolvers: {
       [USER_ALLOCATOR_SYSTEM]: userAllocatorResolver(root),
-      [NATIVE_ALLOCATOR_SYSTEM]: nativeAllocatorResolver(root),
+      ...nativeResolvers(root),
     },
   });
   return {
@@ -225,6 +237,7 @@ export function projectFromConfig(
     findingsDir: path.resolve(root, config.findings ?? path.join('.fuzz', 'findings')),
     seed: config.seed ?? String(DEFAULT_SEED),
     allocators: (config.allocators ?? []).map((file) => projectRelative(root, file)),
+    executables: (config.executables ?? []).map((file) => projectRelative(root, file)),
     builtins,
   };
 }
@@ -257,7 +270,28 @@ export function parseConfig(value: unknown, file: string): GpumvConfig {
         `no such file ${modulePath} (paths are relative to the config's folder)`,
       );
   });
+  (config.executables ?? []).forEach((executable, index) => {
+    const problem = executableProblem(path.resolve(root, executable));
+    if (problem !== null)
+      throw new InputError(
+        file,
+        `$.executables[${index}]`,
+        `${problem} ${executable} (paths are relative to the config's folder)`,
+      );
+  });
   return config as GpumvConfig;
+}
+
+/** Why a native driver cannot be run, or null: no such file, a folder, no execute permission. */
+function executableProblem(absolute: string): string | null {
+  if (!existsSync(absolute)) return 'no such file';
+  if (!statSync(absolute).isFile()) return 'not a file:';
+  try {
+    accessSync(absolute, constants.X_OK);
+  } catch {
+    return 'not executable:';
+  }
+  return null;
 }
 
 export interface LoadProjectOptions {

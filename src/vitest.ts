@@ -222,9 +222,10 @@ export function testMutants(
 /** A describe block with testSystem and, when mutants are given, testMutants. */
 export function describeSystem(system: AnySystem, parameters: DescribeSystemParameters = {}): void {
   describe(`${system.name}: model and implementation`, () => testSystem(system, parameters));
-  if (parameters.mutants !== undefined) {
+  const { mutants } = parameters;
+  if (mutants !== undefined) {
     describe(`${system.name}: mutants`, () =>
-      testMutants(system, parameters.mutants!, {
+      testMutants(system, mutants, {
         ...parameters,
         ...(parameters.mutantRuns === undefined ? {} : { numRuns: parameters.mutantRuns }),
       }));

@@ -224,6 +224,7 @@ int release(void *state, uint64_t offset) {
 
 }  // namespace
 
+#ifndef FIRST_FIT_NO_MAIN  // examples/native/deferred_free.cpp includes the allocator alone
 int main() {
     gpumv_alloc_driver driver = GPUMV_ALLOC_DRIVER_INIT;
     driver.name = "examples/native/first_fit.cpp";
@@ -234,3 +235,4 @@ int main() {
     driver.free = release;
     return gpumv_run_alloc_driver(&driver);
 }
+#endif

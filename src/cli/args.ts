@@ -208,6 +208,11 @@ export const COMMANDS = {
     positionals: false,
     options: { runs: { type: 'int', min: 1 } },
   },
+  'bench native-residency': {
+    usage: 'npm run bench -- native-residency',
+    positionals: false,
+    options: { runs: { type: 'int', min: 1 } },
+  },
   'bench residency-set': {
     usage: 'npm run bench -- residency-set',
     positionals: false,
@@ -314,7 +319,7 @@ export function parseCommand<T extends OptionTable>(
     if (
       token.kind === 'option' &&
       Object.hasOwn(options, token.name) &&
-      options[token.name]!.type === 'string' &&
+      options[token.name]?.type === 'string' &&
       token.inlineValue === false &&
       /^-\.?\d/.test(token.value ?? '')
     ) {

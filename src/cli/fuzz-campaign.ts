@@ -26,6 +26,7 @@ import { RunQueue } from './fuzz-queue.js';
 import type { WorkerTask } from './fuzz-worker.js';
 import { CaseEvaluator, hangShrinkLimitMs, shrinkDeath } from './hang-shrink.js';
 import { HANG_CHECK, type Death, type WorkerInitFields } from './watchdog.js';
+import { present } from '../assert.js';
 
 /**
  * Runs go to workers in batches of about this much work: the summary is rewritten after each
@@ -183,7 +184,11 @@ export class Campaign {
     this.summary.timing.threadRuns += results.length;
     let found = false;
     for (const result of results) {
-      const system = this.summary.systems[result.system]!;
+      const system = present(
+        this.summary.systems[result.system],
+        'a run result names a system the campaign does not run',
+        result.system,
+      );
       recordRun(system, result, this.options.shard);
       this.summary.timing.busyMs[result.system] =
         (this.summary.timing.busyMs[result.system] ?? 0) + (result.busyMs ?? 0);
@@ -250,7 +255,11 @@ export class Campaign {
     death: Death,
     worker: { url: URL; init: WorkerInitFields },
   ): void {
-    const target = this.options.targets.find((candidate) => candidate.system.name === run.system)!;
+    const target = present(
+      this.options.targets.find((candidate) => candidate.system.name === run.system),
+      'a run names a system the campaign does not run',
+      run.system,
+    );
     const plan = planRun(this.options.seed, target.system, run.runIndex);
     const shrinking = this.files
       .shrinking()

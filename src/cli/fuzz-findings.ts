@@ -38,6 +38,7 @@ import type { CampaignOptions } from './fuzz-options.js';
 import { findingReport } from './fuzz-report.js';
 import { writeFindingHtml } from '../report/fuzz-html.js';
 import { fileSystemName, type Target } from './fuzz-targets.js';
+import { present } from '../assert.js';
 
 /** The best failing case so far of a run being shrunk. */
 export interface ShrinkState {
@@ -288,7 +289,11 @@ export class FindingFiles {
   }
 
   private target(system: string): Target {
-    return this.options.targets.find((candidate) => candidate.system.name === system)!;
+    return present(
+      this.options.targets.find((candidate) => candidate.system.name === system),
+      'a finding names a system the campaign does not run',
+      system,
+    );
   }
 
   private write(

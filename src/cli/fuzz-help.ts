@@ -14,7 +14,7 @@ draws its enabled ops and weights (swarm testing) and its fault sites from it, a
 generated sequence side by side (model vs implementation) with every invariant checked.
 
   --system    systems to fuzz (default all: every system of the project, and the allocator
-              modules its config lists)
+              modules and native driver executables its config lists)
   --mutant    fuzz a mutant of the bug catalog instead of the real implementation (its
               findings record the mutant in "catches")
   --allocator fuzz your own allocator: a .js/.mjs/.ts module exporting createAllocator(capacityBytes)
@@ -22,11 +22,17 @@ generated sequence side by side (model vs implementation) with every invariant c
               and optionally policy = 'first-fit' | 'best-fit' | 'buddy' | 'any' (default 'any':
               bounds, alignment, no overlap, frees accepted; a named policy adds offset-for-offset
               conformance with our model). Findings replay against the module (examples/README.md)
-  --exec      fuzz a native allocator: an executable built with include/gpumv_driver.h (its folder:
-              gpumv include-dir), one process per worker, a run per batch; it declares its policy
-              in its hello. Sanitizer reports, signals, exits, garbage and hangs are findings
+  --exec      fuzz a native driver: an executable built with include/gpumv_driver.h (its folder:
+              gpumv include-dir), one process per worker, a run per batch; its hello declares its
+              system (an allocator with its policy, a ring upload allocator, a fence-delayed free
+              list with its sub-allocator kinds). Sanitizer reports, signals, exits, garbage and
+              hangs (no answer for 5 s, or 300 ms of its CPU time without one) are findings
               (driver-sanitizer, driver-crash, driver-exit, driver-garbage, driver-hang); findings
-              replay against the executable (docs/native.md)
+              replay against the executable (docs/native.md). A driver whose hello says
+              system=residency (built with include/gpumv_d3d12/residency_driver.h) runs the
+              native-residency system instead: its device calls are answered by the simulated
+              GPU and compared with the spec model (policy spec) or judged for safety (any)
+              (docs/d3d12-kit.md)
   --seed      campaign seed, a string or number (default: the config's seed, else ${DEFAULT_SEED})
   --runs N    runs 0..N-1 of each system (default ${DEFAULT_RUNS} unless --budget is given)
   --budget    run until this much time has passed: no run starts after it, and what still runs

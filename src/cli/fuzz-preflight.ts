@@ -71,7 +71,7 @@ export async function runCampaignPreflight(
       ? [allocator]
       : exec !== undefined
         ? [exec]
-        : options.project.allocators,
+        : [...options.project.allocators, ...options.project.executables],
   );
   const result = await preflightInWorker(options, systems, allocators);
   const shown = (file: string) => rootRelative(options.project.root, file);

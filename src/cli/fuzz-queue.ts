@@ -1,6 +1,7 @@
 /** The order of a campaign's runs. */
 import { isCompleted, runIndexOf, shardLabel, type CampaignSummary } from '../harness/campaign.js';
 import type { CampaignOptions } from './fuzz-options.js';
+import { present } from '../assert.js';
 
 /** Hands out (system, run index) pairs in campaign order, skipping runs already done. */
 export class RunQueue {
@@ -26,7 +27,7 @@ export class RunQueue {
       }
       const runIndex = runIndexOf(shard, this.ordinal);
       if (runs !== null && runIndex >= runs) return null;
-      const system = systems[this.systemIndex++]!;
+      const system = present(systems[this.systemIndex++], 'the run queue has no systems');
       const completion = this.summary.systems[system.name]?.completed[shardLabel(shard)];
       if (!isCompleted(completion, this.ordinal)) return { system: system.name, runIndex };
     }

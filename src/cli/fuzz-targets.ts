@@ -12,7 +12,7 @@ import { UserAllocatorError } from '../user-allocator-module.js';
 import { USER_ALLOCATOR_SYSTEM } from '../systems/user-allocator.js';
 import { projectRelative, userAllocatorForProject, type Project } from '../project.js';
 import { ModuleLoadError } from '../load-module.js';
-import { nativeAllocatorForProject } from '../native/native-allocator.js';
+import { isNativeSystem, nativeTargetForProject } from '../native/native-systems.js';
 import { DriverStartError } from '../native/driver.js';
 
 export type { TargetSpec };
@@ -27,11 +27,13 @@ export interface Target {
 
 /**
  * The system name a regression file records for a target: campaign targets of several user
- * allocators are named `user-allocator:<module>` to tell them apart; their files say
- * `user-allocator` (the module is in the config).
+ * allocators are named `user-allocator:<module>` (several native drivers `<system>:<executable>`)
+ * to tell them apart; their files say `user-allocator` (the module is in the config).
  */
 export function fileSystemName(name: string): string {
-  return name.startsWith(`${USER_ALLOCATOR_SYSTEM}:`) ? USER_ALLOCATOR_SYSTEM : name;
+  const colon = name.indexOf(':');
+  const base = colon === -1 ? name : name.slice(0, colon);
+  return colon !== -1 && (base === USER_ALLOCATOR_SYSTEM || isNativeSystem(base)) ? base : name;
 }
 
 /** The user-allocator system of a module (relative to the project root), named `name`. */
@@ -50,10 +52,14 @@ async function allocatorTarget(
   }
 }
 
-/** The native allocator system of a driver executable (relative to the project root); one that cannot start is a usage error. */
-function nativeTarget(project: Project, executable: string): Target {
+/** The native system a driver executable (relative to the project root) declares; one that cannot start is a usage error. */
+function nativeTarget(project: Project, executable: string, several = false): Target {
   try {
-    return { system: nativeAllocatorForProject(project.root, executable), catches: [] };
+    const system = nativeTargetForProject(project.root, executable);
+    return {
+      system: several ? { ...system, name: `${system.name}:${executable}` } : system,
+      catches: [],
+    };
   } catch (error) {
     if (error instanceof DriverStartError) throw new UsageError(error.message);
     throw error;
@@ -83,7 +89,7 @@ export async function resolveTargets(spec: TargetSpec, project: Project): Promis
   if (spec.exec !== undefined) {
     if (spec.mutant !== undefined || spec.systems !== 'all' || spec.allocator !== undefined)
       throw new UsageError(
-        '--exec runs only the native allocator; drop --system/--mutant/--allocator',
+        '--exec runs only the native driver; drop --system/--mutant/--allocator',
       );
     return [nativeTarget(project, spec.exec)];
   }
@@ -114,6 +120,9 @@ export async function resolveTargets(spec: TargetSpec, project: Project): Promis
     return [
       ...registry.systems.map((system) => ({ system, catches: [] })),
       ...(await allocatorTargets(project, project.allocators)),
+      ...project.executables.map((executable) =>
+        nativeTarget(project, executable, project.executables.length > 1),
+      ),
     ];
   const names = spec.systems
     .split(',')

@@ -16,6 +16,7 @@ import { timedRun } from './fuzz-run.js';
 import { preflightDirs, runPreflight, type PreflightResult } from './preflight.js';
 import type { Project } from '../project.js';
 import { CELL_BATCH_POSITION, CELL_BUSY, CELL_TASK } from './watchdog.js';
+import { assert, present } from '../assert.js';
 
 export interface WorkerInit {
   readonly campaignSeed: string;
@@ -56,6 +57,8 @@ export type WorkerReply =
   | { readonly kind: 'case'; readonly id: number; readonly failure: Failure | null }
   | { readonly kind: 'error'; readonly error: string };
 
+assert(parentPort !== null, 'fuzz-worker.ts runs only as a campaign worker thread');
+const port = parentPort;
 const init = workerData as WorkerInit;
 const cells = new Int32Array(init.monitor);
 
@@ -74,8 +77,9 @@ try {
     (await resolveTargets(init.targets, project)).map((target) => [target.system.name, target]),
   );
 } catch (error) {
-  parentPort!.postMessage({ kind: 'error', error: errorText(error) } satisfies WorkerReply);
+  port.postMessage({ kind: 'error', error: errorText(error) } satisfies WorkerReply);
   await new Promise(() => {}); // the main thread terminates this worker
+  throw error; // never reached; tells the compiler that project and targets are set below
 }
 setRunMonitor(cells);
 
@@ -87,7 +91,7 @@ setRunMonitor(cells);
  */
 const queue: WorkerTask[] = [];
 let wake: (() => void) | null = null;
-parentPort!.on('message', (task: WorkerTask) => {
+port.on('message', (task: WorkerTask) => {
   queue.push(task);
   const resume = wake;
   wake = null;
@@ -107,7 +111,7 @@ function shrinkReporter(id: number, system: string, runIndex: number): RunHooks 
   return {
     found: (config, commands, failure) => {
       last = performance.now();
-      parentPort!.postMessage({
+      port.postMessage({
         kind: 'found',
         id,
         system,
@@ -123,7 +127,7 @@ function shrinkReporter(id: number, system: string, runIndex: number): RunHooks 
       const now = performance.now();
       if (now - last < SHRINK_REPORT_MS) return;
       last = now;
-      parentPort!.postMessage({
+      port.postMessage({
         kind: 'shrinking',
         id,
         system,
@@ -145,7 +149,11 @@ function run(task: WorkerTask): WorkerReply {
     if (task.kind === 'preflight')
       throw new Error('the preflight runs on its own (see preflight())');
     if (task.kind === 'case') {
-      const target = targets.get(task.system)!;
+      const target = present(
+        targets.get(task.system),
+        'a case names a system the worker has not loaded',
+        task.system,
+      );
       const outcome = runSequence(
         target.system,
         task.config,
@@ -159,7 +167,7 @@ function run(task: WorkerTask): WorkerReply {
       Atomics.store(cells, CELL_BATCH_POSITION, position);
       results.push(
         timedRun(
-          targets.get(system)!,
+          present(targets.get(system), 'a batch names a system the worker has not loaded', system),
           init.campaignSeed,
           runIndex,
           shrinkReporter(task.id, system, runIndex),
@@ -179,7 +187,7 @@ async function preflight(task: Extract<WorkerTask, { kind: 'preflight' }>): Prom
   Atomics.store(cells, CELL_TASK, task.id);
   // Only the replays count as busy: loading a file (or a user's module) is not a run.
   const watched = <T>(file: string, replay: () => T): T => {
-    parentPort!.postMessage({ kind: 'preflight-file', file } satisfies WorkerReply);
+    port.postMessage({ kind: 'preflight-file', file } satisfies WorkerReply);
     Atomics.store(cells, CELL_BUSY, 1);
     try {
       return replay();
@@ -189,9 +197,9 @@ async function preflight(task: Extract<WorkerTask, { kind: 'preflight' }>): Prom
   };
   try {
     const result = await runPreflight(
-      project!,
+      project,
       new Set(task.systems),
-      preflightDirs(project!),
+      preflightDirs(project),
       new Set(task.allocators),
       watched,
     );
@@ -201,10 +209,11 @@ async function preflight(task: Extract<WorkerTask, { kind: 'preflight' }>): Prom
   }
 }
 
-parentPort!.postMessage({ kind: 'ready' } satisfies WorkerReply);
+port.postMessage({ kind: 'ready' } satisfies WorkerReply);
 for (;;) {
   if (queue.length === 0) await new Promise<void>((resolve) => (wake = resolve));
-  const task = queue.shift()!;
-  parentPort!.postMessage(task.kind === 'preflight' ? await preflight(task) : run(task));
+  const task = queue.shift();
+  if (task === undefined) continue; // woken with nothing queued
+  port.postMessage(task.kind === 'preflight' ? await preflight(task) : run(task));
   await new Promise((resolve) => setImmediate(resolve));
 }

@@ -39,7 +39,7 @@ import { PACKAGE_ROOT } from '../package-root.js';
 import type { Project } from '../project.js';
 import { USER_ALLOCATOR_SYSTEM } from '../systems/user-allocator.js';
 import { fileSystemName } from './fuzz-targets.js';
-import { NATIVE_ALLOCATOR_SYSTEM } from '../native/native-allocator.js';
+import { isNativeSystem } from '../native/native-systems.js';
 import { WATCHDOG_CHECKS } from './watchdog.js';
 
 /** Whether a regression file records a hang or a worker death (read without validating it). */
@@ -222,7 +222,7 @@ export async function runPreflight(
       if (system !== undefined && !systems.has(system)) continue;
       if (
         allocatorModule !== undefined &&
-        (system === USER_ALLOCATOR_SYSTEM || system === NATIVE_ALLOCATOR_SYSTEM) &&
+        (system === USER_ALLOCATOR_SYSTEM || isNativeSystem(system ?? '')) &&
         !modules.has(path.normalize(allocatorModule))
       )
         continue;

@@ -9,7 +9,7 @@ import {
 } from '../harness/regression.js';
 import type { Project } from '../project.js';
 import { USER_ALLOCATOR_SYSTEM } from '../systems/user-allocator.js';
-import { NATIVE_ALLOCATOR_SYSTEM } from '../native/native-allocator.js';
+import { isNativeSystem } from '../native/native-systems.js';
 import { COMMANDS, parseCommand } from './args.js';
 import { CaseEvaluator } from './hang-shrink.js';
 import { replayHelp } from './regress-help.js';
@@ -29,10 +29,9 @@ async function replayWatched(
       ? String(regression.config.allocatorModule)
       : undefined;
   const outcome = async (mutant?: string): Promise<RunOutcome> => {
-    const exec =
-      regression.system === NATIVE_ALLOCATOR_SYSTEM
-        ? String(regression.config.executable)
-        : undefined;
+    const exec = isNativeSystem(regression.system)
+      ? String(regression.config.executable)
+      : undefined;
     const targets =
       allocator !== undefined
         ? { systems: 'all', allocator }

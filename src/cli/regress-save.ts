@@ -22,6 +22,7 @@ import { CaseEvaluator, shrinkDeath } from './hang-shrink.js';
 import { SAVE_HELP } from './regress-help.js';
 import { loadFile, project, resolveArgument, shown } from './regress-files.js';
 import { campaignWorkerUrl, DEFAULT_TIMEOUT_MS, WATCHDOG_CHECKS } from './watchdog.js';
+import { present } from '../assert.js';
 
 /**
  * A finding's case shrunk again (`save --finding F --shrink`): with minimizeCase against the
@@ -180,12 +181,15 @@ export async function save(argv: string[]): Promise<number> {
       );
     if (args.values.mutant !== undefined)
       throw new UsageError('--allocator and --mutant do not go together');
-    system = (
-      await resolveTargets(
-        { systems: 'all', allocator: allocatorSpecPath(known, args.values.allocator) },
-        known,
-      )
-    )[0]!.system;
+    system = present(
+      (
+        await resolveTargets(
+          { systems: 'all', allocator: allocatorSpecPath(known, args.values.allocator) },
+          known,
+        )
+      )[0],
+      '--allocator resolves to its system',
+    ).system;
   } else {
     const systemName = args.values.system;
     if (systemName === undefined)

@@ -20,6 +20,7 @@ import {
   type ResidencyPort,
   type ResourceKind,
 } from './engine-frame-types.js';
+import { present } from '../assert.js';
 
 /** The one queue the engine submits to (the direct queue). */
 export const QUEUE = 0;
@@ -140,6 +141,11 @@ export abstract class EngineFrameResources {
       offsetBytes: r.offsetBytes,
       sizeBytes: r.sizeBytes,
     };
+  }
+
+  /** A resource the engine listed itself (a transient, a touched or deferred one, a commit's). */
+  protected tracked(id: number): EngineResource {
+    return present(this.resources[id], 'the engine lists only resources it created', id);
   }
 
   protected resource(id: number): EngineResource {
@@ -290,7 +296,7 @@ export abstract class EngineFrameResources {
       }
       let conflictEnd = -1;
       for (const id of this.liveTransients) {
-        const t = this.resources[id]!;
+        const t = this.tracked(id);
         const bytesOverlap =
           t.offsetBytes < offset + sizeBytes && offset < t.offsetBytes + t.sizeBytes;
         if (!bytesOverlap) continue;
@@ -302,7 +308,7 @@ export abstract class EngineFrameResources {
       offset = Math.ceil(conflictEnd / align) * align;
     }
     for (const id of this.liveTransients) {
-      const t = this.resources[id]!;
+      const t = this.tracked(id);
       if (t.offsetBytes < offset + sizeBytes && offset < t.offsetBytes + t.sizeBytes)
         aliased = true;
     }

@@ -25,6 +25,7 @@ import {
 } from './engine-frame-types.js';
 import type { HResult } from '../residency/residency-set-types.js';
 import { EngineFrameResources, QUEUE, type EngineResource } from './engine-frame-resources.js';
+import { present } from '../assert.js';
 
 export { QUEUE, type EngineResource } from './engine-frame-resources.js';
 
@@ -210,8 +211,7 @@ export class EngineFrameImpl extends EngineFrameResources implements EngineFrame
 
   /** Path B: CloseResidencySet() on the submission thread inserts the deferred resources' heaps now, then closes. */
   protected closePathB(l: EngineList): void {
-    for (const id of l.deferred)
-      this.addToResidencySet(l, this.residencyHandles(this.resources[id]!));
+    for (const id of l.deferred) this.addToResidencySet(l, this.residencyHandles(this.tracked(id)));
     if (l.deferred.length > 0) {
       this.port.sets.close(l.set);
       this.events('close-path-b');
@@ -249,7 +249,7 @@ export class EngineFrameImpl extends EngineFrameResources implements EngineFrame
     let pending: EngineList[] = [];
     for (const entry of entries) {
       if (entry.list >= 0) {
-        pending.push(this.lists[entry.list]!);
+        pending.push(present(this.lists[entry.list], 'a payload entry names a list', entry.list));
         continue;
       }
       // An update-reserved-resources phase: earlier lists run (and snapshot their heaps) first.
@@ -258,7 +258,7 @@ export class EngineFrameImpl extends EngineFrameResources implements EngineFrame
         this.executeLists(pending, result);
         pending = [];
       }
-      const r = this.resources[entry.commitId]!;
+      const r = this.tracked(entry.commitId);
       if (r.released) continue;
       this.updateReservedResource(r, entry.tiles);
       result.commits.push(r.id);
@@ -306,7 +306,7 @@ export class EngineFrameImpl extends EngineFrameResources implements EngineFrame
     for (const l of batch) {
       const objects: number[] = [];
       for (const id of l.touched) {
-        const now = this.pageablesNow(this.resources[id]!);
+        const now = this.pageablesNow(this.tracked(id));
         for (let i = 0; i < now.length; i++) if (!objects.includes(now[i]!)) objects.push(now[i]!);
       }
       refs.push(objects);
@@ -427,7 +427,7 @@ export class EngineFrameImpl extends EngineFrameResources implements EngineFrame
       if (l.state === ListState.Closed) this.submit(l.id);
     }
     const flush = this.flush();
-    for (const id of this.liveTransients) this.resources[id]!.released = true;
+    for (const id of this.liveTransients) this.tracked(id).released = true;
     this.liveTransients.length = 0;
     const value = this.port.signalFence(QUEUE);
     this.frameValues.push(value);
@@ -437,7 +437,7 @@ export class EngineFrameImpl extends EngineFrameResources implements EngineFrame
   }
 
   heldBlocks(heap: number): readonly LiveAllocation[] {
-    return inspectLive(this.pools[heap]!.inner);
+    return inspectLive(present(this.pools[heap], 'no such backing heap', heap).inner);
   }
 
   backingOf(id: number): readonly number[] {

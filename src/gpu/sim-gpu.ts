@@ -373,6 +373,14 @@ export class SimGpu implements ResidencyDevice {
     return this.queues.cpuWait(queue, value);
   }
 
+  /**
+   * A CPU wait of a native manager's thread: like `cpuWait`, but a fence the GPU cannot reach now
+   * is false, not a deadlock (another thread may still signal what it waits for).
+   */
+  advanceTo(queue: number, value: number): boolean {
+    return this.queues.advanceTo(queue, value);
+  }
+
   // ---- the judge's records ------------------------------------------------------------------
 
   private checkResidency(

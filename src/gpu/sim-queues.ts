@@ -251,6 +251,23 @@ export class SimQueues {
     return false;
   }
 
+  /**
+   * A CPU wait that may not be the last word (a native manager's thread, while other threads may
+   * still unblock it): the GPU runs as `cpuWait` lets it, but a fence it cannot reach now is no
+   * violation, only false. The wait is logged when it completes.
+   */
+  advanceTo(queue: number, value: number): boolean {
+    for (let step = 0; step < CPU_WAIT_STEP_LIMIT; step++) {
+      if (this.queue(queue).completedValue >= value) break;
+      if (this.stepQueue(queue)) continue;
+      if (this.stepPaging()) continue;
+      break;
+    }
+    if (this.queue(queue).completedValue < value) return false;
+    if (this.checked) this.judge.log(['cpuWait', queue, value]);
+    return true;
+  }
+
   private queue(index: number): SimQueue {
     const queue = this.queues[index];
     if (queue === undefined) throw new RangeError(`gpu: no queue ${index}`);

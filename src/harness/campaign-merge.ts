@@ -9,8 +9,8 @@ import { addFinding, computeRates, emptyTiming } from './campaign-summary.js';
  * unless all K shards are there.
  */
 export function mergeSummaries(summaries: readonly CampaignSummary[]): CampaignSummary {
-  if (summaries.length === 0) throw new Error('nothing to merge');
-  const first = summaries[0]!;
+  const [first] = summaries;
+  if (first === undefined) throw new Error('nothing to merge');
   const seen = new Set<string>();
   let shardCount: number | undefined;
   for (const summary of summaries) {

@@ -47,23 +47,25 @@ export function planRun(
   const seed = stream.int32();
   const smallConfigs = stream() < SMALL_CONFIG_SHARE;
   const faultOps = faultOpNames(system);
-  const sites = Object.keys(system.faultOps ?? {});
+  const opsOfSite = system.faultOps ?? {};
+  const sites = Object.keys(opsOfSite);
   const faults =
     stream() < FAULT_FREE_SHARE ? [] : sites.filter(() => stream() < FAULT_SITE_PROBABILITY);
   let weights: Record<string, number> | null = null;
   if (stream() >= DEFAULT_PLAN_SHARE) {
-    weights = {};
+    const swarm: Record<string, number> = {};
     const ordinary = system.opNames.filter((op) => !faultOps.has(op));
     for (const op of ordinary)
-      weights[op] =
+      swarm[op] =
         stream() < OP_ENABLED_PROBABILITY ? 1 + Math.floor(stream() * MAX_SWARM_WEIGHT) : 0;
-    if (ordinary.every((op) => weights![op] === 0))
-      weights[ordinary[Math.floor(stream() * ordinary.length)]!] = 1;
+    if (ordinary.every((op) => swarm[op] === 0))
+      swarm[ordinary[Math.floor(stream() * ordinary.length)]!] = 1;
+    weights = swarm;
   }
   // Fault ops: off unless their site is on for this run (then at the default or swarm weight).
   if (faultOps.size > 0) {
     weights ??= {};
-    const enabled = new Set(faults.flatMap((site) => system.faultOps![site]!));
+    const enabled = new Set(faults.flatMap((site) => opsOfSite[site] ?? []));
     for (const op of faultOps) if (!enabled.has(op)) weights[op] = 0;
     if (Object.keys(weights).length === 0) weights = null;
   }

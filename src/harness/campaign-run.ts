@@ -72,6 +72,7 @@ export function executeRun(
 ): RunResult {
   const context = new RunContext();
   let first: Failure | null = null;
+  const { shrunk } = hooks;
   const result = checkSystem(system, {
     seed: plan.seed,
     numRuns: 1,
@@ -83,11 +84,11 @@ export function executeRun(
       first = failure;
       hooks.found?.(found.config, found.commands as Command[], failure);
     },
-    ...(hooks.shrunk === undefined
+    ...(shrunk === undefined
       ? {}
       : {
           onShrink: (config: JsonObject, commands: readonly OpNamed[], failure: Failure) =>
-            hooks.shrunk!(config, commands as Command[], failure),
+            shrunk(config, commands as Command[], failure),
         }),
   });
   const probes = Object.fromEntries(context.probeCounts);

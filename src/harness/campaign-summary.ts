@@ -128,16 +128,17 @@ export function recordRun(summary: SystemSummary, result: RunResult, shard: Shar
     .sort();
   if (result.weights === null) summary.swarm.defaultPlanRuns++;
   if (result.smallConfigs) summary.swarm.smallConfigRuns++;
-  for (const op of Object.keys(summary.swarm.opEnabledRuns)) {
+  for (const [op, runs] of Object.entries(summary.swarm.opEnabledRuns)) {
     if (result.weights === null || (result.weights[op] ?? 1) > 0)
-      summary.swarm.opEnabledRuns[op]!++;
+      summary.swarm.opEnabledRuns[op] = runs + 1;
   }
   if (result.faults.length === 0) summary.faults.faultFreeRuns++;
   for (const site of result.faults)
     summary.faults.siteRuns[site] = (summary.faults.siteRuns[site] ?? 0) + 1;
   const label = shardLabel(shard);
-  summary.completed[label] ??= { below: 0, above: [] };
-  markCompleted(summary.completed[label]!, (result.runIndex - shard.index) / shard.count);
+  const completed = summary.completed[label] ?? { below: 0, above: [] };
+  summary.completed[label] = completed;
+  markCompleted(completed, (result.runIndex - shard.index) / shard.count);
 }
 
 export type FindingVerdict =

@@ -146,8 +146,7 @@ export function defineSystem<C extends JsonObject, S, Ops extends AnyOps<C, S>>(
   // A plain object without prototype: a keyed load per command (op names are few and fixed).
   const applyByOp: Record<string, ((side: S, command: Cmd) => Json) | undefined> =
     Object.create(null);
-  for (const op of opNames) {
-    const def = spec.ops[op]!;
+  for (const [op, def] of Object.entries(spec.ops)) {
     if (def.arbitrary === undefined && Object.keys(def.fields).length > 0)
       throw new Error(`system ${name}: op ${op} has fields but no arbitrary`);
     commandSchemas[op] = Strict({ op: Type.Literal(op), ...def.fields });
@@ -202,8 +201,7 @@ export function defineSystem<C extends JsonObject, S, Ops extends AnyOps<C, S>>(
     readonly weight: number | ((config: C) => number);
     readonly build: (config: C) => fc.Arbitrary<Cmd>;
   }[] = [];
-  for (const op of opNames) {
-    const def = spec.ops[op]!;
+  for (const [op, def] of Object.entries(spec.ops)) {
     const opName = op as OpName;
     const fieldsArbitrary = def.arbitrary;
     if (fieldsArbitrary === undefined) {

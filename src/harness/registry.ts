@@ -46,7 +46,7 @@ export class Registry {
   /** The system a regression file names: registered by name, or built by its resolver from the file's config. */
   async systemForFile(name: string, rawConfig: unknown): Promise<AnySystem | undefined> {
     const resolver = this.spec.resolvers?.[name];
-    if (resolver !== undefined && Object.hasOwn(this.spec.resolvers!, name))
+    if (resolver !== undefined && Object.hasOwn(this.spec.resolvers ?? {}, name))
       return resolver(rawConfig);
     return this.findSystem(name);
   }

@@ -13,6 +13,7 @@ import { runSequence, type ImplFactory, type RunOutcome } from './runner.js';
 import { Int, parseWith, Str, Strict, Type, type Static, type TSchema } from './schema.js';
 import type { AnyMutant, AnySystem, Command } from './system.js';
 import { writeFileAtomic } from './files.js';
+import { present } from '../assert.js';
 
 /**
  * Regression file format. 2: files carry `"$schema"` (the path of schema/regression.schema.json
@@ -212,7 +213,11 @@ export async function loadRegression(
   });
   const format =
     isPlainObject(raw) && typeof raw.format === 'number' ? raw.format : REGRESSION_FORMAT;
-  return { regression, system: system!, format };
+  return {
+    regression,
+    system: present(system, 'a regression file that parsed has its system', file),
+    format,
+  };
 }
 
 /** The `$schema` a file at `file` carries: the schema's path relative to the file, with forward slashes. */

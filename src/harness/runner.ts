@@ -7,6 +7,7 @@ import { contractErrorObservation } from '../contract.js';
 import { jsonDiff, jsonEqual, type Json, type JsonObject } from './json.js';
 import type { Command, OpNamed, RunEnv, SystemDef } from './system.js';
 import type { Visual } from './visual.js';
+import { present } from '../assert.js';
 
 /** The check name used when the two observations differ. */
 export const OBSERVATION_CHECK = 'observation';
@@ -231,7 +232,7 @@ function describeFailure<C extends JsonObject, Cmd extends OpNamed, S>(
     config,
     step,
     command: command as unknown as Command,
-    check: failed[0]!,
+    check: present(failed[0], 'a failed step fails at least one check', step),
     checks: failed,
     message: messages.join('\n'),
     modelObservation,

@@ -17,6 +17,7 @@ import {
 } from 'node:worker_threads';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
+import { CPU_POLL_MS, CpuWatch, mayBeInHeavy } from './process-cpu.js';
 import {
   FLAG_ANSWER_EACH,
   MAX_FRAME_BYTES,
@@ -65,7 +66,7 @@ export class DriverStartError extends Error {
 }
 
 /** Default time a run may take before the driver counts as hung (ms). */
-export const DEFAULT_DRIVER_TIMEOUT_MS = 1000;
+export const DEFAULT_DRIVER_TIMEOUT_MS = 5000;
 /** Time the handshake may take (a sanitizer build starts slowly on a busy machine). */
 const HELLO_TIMEOUT_MS = 20_000;
 /** Lines of the driver's stderr kept for a report. */
@@ -132,6 +133,7 @@ function onFrame(kind, payload) {
     if (count === 0) { pending = null; reply({ kind: 'answers', frames }); return; }
     frames.push(payload);
     answered += count;
+    Atomics.store(cell, 4, answered);
     Atomics.add(cell, 1, 1); // progress: the waiting thread extends the run's time limit
     if (answered > expected) garbage('answers to more commands than the run has');
     return;
@@ -176,6 +178,7 @@ function start() {
     return fault('start', error.message);
   }
   child = spawned;
+  Atomics.store(cell, 3, spawned.pid === undefined ? 0 : spawned.pid);
   const keep = (data) => { if (stderrText.length < STDERR_KEEP) stderrText += data.toString('utf8'); };
   spawned.stdout.on('data', keep);
   spawned.stderr.on('data', keep);
@@ -207,7 +210,7 @@ function report(code, signal) {
 
 let batchBytes = null;
 function writeBatch() {
-  frames = []; answered = 0;
+  frames = []; answered = 0; Atomics.store(cell, 4, 0);
   child.stdio[3].write(batchBytes);
 }
 
@@ -298,6 +301,9 @@ function symbolize(lines: readonly string[]): string[] {
   });
 }
 
+/** Runs after a fault sent with each answer at once (about a shrink's failing candidates). */
+const ANSWER_EACH_RUNS = 256;
+
 interface HelperFault {
   readonly kind: NativeFaultKind | 'start';
   readonly detail: string;
@@ -320,11 +326,13 @@ export interface NativeDriverOptions {
 export class NativeDriver {
   readonly hello: DriverHello;
   private readonly port: MessagePort;
-  /** [0] replies posted by the helper, [1] answer frames received (progress), [2] 1 while a process starts. */
-  private readonly cell = new Int32Array(new SharedArrayBuffer(12));
+  /** [0] replies posted by the helper, [1] answer frames received (progress), [2] 1 while a process starts, [3] the process id, [4] commands answered. */
+  private readonly cell = new Int32Array(new SharedArrayBuffer(20));
   private readonly worker: Worker;
   private readonly timeoutMs: number;
   private closed = false;
+  /** Runs still to send with each answer at once (set by a fault: its shrink's candidates follow). */
+  private eachAfterFault = 0;
 
   /** Starts the process and reads its hello; throws DriverStartError when it cannot. */
   constructor(
@@ -380,17 +388,26 @@ export class NativeDriver {
    * of the request or of the driver's last answer frame (a long run that keeps answering is
    * not hung).
    */
-  private request(message: object, timeoutMs: number): HelperReply | null {
+  private request(
+    message: object,
+    timeoutMs: number,
+    mayBeLong: (answered: number) => boolean = () => false,
+  ): HelperReply | null {
     const seen = Atomics.load(this.cell, 0);
     this.port.postMessage(message);
     let progress = Atomics.load(this.cell, 1);
     const started = performance.now();
     let deadline = started + timeoutMs;
+    const watch = new CpuWatch(this.cell);
     for (;;) {
       const received = receiveMessageOnPort(this.port);
       if (received !== undefined) return received.message as HelperReply;
       const now = performance.now();
       const moved = Atomics.load(this.cell, 1);
+      // Busy without answering, not inside a long command: stuck (a quick run never reads /proc).
+      const polled = now - started >= CPU_POLL_MS;
+      if (polled && watch.stuck(moved !== progress) && !mayBeLong(Atomics.load(this.cell, 4)))
+        return null;
       if (
         moved !== progress ||
         (Atomics.load(this.cell, 2) === 1 && now < started + HELLO_TIMEOUT_MS)
@@ -401,25 +418,44 @@ export class NativeDriver {
       }
       const left = deadline - now;
       if (left <= 0) return null;
-      Atomics.wait(this.cell, 0, seen, Math.min(left, timeoutMs / 4));
+      Atomics.wait(this.cell, 0, seen, Math.min(left, timeoutMs / 4, CPU_POLL_MS));
     }
   }
 
   /**
    * Sends one run and collects its answers. On a fault the run is sent once more with each answer
    * sent as soon as it is known, so the fault lands on the command that caused it (a driver's
-   * answers are otherwise written once per run).
+   * answers are otherwise written once per run). `heavy`: the commands that may take long on
+   * their own (bursts), ascending: the CPU-time rule waits while the driver may be inside one.
    */
-  runBatch(encode: (flags: number) => Uint8Array, commands: number): BatchResult {
-    const first = this.send(encode(0), commands);
+  runBatch(
+    encode: (flags: number) => Uint8Array,
+    commands: number,
+    heavy: readonly number[] = [],
+  ): BatchResult {
+    const each = mayBeInHeavy(heavy, true);
+    const buffered = mayBeInHeavy(heavy, false);
+    if (this.eachAfterFault > 0) {
+      // A fault's shrink follows: a failing candidate costs one send (a hang one limit), not two.
+      this.eachAfterFault--;
+      const result = this.send(encode(FLAG_ANSWER_EACH), commands, each);
+      if (result.fault !== null) this.eachAfterFault = ANSWER_EACH_RUNS;
+      return result;
+    }
+    const first = this.send(encode(0), commands, buffered);
     if (first.fault === null) return first;
-    const again = this.send(encode(FLAG_ANSWER_EACH), commands);
+    this.eachAfterFault = ANSWER_EACH_RUNS;
+    const again = this.send(encode(FLAG_ANSWER_EACH), commands, each);
     return again.fault !== null && again.fault.kind === first.fault.kind ? again : first;
   }
 
-  private send(bytes: Uint8Array, count: number): BatchResult {
+  private send(
+    bytes: Uint8Array,
+    count: number,
+    mayBeLong: (answered: number) => boolean,
+  ): BatchResult {
     if (this.closed) throw new Error(`${this.executable}: the driver was closed`);
-    let reply = this.request({ kind: 'batch', bytes, count }, this.timeoutMs);
+    let reply = this.request({ kind: 'batch', bytes, count }, this.timeoutMs, mayBeLong);
     if (reply === null) {
       // Not answered in time: kill it; the helper reports the hang once the process is gone.
       reply = this.request({ kind: 'kill' }, HELLO_TIMEOUT_MS);

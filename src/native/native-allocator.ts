@@ -27,12 +27,11 @@ import { allocSide, type AllocSide } from '../systems/alloc-common.js';
 import { decodeAnswers, encodeAllocBatch, type DecodedAnswers } from './protocol.js';
 import {
   DriverStartError,
-  FAULT_CHECKS,
   NativeDriver,
   type NativeDriverOptions,
   type NativeFault,
-  type NativeFaultKind,
 } from './driver.js';
+import { faultInvariants } from './native-calls.js';
 
 /** The system name of every native allocator (regression files name the executable in the config). */
 export const NATIVE_ALLOCATOR_SYSTEM = 'native-allocator';
@@ -68,6 +67,19 @@ const WIDE_SIZES = [
 ];
 /** One command in WIDE_ODDS is such a request. */
 const WIDE_ODDS = 40;
+
+/** A burst of more requests than this may take long on its own (an O(live) allocator under ASan). */
+const HEAVY_BURST = 16;
+
+/** The bursts of more than HEAVY_BURST requests: the driver's CPU-time hang rule waits while it may be in one. */
+function heavyCommands(commands: readonly UserAllocatorCommand[]): number[] {
+  const heavy: number[] = [];
+  commands.forEach((command, i) => {
+    if ((command.op === 'allocBurst' || command.op === 'freeBurst') && command.count > HEAVY_BURST)
+      heavy.push(i);
+  });
+  return heavy;
+}
 
 /** The implementation side's allocator: the driver's answers to one run, handed out in order. */
 export class NativeAllocator implements Allocator {
@@ -150,31 +162,6 @@ export class NativeAllocator implements Allocator {
 
 function isNative(side: AllocSide): side is AllocSide<NativeAllocator> {
   return side.allocator instanceof NativeAllocator;
-}
-
-const FAULT_DESCRIPTIONS: Readonly<Record<NativeFaultKind, string>> = {
-  sanitizer: 'the driver answers every command without a sanitizer (ASan, UBSan, ...) stopping it',
-  crash: 'the driver answers every command without being killed by a signal',
-  exit: 'the driver answers every command without exiting',
-  garbage:
-    'every byte the driver sends is a well-formed answer, one per command, used exactly as sent',
-  protocol: 'the driver keeps speaking the protocol version of its hello',
-  hang: 'the driver answers every run within the time limit',
-};
-
-/** The fault checks, in the order the runner checks them (before every other invariant). */
-function faultInvariants(executable: string): Invariant<AllocSide, unknown>[] {
-  return (Object.keys(FAULT_CHECKS) as NativeFaultKind[]).map((kind) => ({
-    name: FAULT_CHECKS[kind],
-    description: FAULT_DESCRIPTIONS[kind],
-    check: (_model: AllocSide, impl: AllocSide) => {
-      if (!isNative(impl)) return null;
-      const fault = impl.allocator.fault;
-      if (fault === null || fault.kind !== kind) return null;
-      const stderr = fault.stderr.map((line) => `\n  driver stderr: ${line}`).join('');
-      return `${executable}: ${fault.detail} (command ${impl.steps - 1})${stderr}`;
-    },
-  }));
 }
 
 type UserAllocatorCommand = CommandOf<UserAllocatorSystem>;
@@ -282,10 +269,12 @@ export function nativeAllocatorSystem(
     alignBytes: fc.constantFrom(1, 16, 256),
   });
   // The base's invariants read nothing of the config but the policy's promise, which ignores it.
-  const invariants = [...faultInvariants(executable), ...base.invariants] as Invariant<
-    AllocSide,
-    unknown
-  >[];
+  const faults = faultInvariants<AllocSide>(
+    executable,
+    (side) => (isNative(side) ? side.allocator.fault : null),
+    (side) => side.steps - 1,
+  );
+  const invariants = [...faults, ...base.invariants] as Invariant<AllocSide, unknown>[];
   return {
     ...base,
     name: NATIVE_ALLOCATOR_SYSTEM,
@@ -321,6 +310,7 @@ export function nativeAllocatorSystem(
       const result = driver.runBatch(
         (flags) => encodeAllocBatch(config.capacityBytes, commands, flags),
         commands.length,
+        heavyCommands(commands),
       );
       let answers = decodeAnswers(result.frames, commands.length);
       let fault = result.fault;
@@ -385,23 +375,17 @@ export function nativeAllocatorForProject(
   executable: string,
   options: NativeDriverOptions = {},
 ): NativeAllocatorSystem {
-  const absolute = path.resolve(root, executable);
-  const recorded = path.relative(root, absolute).split(path.sep).join('/') || executable;
-  return nativeAllocatorSystem(driverFor(absolute, options), recorded);
+  const { driver, recorded } = projectDriver(root, executable, options);
+  return nativeAllocatorSystem(driver, recorded);
 }
 
-/** The resolver of native-allocator files: the executable named in the config, relative to the project root. */
-export function nativeAllocatorResolver(root: string) {
-  return async (rawConfig: unknown): Promise<NativeAllocatorSystem> => {
-    const config =
-      typeof rawConfig === 'object' && rawConfig !== null
-        ? (rawConfig as Record<string, unknown>)
-        : {};
-    const executable = config.executable;
-    if (typeof executable !== 'string')
-      throw new Error(
-        `${NATIVE_ALLOCATOR_SYSTEM} config: executable must be a string, got ${JSON.stringify(executable)}`,
-      );
-    return nativeAllocatorForProject(root, executable);
-  };
+/** The driver of an executable relative to `root`, and the path files record (relative, forward slashes). */
+export function projectDriver(
+  root: string,
+  executable: string,
+  options: NativeDriverOptions = {},
+): { driver: NativeDriver; recorded: string } {
+  const absolute = path.resolve(root, executable);
+  const recorded = path.relative(root, absolute).split(path.sep).join('/') || executable;
+  return { driver: driverFor(absolute, options), recorded };
 }

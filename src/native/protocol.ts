@@ -49,20 +49,26 @@ function setU64(view: DataView, at: number, value: number): void {
   }
 }
 
+/** A batch frame of `count` records with its header written; the records start at FRAME_HEADER_BYTES + BATCH_HEADER_BYTES. */
+function batchFrame(capacityBytes: number, count: number, flags: number) {
+  const payload = BATCH_HEADER_BYTES + count * COMMAND_BYTES;
+  const bytes = new Uint8Array(FRAME_HEADER_BYTES + payload);
+  const view = new DataView(bytes.buffer);
+  view.setUint8(0, FRAME_BATCH);
+  view.setUint32(4, payload, true);
+  view.setUint32(8, flags, true);
+  view.setUint32(12, count, true);
+  setU64(view, 16, capacityBytes);
+  return { bytes, view };
+}
+
 /** One run as a batch frame: `u32 flags, u32 count, u64 capacity`, then the commands. */
 export function encodeAllocBatch(
   capacityBytes: number,
   commands: readonly Command[],
   flags: number,
 ): Uint8Array {
-  const payload = BATCH_HEADER_BYTES + commands.length * COMMAND_BYTES;
-  const bytes = new Uint8Array(FRAME_HEADER_BYTES + payload);
-  const view = new DataView(bytes.buffer);
-  view.setUint8(0, FRAME_BATCH);
-  view.setUint32(4, payload, true);
-  view.setUint32(8, flags, true);
-  view.setUint32(12, commands.length, true);
-  setU64(view, 16, capacityBytes);
+  const { bytes, view } = batchFrame(capacityBytes, commands.length, flags);
   let at = FRAME_HEADER_BYTES + BATCH_HEADER_BYTES;
   for (const command of commands) {
     const op = ALLOC_OPS[command.op];
@@ -73,6 +79,62 @@ export function encodeAllocBatch(
     view.setUint32(at, op.code, true);
     for (let i = 0; i < op.fields.length; i++)
       setU64(view, at + 8 + 8 * i, command[op.fields[i]!] as number);
+    at += COMMAND_BYTES;
+  }
+  return bytes;
+}
+
+/**
+ * The call records of the ring-upload and deferred-free systems: each is one call of the
+ * allocator's API with its arguments resolved by the harness (docs/native-protocol.md).
+ */
+export const RING_OPS = { allocate: 16, submit: 17, cancel: 18, collect: 19 } as const;
+export const DEFERRED_OPS = {
+  /** Set-up records before the first call: the sub-allocator's kind, its config, each size class. */
+  kind: 32,
+  config: 33,
+  sizeClass: 34,
+  alloc: 40,
+  release: 41,
+  endFrame: 42,
+  poolAcquire: 43,
+  poolRelease: 44,
+  poolTrim: 45,
+} as const;
+/** The sub-allocator kinds of a deferred-free kind record, by their number. */
+export const DEFERRED_KIND_CODES = ['buddy', 'best-fit', 'first-fit'] as const;
+
+/** Answer status of a call the allocator refused with a contract error: its one value numbers the error (CALL_ERRORS). */
+export const STATUS_REFUSED = 3;
+/** The contract errors a call may be refused with, numbered from 1 in this order. */
+export const CALL_ERRORS = [
+  'BAD_SIZE',
+  'BAD_ALIGN',
+  'BAD_FREE',
+  'RING_UNKNOWN_RANGE',
+  'RING_ALREADY_SUBMITTED',
+  'RING_FENCE_ORDER',
+  'DEFERRED_NOT_POOLED',
+  'DEFERRED_BAD_SIZE_CLASS',
+] as const;
+
+/** One call record: its op code and up to four u64 arguments. */
+export interface WireCall {
+  readonly code: number;
+  readonly args: readonly number[];
+}
+
+/** One run of calls as a batch frame (the same framing as an allocator batch). */
+export function encodeCallBatch(
+  capacityBytes: number,
+  calls: readonly WireCall[],
+  flags: number,
+): Uint8Array {
+  const { bytes, view } = batchFrame(capacityBytes, calls.length, flags);
+  let at = FRAME_HEADER_BYTES + BATCH_HEADER_BYTES;
+  for (const call of calls) {
+    view.setUint32(at, call.code, true);
+    for (let i = 0; i < call.args.length; i++) setU64(view, at + 8 + 8 * i, call.args[i]!);
     at += COMMAND_BYTES;
   }
   return bytes;

@@ -18,9 +18,9 @@ export function renderCampaignHtml(
   const entries = Object.entries(summary.systems);
   const rates = entries.map(([name]) => summary.timing.commandsPerSecond[name] ?? 0);
   const fastest = Math.max(1, ...rates);
-  const rows = entries.map(([name, system], index) => {
+  const rows = entries.map(([name, system]) => {
     const findings = summary.findings.filter((finding) => finding.system === name).length;
-    const rate = rates[index]!;
+    const rate = summary.timing.commandsPerSecond[name] ?? 0;
     const never = system.probesNeverHit;
     return [
       `<tr data-system="${escapeHtml(name)}">`,

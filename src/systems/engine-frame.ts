@@ -45,6 +45,7 @@ import {
 } from './engine-frame-side.js';
 import { invariants } from './engine-frame-invariants.js';
 import { managerVisual } from './visuals.js';
+import { present } from '../assert.js';
 
 const op = opsFor<EngineSystemConfig, EngineSide>();
 const handle = fc.nat({ max: 31 });
@@ -71,7 +72,7 @@ const ops = {
       const r = s.engine.create(command.sizeBytes, command.flags & CREATE_FLAG_MASK);
       const observed = created(s, r, true);
       if (r !== null && (command.flags & 8) !== 0 && r.kind === 'placed')
-        s.info[r.id]!.locked = true;
+        present(s.info[r.id], 'a created resource has its info', r.id).locked = true;
       return observed;
     },
   }),
@@ -105,7 +106,7 @@ const ops = {
       const id = pickLive(s.owned, command.res);
       if (id === undefined) return SKIPPED;
       s.engine.release(id);
-      const info = s.info[id]!;
+      const info = present(s.info[id], 'an owned resource has its info', id);
       if (info.kind === 'placed')
         s.releases.push(info.object, info.offsetBytes, info.sizeBytes, s.frameValues.length + 1);
       s.owned.splice(s.owned.indexOf(id), 1);
@@ -121,7 +122,7 @@ const ops = {
       const id = pickLive(s.owned, command.res);
       if (id === undefined) return SKIPPED;
       s.engine.unlock(id);
-      s.info[id]!.locked = false;
+      present(s.info[id], 'an owned resource has its info', id).locked = false;
       return {};
     },
   }),
@@ -132,7 +133,7 @@ const ops = {
       const list = s.engine.openList();
       if (list !== null) {
         s.recording.push(list);
-        s.touchedBy[list]!.length = 0;
+        present(s.touchedBy[list], 'an open list is one of the configured lists', list).length = 0;
       }
       return { list };
     },
@@ -151,7 +152,11 @@ const ops = {
       if (list === undefined || res === undefined || res2 === undefined) return SKIPPED;
       const path = RECORD_PATHS[command.path % RECORD_PATHS.length]!;
       s.engine.record(list, path, res, res2);
-      const touched = s.touchedBy[list]!;
+      const touched = present(
+        s.touchedBy[list],
+        'a recording list is one of the configured lists',
+        list,
+      );
       if (path !== 'query') {
         touched.push(res);
         if (
@@ -198,7 +203,9 @@ const ops = {
         .tuple(handle, fc.nat({ max: Math.min(3, config.backingHeapCount) }))
         .map(([res, tiles]) => ({ op, res, tiles })),
     apply: (s, command) => {
-      const reserved = s.owned.filter((id) => s.info[id]!.kind === 'reserved');
+      const reserved = s.owned.filter(
+        (id) => present(s.info[id], 'an owned resource has its info', id).kind === 'reserved',
+      );
       const id = pickLive(reserved, command.res);
       if (id === undefined) return SKIPPED;
       s.engine.commitReserved(id, command.tiles);

@@ -46,6 +46,7 @@ import {
   type UploadSide,
 } from './upload-pages-side.js';
 import { uploadVisual } from './visuals.js';
+import { present } from '../assert.js';
 
 export const FastConstantConfigSchema = Strict({
   pageSizeBytes: Nat({
@@ -188,7 +189,14 @@ const ops = {
     apply: (s, command) => {
       const uniformBuffer = pickLive(s.uniformBuffers, command.index);
       if (uniformBuffer === undefined) return SKIPPED;
-      return gpuRead(s, s.current.get(uniformBuffer)!);
+      return gpuRead(
+        s,
+        present(
+          s.current.get(uniformBuffer),
+          'a live uniform buffer has a current page',
+          uniformBuffer,
+        ),
+      );
     },
   }),
   allocate: op({

@@ -19,7 +19,7 @@ import { fastAllocatorSystem } from './fast-allocator.js';
 import { fastConstantAllocatorSystem } from './fast-constant-allocator.js';
 import { engineFrameSystem } from './engine-frame.js';
 import { USER_ALLOCATOR_SYSTEM, userAllocatorSystemForConfig } from './user-allocator.js';
-import { NATIVE_ALLOCATOR_SYSTEM, nativeAllocatorResolver } from '../native/native-allocator.js';
+import { nativeResolvers } from '../native/native-systems.js';
 
 export const BUILTIN_SYSTEMS: readonly AnySystem[] = [
   residencySetSystem,
@@ -52,6 +52,6 @@ export const BUILTIN_REGISTRY = new Registry({
   loadMutants: loadBuiltinMutants,
   resolvers: {
     [USER_ALLOCATOR_SYSTEM]: (rawConfig) => userAllocatorSystemForConfig(rawConfig),
-    [NATIVE_ALLOCATOR_SYSTEM]: nativeAllocatorResolver(process.cwd()),
+    ...nativeResolvers(process.cwd()),
   },
 });

@@ -16,12 +16,14 @@ import {
   type ManagerSide,
   type ResidencyManagerSystemConfig,
 } from './residency-manager-side.js';
+import { present } from '../assert.js';
 
 function objectOf(s: ManagerSide, obj: number): number {
   return obj % s.config.objectSizesBytes.length;
 }
 function setOf(s: ManagerSide, handle: number): number {
-  return pickLive(s.setIds, handle)!; // SET_COUNT sets exist from the start, so this always resolves
+  // SET_COUNT sets exist from the start, so this always resolves.
+  return present(pickLive(s.setIds, handle), 'the manager side has no sets');
 }
 function queueOf(s: ManagerSide, queue: number): number {
   return queue % s.config.queueCount;

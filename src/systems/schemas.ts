@@ -8,6 +8,9 @@ import type { AnySystem } from '../harness/system.js';
 import { BUILTIN_SYSTEMS } from './index.js';
 import { userAllocatorSchemas } from './user-allocator.js';
 import { nativeAllocatorSchemas } from '../native/native-allocator.js';
+import { nativeRingUploadSchemas } from '../native/native-ring-upload.js';
+import { nativeDeferredFreeSchemas } from '../native/native-deferred-free.js';
+import { nativeResidencySchemas } from '../native/native-residency.js';
 
 function text(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
@@ -19,7 +22,14 @@ export function schemaFiles(
 ): Record<string, string> {
   return {
     'regression.schema.json': text(
-      regressionJsonSchema([...systems, userAllocatorSchemas, nativeAllocatorSchemas]),
+      regressionJsonSchema([
+        ...systems,
+        userAllocatorSchemas,
+        nativeAllocatorSchemas,
+        nativeRingUploadSchemas,
+        nativeDeferredFreeSchemas,
+        nativeResidencySchemas,
+      ]),
     ),
     'campaign-summary.schema.json': text({
       $schema: 'http://json-schema.org/draft-07/schema#',
