@@ -13,15 +13,21 @@
 import { describe, expect, it } from 'vitest';
 import { FirstFitAllocator } from '../src/alloc/first-fit.js';
 import { NIL, type BlockList } from '../src/alloc/first-fit-blocks.js';
-import { FAN, levelStart, type ChunkDirectory } from '../src/alloc/first-fit-chunks.js';
+import {
+  CHUNK_SHIFT,
+  FAN,
+  levelStart,
+  type ChunkDirectory,
+} from '../src/alloc/first-fit-chunks.js';
+import type { FirstFitCheckScratch } from '../src/alloc/first-fit-check.js';
 import { AllocErrors } from '../src/alloc/allocator.js';
 import { FirstFitModel } from '../models/alloc-first-fit.js';
 import { takeRandom, thrownBy, uniformStream } from './support.js';
 
-/** 16 MiB: 1024 chunks of 16 KiB, a tree of 16 leaves at first. */
+/** 16 MiB: 2048 chunks of 2^CHUNK_SHIFT = 8 KiB, a tree of 16 leaves at first. */
 const CAPACITY = 1 << 24;
 /** The setups' block size: 16 blocks to a chunk. */
-const B = 1024;
+const B = 2 ** CHUNK_SHIFT / 16;
 
 class CorruptibleFirstFit extends FirstFitAllocator {
   constructor(capacityBytes = CAPACITY) {
@@ -32,6 +38,10 @@ class CorruptibleFirstFit extends FirstFitAllocator {
   }
   get directory(): ChunkDirectory {
     return this.chunks;
+  }
+  /** The self-check's working arrays (after its first call). */
+  get scratch(): FirstFitCheckScratch | undefined {
+    return this.checkScratch;
   }
   /** The node of the block starting at `offsetBytes` (free or allocated). */
   nodeOf(offsetBytes: number): number {
@@ -220,14 +230,26 @@ describe('first-fit checkIndexes: every condition reported when (and only when) 
       `tree node 0 of level 0 at alignment 1 holds ${child - 1}, below its largest child ${child}`,
     );
   });
+
+  it('the check keeps its working arrays from call to call (the campaign runs it after every step)', () => {
+    const pool = withHoles(40);
+    expect(pool.checkIndexes()).toBeNull();
+    const scratch = pool.scratch!;
+    const { seen, maxima, groupMax } = scratch;
+    expect(pool.checkIndexes()).toBeNull();
+    expect(pool.scratch).toBe(scratch);
+    expect(scratch.seen).toBe(seen);
+    expect(scratch.maxima).toBe(maxima);
+    expect(scratch.groupMax).toBe(groupMax);
+  });
 });
 
 describe('first-fit max trees', () => {
   it("a block starting beyond the leaves adds a level: the values move to the new leaves, the answers stay the model's", () => {
-    const capacityBytes = CAPACITY; // 16 KiB chunks: 1024, beyond the first 16 leaves
+    const capacityBytes = CAPACITY; // 8 KiB chunks: 2048, beyond the first 16 leaves
     const pool = new CorruptibleFirstFit(capacityBytes);
     const model = new FirstFitModel({ capacityBytes });
-    expect(pool.directory.chunkBytes).toBe(16384);
+    expect(pool.directory.chunkBytes).toBe(2 ** CHUNK_SHIFT);
     const live: number[] = [];
     for (let i = 0; i < 40; i++) {
       const offset = pool.alloc(12000, i % 3 === 0 ? 16384 : 16);

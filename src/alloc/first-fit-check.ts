@@ -4,9 +4,32 @@
  * invariants (the tiling, one live range per allocated block, no adjacent free blocks) read
  * blocks(), which walks the same list; this check adds what they cannot see: the links back,
  * the ids, the byte and block counts, and the directory's records and maxima.
+ *
+ * The campaign runs it after every step, so it allocates nothing: its working arrays live in a
+ * FirstFitCheckScratch the allocator keeps and grow with the store and the directory.
  */
 import { NIL, type BlockList } from './first-fit-blocks.js';
 import { FAN, FAN_SHIFT, levelStart, usableAt, type ChunkDirectory } from './first-fit-chunks.js';
+
+/** The check's working arrays, kept between calls (one per allocator). */
+export class FirstFitCheckScratch {
+  /**
+   * seen[id] === mark: the id was met in this call (a new mark per call, so nothing is cleared;
+   * float64 marks repeat only after 2^53 calls).
+   */
+  seen = new Float64Array(0);
+  mark = 0;
+  /** Per-slot maxima of the chunk being checked. */
+  maxima = new Float64Array(0);
+  /** groupMax[j * groups + g]: the largest leaf of group g at slot j. */
+  groupMax = new Float64Array(0);
+
+  /** A fresh mark for `room` ids (the array grows with the store). */
+  nextMark(room: number): number {
+    if (this.seen.length < room) this.seen = new Float64Array(room);
+    return ++this.mark;
+  }
+}
 
 /** Null when the list and the directory agree, otherwise the first condition that fails. */
 export function checkFirstFit(
@@ -15,11 +38,12 @@ export function checkFirstFit(
   capacityBytes: number,
   usedBytes: number,
   liveCount: number,
+  scratch: FirstFitCheckScratch = new FirstFitCheckScratch(),
 ): string | null {
   return (
     checkList(list, capacityBytes, usedBytes, liveCount) ??
-    checkIds(list) ??
-    checkDirectory(list, chunks)
+    checkIds(list, scratch) ??
+    checkDirectory(list, chunks, scratch)
   );
 }
 
@@ -63,20 +87,24 @@ export function checkList(
 }
 
 /** Every id handed out is listed or spare, never both, never spare twice. */
-export function checkIds(list: BlockList): string | null {
-  const seen = new Uint8Array(list.room);
+export function checkIds(
+  list: BlockList,
+  scratch: FirstFitCheckScratch = new FirstFitCheckScratch(),
+): string | null {
+  const mark = scratch.nextMark(list.room);
+  const seen = scratch.seen;
   let listed = 0;
   for (let node = list.head; node !== NIL; node = list.next(node)) {
     if (node >= list.highWater)
       return `node ${node} is listed but not below the ${list.highWater} ids handed out`;
-    seen[node] = 1;
+    seen[node] = mark;
     listed++;
   }
   for (let i = 0; i < list.spareCount; i++) {
     const node = list.spare[i]!;
-    if (node < 0 || node >= list.highWater || seen[node] === 1)
+    if (node < 0 || node >= list.highWater || seen[node] === mark)
       return `spare id ${node} is listed, repeated or never handed out`;
-    seen[node] = 1;
+    seen[node] = mark;
   }
   if (listed + list.spareCount !== list.highWater)
     return `node ids: ${list.highWater} handed out, ${listed} listed and ${list.spareCount} spare`;
@@ -93,11 +121,19 @@ function blockAt(list: BlockList, node: number): string {
   return node === NIL ? 'none' : `the block at ${list.start(node)}`;
 }
 
-export function checkDirectory(list: BlockList, chunks: ChunkDirectory): string | null {
+export function checkDirectory(
+  list: BlockList,
+  chunks: ChunkDirectory,
+  scratch: FirstFitCheckScratch = new FirstFitCheckScratch(),
+): string | null {
   const { leaves, slotCount, treeSize, leafStart, fit, slotAlign } = chunks;
-  const maxima = new Float64Array(slotCount);
+  if (scratch.maxima.length < slotCount) scratch.maxima = new Float64Array(chunks.slotAlign.length);
+  const maxima = scratch.maxima;
   /** groupMax[j * (leaves / FAN) + g]: the largest leaf of group g at slot j (read by the leaves' parents). */
-  const groupMax = new Float64Array(slotCount * (leaves / FAN));
+  const groups = slotCount * (leaves / FAN);
+  if (scratch.groupMax.length < groups) scratch.groupMax = new Float64Array(groups);
+  const groupMax = scratch.groupMax;
+  groupMax.fill(0, 0, groups);
   let node = list.head;
   // Leaves past the heap's last chunk are never written (no block starts there): not read.
   const chunkCount = Math.min(leaves, chunks.chunkCount);
@@ -112,6 +148,8 @@ export function checkDirectory(list: BlockList, chunks: ChunkDirectory): string 
       const start = list.start(node);
       const sizeBytes = list.size(node);
       for (let j = 0; j < slotCount; j++) {
+        // A block's usable size is at most its size: one no larger than the maximum so far is passed.
+        if (sizeBytes <= maxima[j]!) continue;
         const usable = usableAt(start, sizeBytes, slotAlign[j]!);
         if (usable > maxima[j]!) maxima[j] = usable;
       }

@@ -13,7 +13,7 @@
  * first fitting free block of that chunk: the exact first fit, at any alignment, without testing
  * blocks that fail their padding.
  *
- * Chunks are small (16 KiB on heaps of 32 KiB - 1 GiB, 2 chunks on smaller heaps, 2^16 chunks on
+ * Chunks are small (8 KiB on heaps of 16 KiB - 1 GiB, 2 chunks on smaller heaps, 2^17 chunks on
  * larger ones), so a chunk holds few blocks: finding a block by its
  * offset (free()) and recomputing a chunk's values are short walks of the list from the chunk's first
  * block. The tree covers the chunks up to the highest one a block has started in (first fit
@@ -30,12 +30,16 @@ import {
   START,
 } from './first-fit-blocks.js';
 
-/** Chunks are 2^CHUNK_SHIFT bytes (16 KiB) on heaps from 256 KiB to 1 GiB ... */
-export const CHUNK_SHIFT = 14;
+/**
+ * Chunks are 2^CHUNK_SHIFT bytes (8 KiB) on heaps from 16 KiB to 1 GiB (with 16 KiB chunks the
+ * walks were longer where small blocks crowd: first fit about 20 % slower on the alloc bench's
+ * small workload, docs/measurements.md) ...
+ */
+export const CHUNK_SHIFT = 13;
 /** ... smaller heaps have 2^MIN_CHUNKS_LOG2 chunks or a few more (so their self-check stays cheap) ... */
 export const MIN_CHUNKS_LOG2 = 1;
-/** ... and larger heaps 2^MAX_CHUNKS_LOG2 chunks (larger chunks): the trees stay within 4 levels. */
-export const MAX_CHUNKS_LOG2 = 16;
+/** ... and larger heaps 2^MAX_CHUNKS_LOG2 chunks (larger chunks): a tree's depth stays within 5. */
+export const MAX_CHUNKS_LOG2 = 17;
 /** Children per tree node: 2^FAN_SHIFT. */
 export const FAN_SHIFT = 4;
 export const FAN = 1 << FAN_SHIFT;

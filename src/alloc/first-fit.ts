@@ -33,7 +33,7 @@ import {
 import { checkSubAllocatorConfig, type SubAllocatorConfig } from './config.js';
 import { BlockList, F64_PER_NODE, I32_PER_NODE, NEXT, NIL, START } from './first-fit-blocks.js';
 import { ChunkDirectory, usableAt } from './first-fit-chunks.js';
-import { checkFirstFit } from './first-fit-check.js';
+import { checkFirstFit, FirstFitCheckScratch } from './first-fit-check.js';
 
 export class FirstFitAllocator implements BlockAllocator {
   readonly capacityBytes: number;
@@ -52,6 +52,8 @@ export class FirstFitAllocator implements BlockAllocator {
   /** The records the views hand out, rewritten when stale. */
   private readonly blocksPool: { offsetBytes: number; sizeBytes: number; free: boolean }[] = [];
   private readonly livePool: { offsetBytes: number; sizeBytes: number }[] = [];
+  /** The self-check's working arrays (made on its first call, kept: it runs after every step). */
+  protected checkScratch: FirstFitCheckScratch | undefined;
 
   constructor(config: SubAllocatorConfig) {
     checkSubAllocatorConfig('first-fit', config);
@@ -242,12 +244,14 @@ export class FirstFitAllocator implements BlockAllocator {
 
   /** The node store and the chunk directory against each other (first-fit-check.ts). */
   checkIndexes(): string | null {
+    this.checkScratch ??= new FirstFitCheckScratch();
     return checkFirstFit(
       this.list,
       this.chunks,
       this.capacityBytes,
       this.usedBytesTotal,
       this.liveCount,
+      this.checkScratch,
     );
   }
 }
