@@ -35,6 +35,13 @@ export const WATCHDOG_CHECKS: readonly string[] = [
 export const DEFAULT_TIMEOUT_MS = 10_000;
 /** Old-generation heap limit of a worker: a run that exhausts it is a finding, not a dead campaign. */
 export const DEFAULT_WORKER_HEAP_MB = 2048;
+/**
+ * Young-generation limit of a worker. A side-by-side step allocates its commands and observations
+ * and drops them at once; with V8's default the worker scavenged so often that garbage
+ * collection was the largest single item of its profile (48 MB measured no faster than the
+ * default, 192 MB about 1.3x the commands/s: docs/measurements.md, issue 26).
+ */
+export const WORKER_YOUNG_GENERATION_MB = 192;
 
 export interface Death {
   readonly check: string;
@@ -89,7 +96,10 @@ export class WatchedWorker {
     this.cells[CELL_TASK] = -1;
     this.worker = new Worker(url, {
       workerData: { ...init, monitor } satisfies WorkerInit,
-      resourceLimits: { maxOldGenerationSizeMb: heapMb },
+      resourceLimits: {
+        maxOldGenerationSizeMb: heapMb,
+        maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB,
+      },
     });
     this.worker.on('message', (reply: WorkerReply) => {
       if (!this.ended) handlers.message(reply);

@@ -389,8 +389,12 @@ export class SimGpu implements ResidencyDevice {
     lists: readonly (readonly number[])[],
     what: string,
   ): void {
-    for (const list of lists) {
-      for (const object of list) {
+    // Index loops: the lists are plain arrays from one caller and views from another, and
+    // for...of over both allocated an iterator result per element.
+    for (let l = 0; l < lists.length; l++) {
+      const list = lists[l]!;
+      for (let i = 0; i < list.length; i++) {
+        const object = list[i]!;
         if (this.refCount[object] === 0) {
           this.violate(
             'touch-not-resident',

@@ -69,8 +69,11 @@ export class SimQueues {
 
   /** True if any submitted list whose fence signal has not run references the object. */
   isReferencedByPendingWork(object: number): boolean {
-    for (const queue of this.queues) {
-      for (const item of queue.unretired) if (listsReference(item.lists!, object)) return true;
+    for (let q = 0; q < this.queues.length; q++) {
+      const queue = this.queues[q]!;
+      const unretired = queue.unretired;
+      for (let i = 0; i < unretired.length; i++)
+        if (listsReference(unretired[i]!.lists!, object)) return true;
       for (let i = queue.head; i < queue.items.length; i++) {
         const item = queue.items[i]!;
         if (item.kind === ItemKind.Execute && listsReference(item.lists!, object)) return true;
@@ -87,7 +90,8 @@ export class SimQueues {
   runnableListReferencing(object: number): string | null {
     for (let q = 0; q < this.queues.length; q++) {
       const queue = this.queues[q]!;
-      for (const item of queue.unretired) {
+      for (let u = 0; u < queue.unretired.length; u++) {
+        const item = queue.unretired[u]!;
         if (listsReference(item.lists!, object))
           return `submission #${item.value} on queue ${q} (ran, fence signal not yet reached)`;
       }
@@ -272,6 +276,6 @@ export class SimQueues {
 }
 
 function listsReference(lists: readonly (readonly number[])[], object: number): boolean {
-  for (const list of lists) if (list.includes(object)) return true;
+  for (let i = 0; i < lists.length; i++) if (lists[i]!.includes(object)) return true;
   return false;
 }

@@ -49,14 +49,18 @@ function bookkeeping(s: ManagerSide): string | null {
   const onList = onListScratch;
   for (let object = 0; object < sizes.length; object++) onList[object] = 0;
   let residentBytes = 0;
-  for (const object of resident) {
+  // Index loops: these lists are the model's arrays on one call and the implementation's views
+  // on the next, and for...of over both allocated an iterator result per element.
+  for (let i = 0; i < resident.length; i++) {
+    const object = resident[i]!;
     if (onList[object] !== 0) return `object ${object} is twice in the resident list`;
     onList[object] = ON_RESIDENT;
     residentBytes += sizes[object]!;
   }
   if (residentBytes !== counters.residentSizeBytes)
     return `ResidentSize is ${counters.residentSizeBytes} bytes but the resident list holds ${residentBytes}`;
-  for (const object of evicted) {
+  for (let i = 0; i < evicted.length; i++) {
+    const object = evicted[i]!;
     if (onList[object] !== 0)
       return `object ${object} is ${onList[object] === ON_RESIDENT ? 'in both lists' : 'twice in the evicted list'}`;
     onList[object] = ON_EVICTED;

@@ -103,7 +103,9 @@ export const ops = {
       const opened = sets.open(set);
       if (opened !== 'S_OK') return { open: opened };
       let inserted = 0;
-      for (const obj of command.objs) if (insertChecked(s, set, objectOf(s, obj))) inserted++;
+      const objs = command.objs;
+      for (let i = 0; i < objs.length; i++)
+        if (insertChecked(s, set, objectOf(s, objs[i]!))) inserted++;
       return { open: opened, inserted, close: sets.close(set) };
     },
   }),

@@ -116,7 +116,7 @@ export const residencyManagerSystem = defineSystem({
     }
     const events = s.manager.drainEvents();
     const calls = s.manager.gpu.drainCalls();
-    for (const event of events) s.env.probe(event);
+    for (let i = 0; i < events.length; i++) s.env.probe(events[i]!);
     if (s.twin !== null && s.twinDisagreement === null)
       s.twinDisagreement = twinStep(s, s.twin, command, dispatch, result, failure);
     if (failure !== undefined) throw failure;
