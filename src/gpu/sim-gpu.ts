@@ -155,8 +155,9 @@ export class SimGpu implements ResidencyDevice {
 
   /** Adds (sign 1) or removes (sign -1) the object's bytes to the usage of its segment. */
   private addUsage(object: number, sign: 1 | -1): void {
-    if (this.inNonLocal[object] === 1) this.nonLocalUsage += sign * this.sizesBytes[object]!;
-    else this.localUsage += sign * this.sizesBytes[object]!;
+    const bytes = sign * this.sizesBytes[object]!;
+    if (this.inNonLocal[object] === 1) this.nonLocalUsage += bytes;
+    else this.localUsage += bytes;
   }
 
   // ---- objects ----------------------------------------------------------------------------

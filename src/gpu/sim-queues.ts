@@ -19,22 +19,32 @@ const enum ItemKind {
   Signal = 2,
 }
 
-interface QueueItem {
-  kind: ItemKind;
-  /** Wait: paging fence value; Signal: queue fence value; Execute: submission number. */
+/** A paging-fence wait (value: the paging fence value) or a fence signal (value: the queue's). */
+interface FenceItem {
+  kind: ItemKind.Wait | ItemKind.Signal;
   value: number;
-  /** Execute: the lists, each the objects it references. */
-  lists: readonly (readonly number[])[] | null;
-  /** Execute: checked when it became runnable (no unsatisfied paging wait ahead of it). */
+  lists: null;
   vetted: boolean;
 }
+
+/** A command list submission (value: the submission number); one shape with FenceItem. */
+interface ExecuteItem {
+  kind: ItemKind.Execute;
+  value: number;
+  /** The lists, each the objects it references. */
+  lists: readonly (readonly number[])[];
+  /** Checked when it became runnable (no unsatisfied paging wait ahead of it). */
+  vetted: boolean;
+}
+
+type QueueItem = FenceItem | ExecuteItem;
 
 interface SimQueue {
   completedValue: number;
   items: QueueItem[];
   head: number;
   /** Lists that ran but whose following fence signal has not run yet: still in flight. */
-  unretired: QueueItem[];
+  unretired: ExecuteItem[];
 }
 
 /** What the owning device judges and records for its queues (checked mode only). */
@@ -73,10 +83,10 @@ export class SimQueues {
       const queue = this.queues[q]!;
       const unretired = queue.unretired;
       for (let i = 0; i < unretired.length; i++)
-        if (listsReference(unretired[i]!.lists!, object)) return true;
+        if (listsReference(unretired[i]!.lists, object)) return true;
       for (let i = queue.head; i < queue.items.length; i++) {
         const item = queue.items[i]!;
-        if (item.kind === ItemKind.Execute && listsReference(item.lists!, object)) return true;
+        if (item.kind === ItemKind.Execute && listsReference(item.lists, object)) return true;
       }
     }
     return false;
@@ -92,13 +102,13 @@ export class SimQueues {
       const queue = this.queues[q]!;
       for (let u = 0; u < queue.unretired.length; u++) {
         const item = queue.unretired[u]!;
-        if (listsReference(item.lists!, object))
+        if (listsReference(item.lists, object))
           return `submission #${item.value} on queue ${q} (ran, fence signal not yet reached)`;
       }
       for (let i = queue.head; i < queue.items.length; i++) {
         const item = queue.items[i]!;
         if (item.kind === ItemKind.Wait && item.value > this.pagingCompleted) break;
-        if (item.kind === ItemKind.Execute && listsReference(item.lists!, object))
+        if (item.kind === ItemKind.Execute && listsReference(item.lists, object))
           return `submission #${item.value} on queue ${q} (runnable)`;
       }
     }
@@ -118,8 +128,7 @@ export class SimQueues {
         if (item.kind === ItemKind.Wait && item.value > this.pagingCompleted) break;
         if (item.kind !== ItemKind.Execute || item.vetted) continue;
         item.vetted = true;
-        if (item.lists !== null)
-          this.judge.checkResidency(q, item.value, item.lists, 'became runnable and references');
+        this.judge.checkResidency(q, item.value, item.lists, 'became runnable and references');
       }
     }
   }
@@ -217,7 +226,7 @@ export class SimQueues {
         queue.unretired.length = 0;
         break;
       case ItemKind.Execute:
-        if (this.checked) this.judge.checkResidency(index, item.value, item.lists!, 'touched');
+        if (this.checked) this.judge.checkResidency(index, item.value, item.lists, 'touched');
         queue.unretired.push(item);
         break;
     }

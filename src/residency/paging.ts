@@ -88,8 +88,11 @@ export class Pager {
     const sizes = this.lru.sizesBytes;
     let index = start;
     let bytes = 0;
-    while (index < total && bytes + sizes[this.toMake[index]!]! <= availableBytes) {
-      bytes += sizes[this.toMake[index]!]!;
+    while (index < total) {
+      const size = sizes[this.toMake[index]!]!;
+      // Negated `<=`, not `>`: a NaN stops the batch, as the loop condition always did.
+      if (!(bytes + size <= availableBytes)) break;
+      bytes += size;
       index++;
     }
     this.batchBytes = bytes;

@@ -37,7 +37,10 @@ export class ManagerSetPool extends ResidencySetPoolImpl {
       if (id === null || id === undefined) continue;
       const set = this.set(id);
       const storage = set.storage;
-      for (let k = 0; k < set.size; k++) if (status[storage![k]!] === 0) return storage![k]!;
+      for (let k = 0; k < set.size; k++) {
+        const object = storage![k]!;
+        if (status[object] === 0) return object;
+      }
     }
     return -1;
   }
