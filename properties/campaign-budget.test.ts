@@ -160,6 +160,7 @@ describe('a budget is kept', () => {
   it('shows a long shrink on stderr and leaves its finding on disk at a signal mid-shrink', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'fuzz-signal-'));
     const summaryFile = path.join(dir, 's.json');
+    // SIGINT goes to the process running fuzz.ts, not to a `tsx` command (see properties/cli.ts).
     const child = spawn(
       process.execPath,
       [

@@ -1,6 +1,9 @@
 /**
  * Runs the repository's TypeScript CLIs (src/cli/*.ts) in a child process as its npm scripts do:
  * `node --import tsx script`, one Node process (the `tsx` command starts a second one around it).
+ * A test that signals a CLI needs that: the `tsx` command passes a signal on to its child and,
+ * when the child has not confirmed it within about 30 ms (a loaded machine), kills the child and
+ * exits 130 itself, so a campaign stopped by one SIGINT seemed to have had two.
  * The loader is named by its path, so a child whose working directory is a project outside the
  * repository loads it too.
  */
