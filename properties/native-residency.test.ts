@@ -19,12 +19,12 @@ import { runSequence } from '../src/harness/runner.js';
 import {
   NATIVE_RESIDENCY_SYSTEM,
   nativeResidencyForProject,
-  nativeResidencyResolver,
   type NativeResidencySystem,
 } from '../src/native/native-residency.js';
 import type { NativeResidencyConfig } from '../src/native/native-residency-config.js';
 import { closeResidencySessions } from '../src/native/native-residency-run.js';
 import { CallGarbage, ResidencyJudge } from '../src/native/residency-judge.js';
+import { nativeResolver } from '../src/native/native-systems.js';
 import { buildResidencyDrivers } from '../tools/d3d12-kit/build.js';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -148,7 +148,7 @@ describe('the stored findings of the planted bugs', () => {
 
   for (const file of files) {
     it(`${file} fails against its variant with its recorded check, and passes against the clean build`, async () => {
-      const resolve = nativeResidencyResolver(ROOT);
+      const resolve = nativeResolver(ROOT, NATIVE_RESIDENCY_SYSTEM);
       const { regression, system } = await loadRegression(
         path.join(STORED, file),
         new Map(),

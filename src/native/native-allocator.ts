@@ -392,6 +392,10 @@ export function projectDriver(
   options: NativeDriverOptions = {},
 ): { driver: NativeDriver; recorded: string } {
   const absolute = path.resolve(root, executable);
-  const recorded = path.relative(root, absolute).split(path.sep).join('/') || executable;
-  return { driver: driverFor(absolute, options), recorded };
+  return { driver: driverFor(absolute, options), recorded: recordedPath(root, absolute) };
+}
+
+/** How files record an executable: relative to the project root, forward slashes. */
+export function recordedPath(root: string, absolute: string): string {
+  return path.relative(root, absolute).split(path.sep).join('/') || absolute;
 }

@@ -24,6 +24,7 @@ import type { Invariant, SystemDef } from '../harness/system.js';
 import type { ViolationKind } from '../gpu/sim-gpu.js';
 import { ResidencyManagerModel } from '../../models/residency-manager.js';
 import { DriverStartError, FAULT_CHECKS, type NativeFaultKind } from './driver.js';
+import { recordedPath } from './native-allocator.js';
 import type { SyncDriver } from './sync-driver.js';
 import {
   adoptSession,
@@ -255,28 +256,11 @@ export const nativeResidencySchemas = {
 /** The system of an executable relative to `root`, its driver started once per thread. */
 export function nativeResidencyForProject(root: string, executable: string): NativeResidencySystem {
   const absolute = path.resolve(root, executable);
-  const recorded = path.relative(root, absolute).split(path.sep).join('/') || executable;
-  return nativeResidencySystem(residencySessionFor(absolute), recorded);
+  return nativeResidencySystem(residencySessionFor(absolute), recordedPath(root, absolute));
 }
 
 /** The system of a driver the hello dispatch already started. */
 export function nativeResidencyOfDriver(root: string, driver: SyncDriver): NativeResidencySystem {
   const absolute = path.resolve(driver.executable);
-  const recorded = path.relative(root, absolute).split(path.sep).join('/') || driver.executable;
-  return nativeResidencySystem(adoptSession(driver), recorded);
-}
-
-/** The resolver of native-residency files: the executable named in the config. */
-export function nativeResidencyResolver(root: string) {
-  return async (rawConfig: unknown): Promise<NativeResidencySystem> => {
-    const config =
-      typeof rawConfig === 'object' && rawConfig !== null
-        ? (rawConfig as Record<string, unknown>)
-        : {};
-    if (typeof config.executable !== 'string')
-      throw new Error(
-        `${NATIVE_RESIDENCY_SYSTEM} config: executable must be a string, got ${JSON.stringify(config.executable)}`,
-      );
-    return nativeResidencyForProject(root, config.executable);
-  };
+  return nativeResidencySystem(adoptSession(driver), recordedPath(root, absolute));
 }

@@ -14,7 +14,7 @@ import {
 } from './native-allocator.js';
 import { NATIVE_RING_UPLOAD_SYSTEM, nativeRingUploadSystem } from './native-ring-upload.js';
 import { NATIVE_DEFERRED_FREE_SYSTEM, nativeDeferredFreeSystem } from './native-deferred-free.js';
-import { NATIVE_RESIDENCY_SYSTEM, nativeResidencyResolver } from './native-residency.js';
+import { NATIVE_RESIDENCY_SYSTEM, nativeResidencyForProject } from './native-residency.js';
 import { nativeDriverTarget } from './native-dispatch.js';
 
 /** The harness system of each hello `system` value. */
@@ -76,7 +76,10 @@ export function nativeResolver(root: string, system: string) {
       throw new Error(
         `${system} config: executable must be a string, got ${JSON.stringify(executable)}`,
       );
-    const resolved = nativeSystemForProject(root, executable);
+    const resolved =
+      system === NATIVE_RESIDENCY_SYSTEM
+        ? nativeResidencyForProject(root, executable)
+        : nativeSystemForProject(root, executable);
     if (resolved.name !== system)
       throw new DriverStartError(
         executable,
@@ -96,10 +99,5 @@ export function nativeTargetForProject(root: string, executable: string): AnySys
 
 /** The resolvers of every native system's files, for a registry. */
 export function nativeResolvers(root: string) {
-  return {
-    ...Object.fromEntries(
-      Object.values(BY_HELLO).map((system) => [system, nativeResolver(root, system)]),
-    ),
-    [NATIVE_RESIDENCY_SYSTEM]: nativeResidencyResolver(root),
-  };
+  return Object.fromEntries(NATIVE_SYSTEMS.map((system) => [system, nativeResolver(root, system)]));
 }
