@@ -5,6 +5,29 @@
  */
 import type { Json } from '../harness/json.js';
 
+/**
+ * Arbitraries built once per key and shared after: a campaign builds each op's command arbitrary
+ * once per run, from the few config values it depends on (an object count, a queue count), which
+ * repeat from run to run. A fast-check arbitrary keeps no state between draws, so a shared one
+ * draws exactly what a fresh one would from the same random stream.
+ */
+export class ArbitraryCache {
+  /** More keys than this (hand-written configs of every size) start the cache afresh. */
+  private static readonly LIMIT = 4096;
+  private readonly built = new Map<string, unknown>();
+
+  /** The arbitrary built for `key`, built by `build` the first time. */
+  get<A>(key: string, build: () => A): A {
+    let arbitrary = this.built.get(key) as A | undefined;
+    if (arbitrary === undefined) {
+      if (this.built.size >= ArbitraryCache.LIMIT) this.built.clear();
+      arbitrary = build();
+      this.built.set(key, arbitrary);
+    }
+    return arbitrary;
+  }
+}
+
 /** The observation of a command whose handle resolves to nothing live (a valid no-op). */
 export const SKIPPED: Json = { skipped: true };
 
