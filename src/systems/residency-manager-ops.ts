@@ -4,7 +4,18 @@
  * modulo SET_COUNT, object ids modulo the object count, queues modulo the queue count), so every
  * subsequence of a program is a program.
  */
-import fc from 'fast-check';
+import {
+  type Drawn,
+  drawnArray,
+  drawnBoolean,
+  drawnConstant,
+  drawnConstantFrom,
+  drawnInteger,
+  drawnNat,
+  drawnOneof,
+  drawnOption,
+  drawnTuple,
+} from '../harness/drawn.js';
 import type { Json } from '../harness/json.js';
 import { opsFor } from '../harness/define-system.js';
 import { Bool, Nat, OneOf, Type } from '../harness/schema.js';
@@ -35,13 +46,15 @@ function insertChecked(s: ManagerSide, set: number, object: number): boolean {
   return inserted;
 }
 
+// The generators are drawn arbitraries (src/harness/drawn.ts): fast-check's, with a fast draw of
+// the same values for campaigns.
 /** Set handles: one of the SET_COUNT sets created up front. */
-const setHandle = fc.nat({ max: SET_COUNT - 1 });
+const setHandle = drawnNat(SET_COUNT - 1);
 /** Object ids: one of the configured objects. */
-const objectArb = (config: ResidencyManagerSystemConfig): fc.Arbitrary<number> =>
-  fc.nat({ max: config.objectSizesBytes.length - 1 });
-const queueArb = (config: ResidencyManagerSystemConfig): fc.Arbitrary<number> =>
-  fc.nat({ max: config.queueCount - 1 });
+const objectArb = (config: ResidencyManagerSystemConfig): Drawn<number> =>
+  drawnNat(config.objectSizesBytes.length - 1);
+const queueArb = (config: ResidencyManagerSystemConfig): Drawn<number> =>
+  drawnNat(config.queueCount - 1);
 const op = opsFor<ResidencyManagerSystemConfig, ManagerSide>();
 /** Each op's arbitrary per op name and the config values it reads (see ArbitraryCache). */
 const arbitraries = new ArbitraryCache();
@@ -82,7 +95,7 @@ export const ops = {
     weight: 4,
     arbitrary: (config, op) =>
       arbitraries.get(`${op}/${config.objectSizesBytes.length}`, () =>
-        fc.tuple(setHandle, objectArb(config)).map(([set, obj]) => ({ op, set, obj })),
+        drawnTuple(setHandle, objectArb(config)).map(([set, obj]) => ({ op, set, obj })),
       ),
     apply: (s, command) => ({
       inserted: insertChecked(s, setOf(s, command.set), objectOf(s, command.obj)),
@@ -99,15 +112,13 @@ export const ops = {
     weight: 10,
     arbitrary: (config, op) =>
       arbitraries.get(`${op}/${config.objectSizesBytes.length}`, () =>
-        fc
-          .tuple(
-            setHandle,
-            fc.array(objectArb(config), {
-              minLength: 1,
-              maxLength: config.objectSizesBytes.length + 1,
-            }),
-          )
-          .map(([set, objs]) => ({ op, set, objs })),
+        drawnTuple(
+          setHandle,
+          drawnArray(objectArb(config), {
+            minLength: 1,
+            maxLength: config.objectSizesBytes.length + 1,
+          }),
+        ).map(([set, objs]) => ({ op, set, objs })),
       ),
     apply: (s, command): Json => {
       const { sets } = s.manager;
@@ -126,12 +137,10 @@ export const ops = {
     weight: 12,
     arbitrary: (config, op) =>
       arbitraries.get(`${op}/${config.queueCount}`, () =>
-        fc
-          .tuple(
-            queueArb(config),
-            fc.array(fc.option(setHandle, { freq: 8, nil: null }), { minLength: 0, maxLength: 4 }),
-          )
-          .map(([queue, sets]) => ({ op, queue, sets })),
+        drawnTuple(
+          queueArb(config),
+          drawnArray(drawnOption(setHandle, 8, null), { minLength: 0, maxLength: 4 }),
+        ).map(([queue, sets]) => ({ op, queue, sets })),
       ),
     apply: (s, command) => {
       const { manager } = s;
@@ -151,7 +160,7 @@ export const ops = {
     weight: 1,
     arbitrary: (config, op) =>
       arbitraries.get(`${op}/${config.queueCount}`, () =>
-        fc.tuple(queueArb(config), setHandle).map(([queue, set]) => ({ op, queue, set })),
+        drawnTuple(queueArb(config), setHandle).map(([queue, set]) => ({ op, queue, set })),
       ),
     apply: (s, command) => {
       const { manager } = s;
@@ -180,9 +189,11 @@ export const ops = {
     weight: 10,
     arbitrary: (config, op) =>
       arbitraries.get(`${op}/${config.queueCount}`, () =>
-        fc
-          .tuple(queueArb(config), fc.integer({ min: 1, max: 12 }))
-          .map(([queue, steps]) => ({ op, queue, steps })),
+        drawnTuple(queueArb(config), drawnInteger(1, 12)).map(([queue, steps]) => ({
+          op,
+          queue,
+          steps,
+        })),
       ),
     apply: (s, command) => ({
       ran: s.manager.gpu.progress(queueOf(s, command.queue), command.steps),
@@ -193,7 +204,7 @@ export const ops = {
     // Inline mode only: the async worker CPU-signals the paging fence itself.
     weight: (config) => (config.mode === 'inline' ? 4 : 0),
     arbitrary: (_config, op) =>
-      arbitraries.get(op, () => fc.integer({ min: 1, max: 4 }).map((steps) => ({ op, steps }))),
+      arbitraries.get(op, () => drawnInteger(1, 4).map((steps) => ({ op, steps }))),
     apply: (s, command) => ({ ran: s.manager.gpu.pagingProgress(command.steps) }),
   }),
   pagingWorkerStep: op({
@@ -207,12 +218,10 @@ export const ops = {
     weight: 5,
     arbitrary: (config, op) =>
       arbitraries.get(`${op}/${config.ticksPerSecond}`, () =>
-        fc
-          .oneof(
-            fc.integer({ min: 0, max: 2 * config.ticksPerSecond }),
-            fc.integer({ min: 0, max: 70 * config.ticksPerSecond }),
-          )
-          .map((ticks) => ({ op, ticks })),
+        drawnOneof(
+          { arbitrary: drawnInteger(0, 2 * config.ticksPerSecond), weight: 1 },
+          { arbitrary: drawnInteger(0, 70 * config.ticksPerSecond), weight: 1 },
+        ).map((ticks) => ({ op, ticks })),
       ),
     apply: (s, command) => {
       s.manager.gpu.advanceClock(command.ticks);
@@ -225,16 +234,17 @@ export const ops = {
     arbitrary: (config, op) => {
       const totalBytes = config.objectSizesBytes.reduce((a, b) => a + b, 0);
       return arbitraries.get(`${op}/${totalBytes}`, () =>
-        fc
-          .tuple(
-            fc.oneof(fc.constant(0), fc.integer({ min: 20, max: 150 })),
-            fc.integer({ min: 0, max: 25 }),
-          )
-          .map(([localPercent, nonLocalPercent]) => ({
-            op,
-            localBytes: Math.floor((totalBytes * localPercent) / 100),
-            nonLocalBytes: Math.floor((totalBytes * nonLocalPercent) / 100),
-          })),
+        drawnTuple(
+          drawnOneof(
+            { arbitrary: drawnConstant(0), weight: 1 },
+            { arbitrary: drawnInteger(20, 150), weight: 1 },
+          ),
+          drawnInteger(0, 25),
+        ).map(([localPercent, nonLocalPercent]) => ({
+          op,
+          localBytes: Math.floor((totalBytes * localPercent) / 100),
+          nonLocalBytes: Math.floor((totalBytes * nonLocalPercent) / 100),
+        })),
       );
     },
     apply: (s, command) => {
@@ -246,7 +256,7 @@ export const ops = {
     fields: { on: Bool() },
     // Only Unreal's budget cap reads the background state.
     weight: (config) => (config.unrealBudgetCap ? 1 : 0),
-    arbitrary: (_config, op) => arbitraries.get(op, () => fc.boolean().map((on) => ({ op, on }))),
+    arbitrary: (_config, op) => arbitraries.get(op, () => drawnBoolean().map((on) => ({ op, on }))),
     apply: (s, command) => {
       s.manager.setBackground(command.on);
       return {};
@@ -257,7 +267,7 @@ export const ops = {
     weight: 1,
     arbitrary: (_config, op) =>
       arbitraries.get(op, () =>
-        fc.constantFrom(...DEVICE_CALL_KINDS).map((call) => ({ op, call })),
+        drawnConstantFrom(...DEVICE_CALL_KINDS).map((call) => ({ op, call })),
       ),
     apply: (s, command) => {
       s.manager.gpu.failNext(command.call);
@@ -280,7 +290,11 @@ export const ops = {
     weight: 2,
     arbitrary: (config, op) =>
       arbitraries.get(`${op}/${config.objectSizesBytes.length}`, () =>
-        fc.tuple(objectArb(config), fc.boolean()).map(([obj, nonLocal]) => ({ op, obj, nonLocal })),
+        drawnTuple(objectArb(config), drawnBoolean()).map(([obj, nonLocal]) => ({
+          op,
+          obj,
+          nonLocal,
+        })),
       ),
     apply: (s, command) => {
       const object = objectOf(s, command.obj);
