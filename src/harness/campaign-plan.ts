@@ -92,10 +92,10 @@ export function planRun(
 }
 
 export function generationPlan(plan: RunPlan): GenerationPlan {
-  return {
-    ...(plan.weights === null ? {} : { weights: plan.weights }),
-    smallConfigs: plan.smallConfigs,
-  };
+  // Two literals, not a spread: built once per run.
+  return plan.weights === null
+    ? { smallConfigs: plan.smallConfigs }
+    : { weights: plan.weights, smallConfigs: plan.smallConfigs };
 }
 
 /** The (config, commands) run i executes first, rebuilt without running it (see firstCase). */
