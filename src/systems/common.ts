@@ -12,17 +12,26 @@ import type { Json } from '../harness/json.js';
  * draws exactly what a fresh one would from the same random stream.
  */
 export class ArbitraryCache {
-  /** More keys than this (hand-written configs of every size) start the cache afresh. */
+  /** More keys than this under one name (hand-written configs of every size) start it afresh. */
   private static readonly LIMIT = 4096;
-  private readonly built = new Map<string, unknown>();
+  private readonly built = new Map<string, Map<number, unknown>>();
 
-  /** The arbitrary built for `key`, built by `build` the first time. */
-  get<A>(key: string, build: () => A): A {
-    let arbitrary = this.built.get(key) as A | undefined;
+  /**
+   * The arbitrary built for `name` (an op name) and `key` (the config value it depends on; 0 for
+   * none), built by `build` the first time. Two levels, not one joined string: a fresh string
+   * per lookup was hashed anew every time.
+   */
+  get<A>(name: string, key: number, build: () => A): A {
+    let byKey = this.built.get(name);
+    if (byKey === undefined) {
+      byKey = new Map();
+      this.built.set(name, byKey);
+    }
+    let arbitrary = byKey.get(key) as A | undefined;
     if (arbitrary === undefined) {
-      if (this.built.size >= ArbitraryCache.LIMIT) this.built.clear();
+      if (byKey.size >= ArbitraryCache.LIMIT) byKey.clear();
       arbitrary = build();
-      this.built.set(key, arbitrary);
+      byKey.set(key, arbitrary);
     }
     return arbitrary;
   }

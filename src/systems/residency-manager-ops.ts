@@ -64,7 +64,7 @@ export const ops = {
     fields: { obj: Nat() },
     weight: 2,
     arbitrary: (config, op) =>
-      arbitraries.get(`${op}/${config.objectSizesBytes.length}`, () =>
+      arbitraries.get(op, config.objectSizesBytes.length, () =>
         objectArb(config).map((obj) => ({ op, obj })),
       ),
     apply: (s, command) => {
@@ -76,7 +76,7 @@ export const ops = {
     fields: { obj: Nat() },
     weight: 2,
     arbitrary: (config, op) =>
-      arbitraries.get(`${op}/${config.objectSizesBytes.length}`, () =>
+      arbitraries.get(op, config.objectSizesBytes.length, () =>
         objectArb(config).map((obj) => ({ op, obj })),
       ),
     apply: (s, command) => {
@@ -87,14 +87,14 @@ export const ops = {
   open: op({
     fields: { set: Nat() },
     weight: 2,
-    arbitrary: (_config, op) => arbitraries.get(op, () => setHandle.map((set) => ({ op, set }))),
+    arbitrary: (_config, op) => arbitraries.get(op, 0, () => setHandle.map((set) => ({ op, set }))),
     apply: (s, command) => ({ hr: s.manager.sets.open(setOf(s, command.set)) }),
   }),
   insert: op({
     fields: { set: Nat(), obj: Nat() },
     weight: 4,
     arbitrary: (config, op) =>
-      arbitraries.get(`${op}/${config.objectSizesBytes.length}`, () =>
+      arbitraries.get(op, config.objectSizesBytes.length, () =>
         drawnTuple(setHandle, objectArb(config)).map(([set, obj]) => ({ op, set, obj })),
       ),
     apply: (s, command) => ({
@@ -104,14 +104,14 @@ export const ops = {
   close: op({
     fields: { set: Nat() },
     weight: 2,
-    arbitrary: (_config, op) => arbitraries.get(op, () => setHandle.map((set) => ({ op, set }))),
+    arbitrary: (_config, op) => arbitraries.get(op, 0, () => setHandle.map((set) => ({ op, set }))),
     apply: (s, command) => ({ hr: s.manager.sets.close(setOf(s, command.set)) }),
   }),
   record: op({
     fields: { set: Nat(), objs: Type.Array(Nat()) },
     weight: 10,
     arbitrary: (config, op) =>
-      arbitraries.get(`${op}/${config.objectSizesBytes.length}`, () =>
+      arbitraries.get(op, config.objectSizesBytes.length, () =>
         drawnTuple(
           setHandle,
           drawnArray(objectArb(config), {
@@ -136,7 +136,7 @@ export const ops = {
     fields: { queue: Nat(), sets: Type.Array(Type.Union([Nat(), Type.Null()])) },
     weight: 12,
     arbitrary: (config, op) =>
-      arbitraries.get(`${op}/${config.queueCount}`, () =>
+      arbitraries.get(op, config.queueCount, () =>
         drawnTuple(
           queueArb(config),
           drawnArray(drawnOption(setHandle, 8, null), { minLength: 0, maxLength: 4 }),
@@ -159,7 +159,7 @@ export const ops = {
     fields: { queue: Nat(), set: Nat() },
     weight: 1,
     arbitrary: (config, op) =>
-      arbitraries.get(`${op}/${config.queueCount}`, () =>
+      arbitraries.get(op, config.queueCount, () =>
         drawnTuple(queueArb(config), setHandle).map(([queue, set]) => ({ op, queue, set })),
       ),
     apply: (s, command) => {
@@ -179,7 +179,7 @@ export const ops = {
     fields: { queue: Nat() },
     weight: 1,
     arbitrary: (config, op) =>
-      arbitraries.get(`${op}/${config.queueCount}`, () =>
+      arbitraries.get(op, config.queueCount, () =>
         queueArb(config).map((queue) => ({ op, queue })),
       ),
     apply: (s, command) => ({ value: s.manager.signalFence(queueOf(s, command.queue)) }),
@@ -188,7 +188,7 @@ export const ops = {
     fields: { queue: Nat(), steps: Nat() },
     weight: 10,
     arbitrary: (config, op) =>
-      arbitraries.get(`${op}/${config.queueCount}`, () =>
+      arbitraries.get(op, config.queueCount, () =>
         drawnTuple(queueArb(config), drawnInteger(1, 12)).map(([queue, steps]) => ({
           op,
           queue,
@@ -204,7 +204,7 @@ export const ops = {
     // Inline mode only: the async worker CPU-signals the paging fence itself.
     weight: (config) => (config.mode === 'inline' ? 4 : 0),
     arbitrary: (_config, op) =>
-      arbitraries.get(op, () => drawnInteger(1, 4).map((steps) => ({ op, steps }))),
+      arbitraries.get(op, 0, () => drawnInteger(1, 4).map((steps) => ({ op, steps }))),
     apply: (s, command) => ({ ran: s.manager.gpu.pagingProgress(command.steps) }),
   }),
   pagingWorkerStep: op({
@@ -217,7 +217,7 @@ export const ops = {
     fields: { ticks: Nat() },
     weight: 5,
     arbitrary: (config, op) =>
-      arbitraries.get(`${op}/${config.ticksPerSecond}`, () =>
+      arbitraries.get(op, config.ticksPerSecond, () =>
         drawnOneof(
           { arbitrary: drawnInteger(0, 2 * config.ticksPerSecond), weight: 1 },
           { arbitrary: drawnInteger(0, 70 * config.ticksPerSecond), weight: 1 },
@@ -233,7 +233,7 @@ export const ops = {
     weight: 2,
     arbitrary: (config, op) => {
       const totalBytes = config.objectSizesBytes.reduce((a, b) => a + b, 0);
-      return arbitraries.get(`${op}/${totalBytes}`, () =>
+      return arbitraries.get(op, totalBytes, () =>
         drawnTuple(
           drawnOneof(
             { arbitrary: drawnConstant(0), weight: 1 },
@@ -256,7 +256,8 @@ export const ops = {
     fields: { on: Bool() },
     // Only Unreal's budget cap reads the background state.
     weight: (config) => (config.unrealBudgetCap ? 1 : 0),
-    arbitrary: (_config, op) => arbitraries.get(op, () => drawnBoolean().map((on) => ({ op, on }))),
+    arbitrary: (_config, op) =>
+      arbitraries.get(op, 0, () => drawnBoolean().map((on) => ({ op, on }))),
     apply: (s, command) => {
       s.manager.setBackground(command.on);
       return {};
@@ -266,7 +267,7 @@ export const ops = {
     fields: { call: OneOf(DEVICE_CALL_KINDS) },
     weight: 1,
     arbitrary: (_config, op) =>
-      arbitraries.get(op, () =>
+      arbitraries.get(op, 0, () =>
         drawnConstantFrom(...DEVICE_CALL_KINDS).map((call) => ({ op, call })),
       ),
     apply: (s, command) => {
@@ -289,7 +290,7 @@ export const ops = {
     // segments decide differently from the model.
     weight: 2,
     arbitrary: (config, op) =>
-      arbitraries.get(`${op}/${config.objectSizesBytes.length}`, () =>
+      arbitraries.get(op, config.objectSizesBytes.length, () =>
         drawnTuple(objectArb(config), drawnBoolean()).map(([obj, nonLocal]) => ({
           op,
           obj,
