@@ -23,27 +23,15 @@
  */
 import fc from 'fast-check';
 
-/**
- * A fast-check arbitrary with a fast draw of the same values (see the header). The fast-check
- * arbitrary is built when first asked for: a campaign builds a run's generators once per run and,
- * unless the run fails and shrinks, only ever draws from them.
- */
+/** A fast-check arbitrary with a fast draw of the same values (see the header). */
 export class Drawn<T> extends fc.Arbitrary<T> {
-  private built: fc.Arbitrary<T> | undefined;
-
   constructor(
-    /** Builds the fast-check arbitrary: generation, bias and shrinking. */
-    private readonly build: () => fc.Arbitrary<T>,
+    /** The fast-check arbitrary: generation, bias and shrinking. */
+    readonly arbitrary: fc.Arbitrary<T>,
     /** Its unbiased value from `mrng`, drawn with the same calls in the same order. */
     readonly draw: (mrng: fc.Random) => T,
   ) {
     super();
-  }
-
-  /** The fast-check arbitrary. */
-  get arbitrary(): fc.Arbitrary<T> {
-    this.built ??= this.build();
-    return this.built;
   }
 
   generate(mrng: fc.Random, biasFactor: number | undefined): fc.Value<T> {
@@ -61,59 +49,35 @@ export class Drawn<T> extends fc.Arbitrary<T> {
   /** fast-check's map of the wrapped arbitrary, with the mapper applied to the draw. */
   override map<U>(mapper: (t: T) => U, unmapper?: (possiblyU: unknown) => T): Drawn<U> {
     const draw = this.draw;
-    return new Drawn(
-      () => this.arbitrary.map(mapper, unmapper),
-      (mrng) => mapper(draw(mrng)),
-    );
-  }
-
-  /** fast-check's chain with a drawn chained arbitrary: the value, then the chained one's, from the same stream. */
-  chainDrawn<U>(chainer: (t: T) => Drawn<U>): Drawn<U> {
-    const draw = this.draw;
-    return new Drawn(
-      () => this.arbitrary.chain((value) => chainer(value).arbitrary),
-      (mrng) => chainer(draw(mrng)).draw(mrng),
-    );
+    return new Drawn(this.arbitrary.map(mapper, unmapper), (mrng) => mapper(draw(mrng)));
   }
 }
 
 /** fc.integer({ min, max }). */
 export function drawnInteger(min: number, max: number): Drawn<number> {
-  return new Drawn(
-    () => fc.integer({ min, max }),
-    (mrng) => mrng.nextInt(min, max),
-  );
+  return new Drawn(fc.integer({ min, max }), (mrng) => mrng.nextInt(min, max));
 }
 
 /** fc.nat({ max }). */
 export function drawnNat(max: number): Drawn<number> {
-  return new Drawn(
-    () => fc.nat({ max }),
-    (mrng) => mrng.nextInt(0, max),
-  );
+  return new Drawn(fc.nat({ max }), (mrng) => mrng.nextInt(0, max));
 }
 
 /** fc.boolean(): an integer in [0, 1], 1 being true. */
 export function drawnBoolean(): Drawn<boolean> {
-  return new Drawn(fc.boolean, (mrng) => mrng.nextInt(0, 1) === 1);
+  return new Drawn(fc.boolean(), (mrng) => mrng.nextInt(0, 1) === 1);
 }
 
 /** fc.constantFrom(...values): one draw of an index, none for a single value. */
 export function drawnConstantFrom<T>(...values: readonly T[]): Drawn<T> {
   if (values.length === 1) return drawnConstant(values[0]!);
   const last = values.length - 1;
-  return new Drawn(
-    () => fc.constantFrom(...values),
-    (mrng) => values[mrng.nextInt(0, last)]!,
-  );
+  return new Drawn(fc.constantFrom(...values), (mrng) => values[mrng.nextInt(0, last)]!);
 }
 
 /** fc.constant(value): the same value, no draw. */
 export function drawnConstant<T>(value: T): Drawn<T> {
-  return new Drawn(
-    () => fc.constant(value),
-    () => value,
-  );
+  return new Drawn(fc.constant(value), () => value);
 }
 
 /** fc.tuple(...parts): the parts drawn in order. */
@@ -121,11 +85,10 @@ export function drawnTuple<Ts extends unknown[]>(
   ...parts: { [K in keyof Ts]: Drawn<Ts[K]> }
 ): Drawn<Ts> {
   const draws = parts.map((part) => part.draw);
-  const build = () =>
-    fc.tuple<Ts>(
-      ...(parts.map((part) => part.arbitrary) as { [K in keyof Ts]: fc.Arbitrary<Ts[K]> }),
-    );
-  return new Drawn(build, (mrng) => {
+  const arbitraries = parts.map((part) => part.arbitrary) as {
+    [K in keyof Ts]: fc.Arbitrary<Ts[K]>;
+  };
+  return new Drawn(fc.tuple<Ts>(...arbitraries), (mrng) => {
     const values = new Array(draws.length);
     for (let i = 0; i < draws.length; i++) values[i] = draws[i]!(mrng);
     return values as Ts;
@@ -141,25 +104,19 @@ export interface DrawnArrayConstraints {
 
 /**
  * fc.array(item, constraints): the length in [minLength, the length fast-check generates up to],
- * then the items in order. That bound is what fast-check's array arbitrary of these constraints
- * holds (it depends on the size and the global configuration; read from one built over a
- * constant); without one there is no draw of its own: each draw is then fast-check's generation.
+ * then the items in order. That bound is the built arbitrary's own (it depends on the size and
+ * the global configuration); an arbitrary without one has no draw of its own: each draw is then
+ * fast-check's generation.
  */
 export function drawnArray<T>(item: Drawn<T>, constraints: DrawnArrayConstraints): Drawn<T[]> {
-  const build = () => fc.array(item.arbitrary, constraints);
+  const arbitrary = fc.array(item.arbitrary, constraints);
   const minLength = constraints.minLength ?? 0;
-  const maxGenerated = (
-    fc.array(fc.constant(0), constraints) as unknown as { readonly maxGeneratedLength?: unknown }
-  ).maxGeneratedLength;
-  if (typeof maxGenerated !== 'number') {
-    const generated: Drawn<T[]> = new Drawn(
-      build,
-      (mrng) => generated.arbitrary.generate(mrng, undefined).value,
-    );
-    return generated;
-  }
+  const maxGenerated = (arbitrary as unknown as { readonly maxGeneratedLength?: unknown })
+    .maxGeneratedLength;
+  if (typeof maxGenerated !== 'number')
+    return new Drawn(arbitrary, (mrng) => arbitrary.generate(mrng, undefined).value);
   const draw = item.draw;
-  return new Drawn(build, (mrng) => {
+  return new Drawn(arbitrary, (mrng) => {
     const length = mrng.nextInt(minLength, maxGenerated);
     const items: T[] = new Array(length);
     for (let i = 0; i < length; i++) items[i] = draw(mrng);
@@ -171,9 +128,8 @@ export function drawnArray<T>(item: Drawn<T>, constraints: DrawnArrayConstraints
 export function drawnOption<T, N>(item: Drawn<T>, freq: number, nil: N): Drawn<T | N> {
   const draw = item.draw;
   const top = freq - 1;
-  return new Drawn(
-    () => fc.option(item.arbitrary, { freq, nil }),
-    (mrng) => (mrng.nextInt(0, top) < 1 ? nil : draw(mrng)),
+  return new Drawn(fc.option(item.arbitrary, { freq, nil }), (mrng) =>
+    mrng.nextInt(0, top) < 1 ? nil : draw(mrng),
   );
 }
 
@@ -189,10 +145,9 @@ export interface DrawnWeighted<T> {
  * up, so no choice is drawn inside itself, and its own depth is 0 whenever it draws.)
  */
 export function drawnOneof<T>(...entries: readonly DrawnWeighted<T>[]): Drawn<T> {
-  const build = () =>
-    fc.oneof(
-      ...entries.map((entry) => ({ arbitrary: entry.arbitrary.arbitrary, weight: entry.weight })),
-    );
+  const arbitrary = fc.oneof(
+    ...entries.map((entry) => ({ arbitrary: entry.arbitrary.arbitrary, weight: entry.weight })),
+  );
   const draws = entries.map((entry) => entry.arbitrary.draw);
   const cumulated: number[] = [];
   let total = 0;
@@ -201,46 +156,11 @@ export function drawnOneof<T>(...entries: readonly DrawnWeighted<T>[]): Drawn<T>
     cumulated.push(total);
   }
   const top = total - 1;
-  return new Drawn(build, (mrng) => {
+  return new Drawn(arbitrary, (mrng) => {
     const selected = mrng.nextInt(0, top);
     let index = 0;
     while (selected >= cumulated[index]!) index++;
     return draws[index]!(mrng);
-  });
-}
-
-/**
- * fc.record(model) (every key required): the values in the model's key order, then fast-check's
- * draw of the object's prototype (a boolean: true builds it without one).
- */
-export function drawnRecord<T extends Record<string, unknown>>(
-  model: {
-    readonly [K in keyof T]: Drawn<T[K]>;
-  },
-): Drawn<T> {
-  const keys = Object.keys(model) as (keyof T & string)[];
-  const draws = keys.map((key) => model[key].draw);
-  const build = () => {
-    const arbitraries = {} as { [K in keyof T]: fc.Arbitrary<T[K]> };
-    for (const key of keys) arbitraries[key] = model[key].arbitrary;
-    return fc.record(arbitraries) as unknown as fc.Arbitrary<T>;
-  };
-  return new Drawn(build, (mrng) => {
-    const values = new Array(draws.length);
-    for (let i = 0; i < draws.length; i++) values[i] = draws[i]!(mrng);
-    const record: Record<string, unknown> = mrng.nextInt(0, 1) === 1 ? Object.create(null) : {};
-    for (let i = 0; i < keys.length; i++) {
-      const key = keys[i]!;
-      if (key === '__proto__')
-        Object.defineProperty(record, key, {
-          value: values[i],
-          configurable: true,
-          enumerable: true,
-          writable: true,
-        });
-      else record[key] = values[i];
-    }
-    return record as T;
   });
 }
 

@@ -40,12 +40,8 @@ export function caseArb<C extends JsonObject, Cmd extends OpNamed, S>(
 ): fc.Arbitrary<Case<C, Cmd>> {
   const { minLength } = system.sequence;
   const max = maxLength ?? system.sequence.maxLength;
-  const configArb = system.configArb();
-  // A drawn config arbitrary (src/harness/drawn.ts) draws an unbiased config fast, as below.
   const configs =
-    unbiased && plan?.smallConfigs !== true
-      ? fc.noBias(configArb instanceof Drawn ? drawnFirst(configArb) : configArb)
-      : configArb;
+    unbiased && plan?.smallConfigs !== true ? fc.noBias(system.configArb()) : system.configArb();
   return configs.chain((config) => {
     const command = system.commandArb(config, plan);
     const lengths = { minLength: Math.min(minLength, max), maxLength: max, size: 'max' } as const;

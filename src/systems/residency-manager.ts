@@ -23,15 +23,7 @@
  * ops), residency-manager-invariants.ts (the checks), residency-manager-twin.ts (the benchmark
  * twin's comparison); this file defines the system from them.
  */
-import {
-  drawnArray,
-  drawnBoolean,
-  drawnConstant,
-  drawnConstantFrom,
-  drawnInteger,
-  drawnOneof,
-  drawnRecord,
-} from '../harness/drawn.js';
+import fc from 'fast-check';
 import type { Json, JsonObject } from '../harness/json.js';
 import { defineSystem } from '../harness/define-system.js';
 import { ResidencyManagerModel } from '../../models/residency-manager.js';
@@ -73,56 +65,57 @@ export const residencyManagerSystem = defineSystem({
       if (c.initialCapacity < 2) return `initialCapacity must be >= 2, got ${c.initialCapacity}`;
       return null;
     },
-    // Drawn arbitraries (src/harness/drawn.ts): fast-check's, with a fast draw of the same configs.
     arbitrary: () =>
-      drawnArray(drawnInteger(1, 16), { minLength: 3, maxLength: 10 }).chainDrawn(
-        (objectSizesBytes) => {
+      fc
+        .array(fc.integer({ min: 1, max: 16 }), { minLength: 3, maxLength: 10 })
+        .chain((objectSizesBytes) => {
           const totalBytes = objectSizesBytes.reduce((a, b) => a + b, 0);
-          return drawnRecord({
-            objectSizesBytes: drawnConstant(objectSizesBytes),
-            queueCount: drawnInteger(1, 3),
-            mode: drawnConstantFrom<'inline' | 'async'>('inline', 'async'),
-            startEvicted: drawnBoolean(),
-            maxLatency: drawnInteger(1, 6),
-            ticksPerSecond: drawnInteger(1, 10),
-            localBudgetBytes: drawnInteger(30, 120).map((percent) =>
-              Math.floor((totalBytes * percent) / 100),
-            ),
-            nonLocalBudgetBytes: drawnInteger(0, 20).map((percent) =>
-              Math.floor((totalBytes * percent) / 100),
-            ),
-            unrealBudgetCap: drawnBoolean(),
-            debugBudgetBytes: drawnOneof(
-              { weight: 3, arbitrary: drawnConstant(-1) },
-              { weight: 1, arbitrary: drawnInteger(0, totalBytes) },
-            ),
-            slotCount: drawnOneof(
-              { weight: 4, arbitrary: drawnConstant(32) },
-              { weight: 1, arbitrary: drawnInteger(2, 4) },
-            ),
-            initialCapacity: drawnInteger(2, 4),
-            // Drawn from the other fields (no draw of its own), so adding it left every generated
-            // case as it was: 1 config in 8 gets the twin.
-            benchmarkTwin: drawnConstant(false),
-          }).map((config) => ({
-            // Spelt out, not a spread: the same fields in the same order, without copying
-            // the record through the generic slow path once per run.
-            objectSizesBytes: config.objectSizesBytes,
-            queueCount: config.queueCount,
-            mode: config.mode,
-            startEvicted: config.startEvicted,
-            maxLatency: config.maxLatency,
-            ticksPerSecond: config.ticksPerSecond,
-            localBudgetBytes: config.localBudgetBytes,
-            nonLocalBudgetBytes: config.nonLocalBudgetBytes,
-            unrealBudgetCap: config.unrealBudgetCap,
-            debugBudgetBytes: config.debugBudgetBytes,
-            slotCount: config.slotCount,
-            initialCapacity: config.initialCapacity,
-            benchmarkTwin: twinShare(config),
-          }));
-        },
-      ),
+          return fc
+            .record({
+              objectSizesBytes: fc.constant(objectSizesBytes),
+              queueCount: fc.integer({ min: 1, max: 3 }),
+              mode: fc.constantFrom('inline', 'async'),
+              startEvicted: fc.boolean(),
+              maxLatency: fc.integer({ min: 1, max: 6 }),
+              ticksPerSecond: fc.integer({ min: 1, max: 10 }),
+              localBudgetBytes: fc
+                .integer({ min: 30, max: 120 })
+                .map((percent) => Math.floor((totalBytes * percent) / 100)),
+              nonLocalBudgetBytes: fc
+                .integer({ min: 0, max: 20 })
+                .map((percent) => Math.floor((totalBytes * percent) / 100)),
+              unrealBudgetCap: fc.boolean(),
+              debugBudgetBytes: fc.oneof(
+                { weight: 3, arbitrary: fc.constant(-1) },
+                { weight: 1, arbitrary: fc.integer({ min: 0, max: totalBytes }) },
+              ),
+              slotCount: fc.oneof(
+                { weight: 4, arbitrary: fc.constant(32) },
+                { weight: 1, arbitrary: fc.integer({ min: 2, max: 4 }) },
+              ),
+              initialCapacity: fc.integer({ min: 2, max: 4 }),
+              // Drawn from the other fields (no draw of its own), so adding it left every generated
+              // case as it was: 1 config in 8 gets the twin.
+              benchmarkTwin: fc.constant(false),
+            })
+            .map((config) => ({
+              // Spelt out, not a spread: the same fields in the same order, without copying
+              // the record through the generic slow path once per run.
+              objectSizesBytes: config.objectSizesBytes,
+              queueCount: config.queueCount,
+              mode: config.mode,
+              startEvicted: config.startEvicted,
+              maxLatency: config.maxLatency,
+              ticksPerSecond: config.ticksPerSecond,
+              localBudgetBytes: config.localBudgetBytes,
+              nonLocalBudgetBytes: config.nonLocalBudgetBytes,
+              unrealBudgetCap: config.unrealBudgetCap,
+              debugBudgetBytes: config.debugBudgetBytes,
+              slotCount: config.slotCount,
+              initialCapacity: config.initialCapacity,
+              benchmarkTwin: twinShare(config),
+            }));
+        }),
   },
   ops,
   // Every command: note the generation before it (generations-increasing compares against it),
