@@ -5,17 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  Drawn,
-  drawnArray,
-  drawnBoolean,
-  drawnConstantFrom,
-  drawnInteger,
-  drawnNat,
-  drawnOneof,
-  drawnOption,
-  drawnTuple,
-} from '../src/harness/drawn.js';
+import * as drawn from '../src/harness/drawn.js';
 import { generationPlan, planRun } from '../src/harness/campaign-plan.js';
 import { checkSystem, firstCase } from '../src/harness/property.js';
 import type { AnySystem } from '../src/harness/system.js';
@@ -26,14 +16,14 @@ import { RESIDENCY_MANAGER_MUTANTS } from '../mutants/residency-manager.js';
  * Draws `drawn` and generates its fast-check arbitrary from two copies of each of `runs`
  * streams; returns the first stream on which the values or the streams' next numbers differ.
  */
-function firstDisagreement<T>(drawn: Drawn<T>, seed: number, runs: number): string | null {
+function firstDisagreement<T>(subject: drawn.Drawn<T>, seed: number, runs: number): string | null {
   let found: string | null = null;
   const probe = new (class extends fc.Arbitrary<number> {
     generate(mrng: fc.Random): fc.Value<number> {
       const byDraw = mrng.clone();
       const byFastCheck = mrng.clone();
-      const drawnValue = drawn.draw(byDraw);
-      const generated = drawn.arbitrary.generate(byFastCheck, undefined).value;
+      const drawnValue = subject.draw(byDraw);
+      const generated = subject.arbitrary.generate(byFastCheck, undefined).value;
       const next = [byDraw.nextInt(0, 1 << 30), byFastCheck.nextInt(0, 1 << 30)];
       if (found === null && JSON.stringify(drawnValue) !== JSON.stringify(generated))
         found = `drew ${JSON.stringify(drawnValue)}, fast-check generated ${JSON.stringify(generated)}`;
@@ -58,35 +48,41 @@ function undrawn(system: AnySystem): AnySystem {
     ...system,
     commandArb: (config, plan) => {
       const arbitrary = system.commandArb(config, plan);
-      return arbitrary instanceof Drawn ? arbitrary.arbitrary : arbitrary;
+      return arbitrary instanceof drawn.Drawn ? arbitrary.arbitrary : arbitrary;
     },
   };
 }
 
 describe('drawn arbitraries', () => {
   it('each builder draws what fast-check generates and leaves the stream where it does', () => {
-    const builders: [string, Drawn<unknown>][] = [
-      ['integer', drawnInteger(-3, 17)],
-      ['nat', drawnNat(5)],
-      ['boolean', drawnBoolean()],
-      ['constantFrom', drawnConstantFrom('a', 'b', 'c')],
-      ['tuple', drawnTuple(drawnNat(3), drawnBoolean(), drawnInteger(10, 12))],
-      ['map', drawnTuple(drawnNat(3), drawnNat(9)).map(([a, b]) => ({ a, b }))],
-      ['array', drawnArray(drawnNat(7), { minLength: 1, maxLength: 6 })],
-      ['array, default bounds', drawnArray(drawnBoolean(), {})],
-      ['array, size max', drawnArray(drawnNat(2), { minLength: 0, maxLength: 40, size: 'max' })],
-      ['option', drawnArray(drawnOption(drawnNat(3), 8, null), { maxLength: 4 })],
+    const builders: [string, drawn.Drawn<unknown>][] = [
+      ['integer', drawn.drawnInteger(-3, 17)],
+      ['nat', drawn.drawnNat(5)],
+      ['boolean', drawn.drawnBoolean()],
+      ['constantFrom', drawn.drawnConstantFrom('a', 'b', 'c')],
+      [
+        'tuple',
+        drawn.drawnTuple(drawn.drawnNat(3), drawn.drawnBoolean(), drawn.drawnInteger(10, 12)),
+      ],
+      ['map', drawn.drawnTuple(drawn.drawnNat(3), drawn.drawnNat(9)).map(([a, b]) => ({ a, b }))],
+      ['array', drawn.drawnArray(drawn.drawnNat(7), { minLength: 1, maxLength: 6 })],
+      ['array, default bounds', drawn.drawnArray(drawn.drawnBoolean(), {})],
+      [
+        'array, size max',
+        drawn.drawnArray(drawn.drawnNat(2), { minLength: 0, maxLength: 40, size: 'max' }),
+      ],
+      ['option', drawn.drawnArray(drawn.drawnOption(drawn.drawnNat(3), 8, null), { maxLength: 4 })],
       [
         'oneof',
-        drawnOneof(
-          { arbitrary: drawnInteger(0, 4), weight: 3 },
-          { arbitrary: drawnConstantFrom(-1), weight: 0 },
-          { arbitrary: drawnInteger(100, 140), weight: 2 },
+        drawn.drawnOneof(
+          { arbitrary: drawn.drawnInteger(0, 4), weight: 3 },
+          { arbitrary: drawn.drawnConstantFrom(-1), weight: 0 },
+          { arbitrary: drawn.drawnInteger(100, 140), weight: 2 },
         ),
       ],
     ];
-    for (const [name, drawn] of builders)
-      expect(firstDisagreement(drawn, 20261202, 500), name).toBeNull();
+    for (const [name, subject] of builders)
+      expect(firstDisagreement(subject, 20261202, 500), name).toBeNull();
   });
 
   it("residency-manager: every plan's command arbitrary is drawn, and draws fast-check's commands", () => {
@@ -99,8 +95,8 @@ describe('drawn arbitraries', () => {
         unbiased: true,
       });
       const command = system.commandArb(config, generationPlan(plan));
-      expect(command).toBeInstanceOf(Drawn);
-      const sequence = drawnArray(command as Drawn<unknown>, {
+      expect(command).toBeInstanceOf(drawn.Drawn);
+      const sequence = drawn.drawnArray(command as drawn.Drawn<unknown>, {
         minLength: 1,
         maxLength: 150,
         size: 'max',
