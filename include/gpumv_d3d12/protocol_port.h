@@ -22,7 +22,6 @@
 #include <unistd.h>
 
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace gpumv_d3d12 {
@@ -69,21 +68,42 @@ inline void WriteAll(const uint8_t* data, size_t size) {
   }
 }
 
-/** Reads exactly `size` bytes; false at the end of input before the first byte. */
-inline bool ReadAll(uint8_t* data, size_t size) {
-  size_t got = 0;
-  while (got < size) {
-    ssize_t n = read(kInFd, data + got, size - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) Die("read from fd 3 failed");
-    if (n == 0) {
-      if (got == 0) return false;
-      errno = 0;
-      Die("fd 3 ended inside a frame");
+/**
+ * fd 3, buffered: one read takes whatever the pipe holds (a whole frame, usually), so a frame
+ * costs one system call instead of one for its header and one for its payload. Only the thread
+ * holding the kit's baton reads (the driver loop, or a CPU wait's AdvanceUntil), one at a time.
+ */
+struct In {
+  std::vector<uint8_t> buffer = std::vector<uint8_t>(1 << 16);
+  size_t start = 0, end = 0;
+
+  /** Makes `size` bytes available from `start`; false at the end of input before the first byte. */
+  bool Fill(size_t size) {
+    if (end - start >= size) return true;
+    if (start > 0) {
+      memmove(buffer.data(), buffer.data() + start, end - start);
+      end -= start;
+      start = 0;
     }
-    got += (size_t)n;
+    if (buffer.size() < size) buffer.resize(size);
+    while (end < size) {
+      ssize_t n = read(kInFd, buffer.data() + end, buffer.size() - end);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) Die("read from fd 3 failed");
+      if (n == 0) {
+        if (end == 0) return false;
+        errno = 0;
+        Die("fd 3 ended inside a frame");
+      }
+      end += (size_t)n;
+    }
+    return true;
   }
-  return true;
+};
+
+inline In& Input() {
+  static In in;
+  return in;
 }
 
 inline uint32_t Get32(const uint8_t* p) {
@@ -128,15 +148,18 @@ struct Frame {
 
 /** Reads one frame; false at the end of input. */
 inline bool ReadFrame(Frame& frame) {
-  uint8_t header[8];
-  if (!ReadAll(header, 8)) return false;
+  In& in = Input();
+  if (!in.Fill(8)) return false;
+  const uint8_t* header = in.buffer.data() + in.start;
   if (header[1] != 0 || header[2] != 0 || header[3] != 0) {
     errno = 0;
     Die("a frame header with non-zero padding");
   }
   frame.kind = (char)header[0];
-  frame.payload.resize(Get32(header + 4));
-  if (!frame.payload.empty() && !ReadAll(frame.payload.data(), frame.payload.size())) Die("fd 3 ended inside a frame");
+  size_t length = Get32(header + 4);
+  if (!in.Fill(8 + length)) Die("fd 3 ended inside a frame");
+  frame.payload.assign(in.buffer.data() + in.start + 8, in.buffer.data() + in.start + 8 + length);
+  in.start += 8 + length;
   return true;
 }
 
@@ -146,7 +169,23 @@ inline bool ReadFrame(Frame& frame) {
 struct GpuState {
   uint64_t ticks = 0;
   MemoryInfo local, nonLocal;
-  std::unordered_map<uint32_t, uint64_t> fences;
+  /** Live fences and their completed values (a handful: a flat list beats a hash map here). */
+  std::vector<std::pair<uint32_t, uint64_t>> fences;
+  uint64_t* Find(uint32_t fence) {
+    for (auto& f : fences) if (f.first == fence) return &f.second;
+    return nullptr;
+  }
+  void Set(uint32_t fence, uint64_t value) {
+    if (uint64_t* v = Find(fence)) *v = value;
+    else fences.emplace_back(fence, value);
+  }
+  void Erase(uint32_t fence) {
+    for (size_t i = 0; i < fences.size(); i++)
+      if (fences[i].first == fence) {
+        fences.erase(fences.begin() + (long)i);
+        return;
+      }
+  }
   /** Parses the state block at `p`; returns the bytes it used, or 0 when it does not fit. */
   size_t Read(const uint8_t* p, size_t size) {
     if (size < 48) return 0;
@@ -159,7 +198,7 @@ struct GpuState {
     size_t used = 48 + 16 * (size_t)count;
     if (used > size) return 0;
     fences.clear();
-    for (uint32_t i = 0; i < count; i++) fences[(uint32_t)wire::Get64(p + 48 + 16 * i)] = wire::Get64(p + 56 + 16 * i);
+    for (uint32_t i = 0; i < count; i++) Set((uint32_t)wire::Get64(p + 48 + 16 * i), wire::Get64(p + 56 + 16 * i));
     return used;
   }
 };
@@ -196,12 +235,12 @@ class ProtocolPort : public GpuPort {
   uint32_t CreateFence(uint64_t initialValue) override {
     uint32_t id = ++lastFence_;
     Post(wire::CreateFence, {id, initialValue});
-    state_.fences[id] = initialValue;
+    state_.Set(id, initialValue);
     return id;
   }
   void DestroyFence(uint32_t fence) override {
     Post(wire::DestroyFence, {fence});
-    state_.fences.erase(fence);
+    state_.Erase(fence);
   }
   void Execute(uint32_t queue, const ListRefs* lists, uint32_t count) override {
     uint32_t words = 2;
@@ -224,13 +263,13 @@ class ProtocolPort : public GpuPort {
     return S_OK;
   }
   uint64_t FenceCompleted(uint32_t fence) override {
-    auto it = state_.fences.find(fence);
-    return it == state_.fences.end() ? 0 : it->second;
+    const uint64_t* v = state_.Find(fence);
+    return v == nullptr ? 0 : *v;
   }
   HRESULT CpuSignal(uint32_t fence, uint64_t value) override {
     Post(wire::CpuSignal, {fence, value});
-    auto it = state_.fences.find(fence);
-    if (it != state_.fences.end() && it->second < value) it->second = value;
+    uint64_t* v = state_.Find(fence);
+    if (v != nullptr && *v < value) *v = value;
     return S_OK;
   }
   bool AdvanceUntil(uint32_t fence, uint64_t value) override {
