@@ -292,7 +292,7 @@ describe('the judge of the call-backs', () => {
     j.applyCalls(calls([[4, 1, 0]])); // CreateFence with its two words is fine
   });
 
-  it('callbacks=2: the state carries each object\'s residency count and segment, and a usage count that differs from the GPU\'s is garbage', () => {
+  it("callbacks=2: the state carries each object's residency count and segment, and a usage count that differs from the GPU's is garbage", () => {
     const j = new ResidencyJudge(
       {
         objectSizesBytes: [10, 30],
