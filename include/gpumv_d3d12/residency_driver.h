@@ -113,6 +113,7 @@ class Loop {
     if (Live()) EndRun();
     if (n < 8 || n < 8 + a[7]) return false;
     port_.SetTicksPerSecond(a[3] == 0 ? 1 : a[3]);
+    port_.SetObjectSizes(a + 8, (size_t)a[7]);
     Kit::Get().Install(&port_);  // again: QueryPerformanceFrequency reads the run's ticks per second
     sched::SetPreemption(a[5], (uint32_t)a[6]);
     Kit& kit = Kit::Get();
@@ -243,7 +244,7 @@ int RunResidencyDriver(const char* name, const char* extraHello) {
   size_t start = out.Begin('H');
   out.Put32(wire::kMagic);
   out.Put32(wire::kVersion);
-  std::string lines = std::string("system=residency\ncallbacks=1\nname=") + name + "\n" + (extraHello == nullptr ? "" : extraHello);
+  std::string lines = "system=residency\ncallbacks=" + std::to_string(wire::kCallbacks) + "\nname=" + name + "\n" + (extraHello == nullptr ? "" : extraHello);
   out.bytes.insert(out.bytes.end(), lines.begin(), lines.end());
   out.End(start);
   out.Send();

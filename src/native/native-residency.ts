@@ -50,8 +50,9 @@ export function declaredResidency(driver: SyncDriver): NativeResidencyDeclared |
   const fields = driver.hello.fields;
   if (fields.get('system') !== 'residency')
     return `its hello declares system ${JSON.stringify(fields.get('system'))}, not 'residency'`;
-  if (fields.get('callbacks') !== '1')
-    return 'its hello does not declare callbacks=1 (the call-back extension of protocol version 1)';
+  const callbacks = fields.get('callbacks');
+  if (callbacks !== '1' && callbacks !== '2')
+    return 'its hello does not declare callbacks=1 or callbacks=2 (the call-back extension of protocol version 1)';
   const policy = fields.get('policy') ?? 'spec';
   if (policy !== 'spec' && policy !== 'any')
     return `its hello declares policy ${JSON.stringify(policy)}; expected spec or any`;
