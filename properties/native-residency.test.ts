@@ -137,6 +137,7 @@ describe('the stored findings of the planted bugs', () => {
 
   it('there is one per planted bug of residency_manager.h', () => {
     expect(files).toEqual([
+      'bug-failed-batch-counted.json',
       'bug-fence-off-by-one.json',
       'bug-local-usage-only.json',
       'bug-lru-touch-skipped.json',
@@ -347,7 +348,13 @@ describe('the judge of the call-backs', () => {
  * A scripted residency driver: a Node program that says a residency hello (policy any), answers
  * every command with no values, and misbehaves at its first execute as `misbehave` says.
  */
-function scriptedDriver(dir: string, name: string, misbehave: string, callbacks = 1): string {
+function scriptedDriver(
+  dir: string,
+  name: string,
+  misbehave: string,
+  callbacks = 1,
+  extraHello = '',
+): string {
   const file = path.join(dir, name);
   writeFileSync(
     file,
@@ -356,7 +363,7 @@ const fs = require('node:fs');
 function frame(kind, payload) { const h = Buffer.alloc(8); h[0] = kind.charCodeAt(0); h.writeUInt32LE(payload.length, 4); fs.writeSync(4, Buffer.concat([h, payload])); }
 function readExactly(n) { const b = Buffer.alloc(n); let got = 0; while (got < n) { const k = fs.readSync(3, b, got, n - got, null); if (k === 0) process.exit(0); got += k; } return b; }
 const head = Buffer.alloc(8); head.writeUInt32LE(0x564d5047, 0); head.writeUInt32LE(1, 4);
-frame('H', Buffer.concat([head, Buffer.from('system=residency\\ncallbacks=${callbacks}\\nname=script\\npolicy=any\\n')]));
+frame('H', Buffer.concat([head, Buffer.from('system=residency\\ncallbacks=${callbacks}\\nname=script\\npolicy=any\\n${extraHello}')]));
 for (;;) {
   const h = readExactly(8);
   const p = readExactly(h.readUInt32LE(4));
@@ -371,6 +378,56 @@ for (;;) {
   chmodSync(file, 0o755);
   return file;
 }
+
+describe('injected device-call failures follow the hello', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'gpumv-native-failures-'));
+
+  it('a driver whose hello says failures=1 (the kit loop) gets failNext and the device-call-failure site', () => {
+    const system = driver('clean');
+    expect(system.opNames).toContain('failNext');
+    expect(system.faultOps).toEqual({ 'device-call-failure': ['failNext'] });
+  });
+
+  it('a driver whose hello does not is never sent a Fail command', () => {
+    const file = scriptedDriver(dir, 'no-failures', '');
+    const system = nativeResidencyForProject(dir, path.basename(file));
+    expect(system.opNames).not.toContain('failNext');
+    expect(system.faultOps).toBeUndefined();
+  });
+
+  it('a hello with another failures value is refused, naming the key', () => {
+    const file = scriptedDriver(dir, 'failures-2', '', 1, 'failures=2\\n');
+    expect(() => nativeResidencyForProject(dir, path.basename(file))).toThrow(
+      /failures=2; expected 0 or 1/,
+    );
+  });
+
+  it('the clean build takes a failed make-resident batch back as the model does; the library defect does not (policy spec, both paging modes)', () => {
+    for (const [mode, call] of [
+      [SPEC_INLINE, 'enqueueMakeResident'],
+      [SPEC_THREAD, 'makeResident'],
+    ] as const) {
+      const config = { ...mode(small(`${BIN}/residency-clean`, 'spec', 3)), startEvicted: true };
+      const commands = [
+        { op: 'failNext', call },
+        { op: 'record', set: 0, objs: [0, 1] },
+        { op: 'execute', queue: 0, sets: [0] },
+        { op: 'pagingWorkerStep' },
+        { op: 'pagingProgress', steps: 4 },
+        { op: 'gpuProgress', queue: 0, steps: 4 },
+      ];
+      const outcome = runSequence(driver('clean'), config, commands);
+      expect(outcome.ok ? 'passed' : outcome.failure.message).toBe('passed');
+      // The library's defect: told apart from the model under spec, unsafe under any.
+      const executable = `${BIN}/residency-bug-failed-batch-counted`;
+      const bug = driver('bug-failed-batch-counted');
+      const spec = runSequence(bug, { ...config, executable }, commands);
+      expect(spec.ok).toBe(false);
+      const any = runSequence(bug, { ...ANY(config.deviceVersion)(config), executable }, commands);
+      expect(any.ok ? 'passed' : any.failure.check).toBe('residency-before-execution');
+    }
+  });
+});
 
 describe('driver faults are findings of their own kind', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'gpumv-native-residency-'));

@@ -236,18 +236,23 @@ class ProtocolPort : public GpuPort {
   /** Round trips made (a benchmark's measure). */
   uint64_t RoundTrips() const { return roundTrips_; }
 
+  // A residency call is posted even when it fails: the harness armed the same failure on its
+  // simulated GPU, which takes it at the same call and records the call as failed.
   HRESULT MakeResident(const uint32_t* objects, uint32_t count) override {
     Objects(wire::MakeResident, objects, count, {});
+    if (TakeFailure(wire::MakeResident)) return E_OUTOFMEMORY;
     Count(objects, count, true);
     return S_OK;
   }
   HRESULT EnqueueMakeResident(const uint32_t* objects, uint32_t count, uint32_t fence, uint64_t value) override {
     Objects(wire::EnqueueMakeResident, objects, count, {fence, value});
+    if (TakeFailure(wire::EnqueueMakeResident)) return E_OUTOFMEMORY;
     Count(objects, count, true);
     return S_OK;
   }
   HRESULT Evict(const uint32_t* objects, uint32_t count) override {
     Objects(wire::Evict, objects, count, {});
+    if (TakeFailure(wire::Evict)) return E_OUTOFMEMORY;
     Count(objects, count, false);
     return S_OK;
   }
@@ -312,6 +317,14 @@ class ProtocolPort : public GpuPort {
     out_.Send();
     _exit(0);
   }
+
+  /**
+   * The harness's `Fail` command: the next call of this kind (MakeResident, EnqueueMakeResident or
+   * Evict) fails with E_OUTOFMEMORY and changes nothing, as the simulated GPU's armed failure does.
+   */
+  void ArmFailure(uint32_t call) { armed_ |= 1u << call; }
+  /** A new run: no failure armed. */
+  void ClearFailures() { armed_ = 0; }
 
   /** The driver loop received a command: its state is the harness's latest. */
   void CommandState() { usageCounted_ = false; }
@@ -402,6 +415,13 @@ class ProtocolPort : public GpuPort {
   uint32_t lastFence_ = 0;
   uint64_t ticksPerSecond_;
   std::vector<uint64_t> sizes_;
+  /** Bit `call` set: the next call of that kind fails (ArmFailure). */
+  uint32_t armed_ = 0;
+  bool TakeFailure(uint32_t call) {
+    if ((armed_ & (1u << call)) == 0) return false;
+    armed_ &= ~(1u << call);
+    return true;
+  }
   bool usageCounted_ = false;  // usage moved by this driver's calls since the last state
   uint64_t roundTrips_ = 0;
 };

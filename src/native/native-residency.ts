@@ -33,7 +33,13 @@ import {
   residencySessionFor,
   type NativeResidencySession,
 } from './native-residency-run.js';
-import { ops, type NativeSide, type Side } from './native-residency-ops.js';
+import {
+  FAULT_OPS,
+  ops,
+  opsWithoutFailures,
+  type NativeSide,
+  type Side,
+} from './native-residency-ops.js';
 import {
   modelConfigOf,
   nativeResidencyConfigArb,
@@ -59,7 +65,10 @@ export function declaredResidency(driver: SyncDriver): NativeResidencyDeclared |
   const thread = fields.get('pagingThread') ?? '0';
   if (thread !== '0' && thread !== '1')
     return `its hello declares pagingThread=${thread}; expected 0 or 1`;
-  return { policy, pagingThread: thread === '1' };
+  const failures = fields.get('failures') ?? '0';
+  if (failures !== '0' && failures !== '1')
+    return `its hello declares failures=${failures}; expected 0 or 1`;
+  return { policy, pagingThread: thread === '1', failures: failures === '1' };
 }
 
 function native(side: Side): NativeSide | null {
@@ -185,7 +194,9 @@ export function nativeResidencySystem(
       check,
       arbitrary: () => nativeResidencyConfigArb(executable, declared),
     },
-    ops,
+    // A driver that cannot fail a device call on command never gets the op.
+    ops: declared.failures ? ops : opsWithoutFailures,
+    ...(declared.failures ? { faultOps: FAULT_OPS } : {}),
     sequence: { minLength: 1, maxLength: 100 },
     createModel: (config): Side => {
       if (config.policy === 'any') return { kind: 'model', manager: null, setIds: [], config };
@@ -239,7 +250,8 @@ export const nativeResidencySchemas = {
     summary: '',
     config: {
       schema: NativeResidencyConfigSchema,
-      arbitrary: () => nativeResidencyConfigArb('', { policy: 'spec', pagingThread: true }),
+      arbitrary: () =>
+        nativeResidencyConfigArb('', { policy: 'spec', pagingThread: true, failures: true }),
     },
     ops,
     sequence: { minLength: 1, maxLength: 1 },

@@ -27,6 +27,7 @@ export const RESIDENCY_OPS = {
   record: 5,
   execute: 6,
   quiesce: 7,
+  fail: 8,
 } as const;
 
 /** Call codes (include/gpumv_d3d12/protocol_port.h). */
