@@ -17,8 +17,13 @@
  * (/proc/<pid>/stat), every thread of each. Round trips per command are counted (a command and
  * each call-back that waits for an answer). Every run must pass; each row is the best of 3
  * interleaved passes (by CPU rate).
+ *
+ * `--pair EXE` compares two builds of the clean driver under the same load: the -O2 driver and EXE
+ * (an older commit's, say) alternate pass by pass, and the medians of each side and of the per-pair
+ * ratios are printed. The load of a shared machine moves within a minute, which whole runs of the
+ * bench, minutes apart, cannot separate from a change.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
@@ -35,14 +40,32 @@ import { buildResidencyDrivers } from '../tools/d3d12-kit/build.js';
 
 const { values } = parseOrExit(
   COMMANDS['bench native-residency'],
-  `usage: npm run bench -- native-residency [--runs N]
+  `usage: npm run bench -- native-residency [--runs N] [--pair EXE [--passes P]]
 
 Side-by-side commands/s of the example C++ residency manager (-O2 and ASan+UBSan builds), its
 device calls answered by the simulated GPU through the protocol's call-backs, beside the
 TypeScript residency-manager system, over N generated runs (default 300) with every check.
-Needs g++ and directx-headers-dev.`,
+Needs g++ and directx-headers-dev.
+
+  --runs N     generated runs per pass (default 300)
+  --pair EXE   instead of the rows: alternate the -O2 driver with EXE (another build of a clean
+               residency driver, e.g. one of an older commit, linked under a name the driver
+               knows: residency-clean-release) pass by pass, so that both sides of each pair
+               see the same load, and print each side's median and the median of the
+               per-pair ratios
+  --passes P   passes per side with --pair (default 12; the first is a warm-up)`,
 );
 const RUNS = values.runs ?? 300;
+const PAIR = values.pair;
+const PASSES = values.passes ?? 12;
+if (values.passes !== undefined && PAIR === undefined) {
+  console.error('error: --passes: only with --pair');
+  process.exit(2);
+}
+if (PAIR !== undefined && !existsSync(PAIR)) {
+  console.error(`error: --pair: no such file: ${PAIR}`);
+  process.exit(2);
+}
 const SEED = 20261202;
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -135,6 +158,66 @@ function timeRuns(name: string, system: AnySystem, list: Case[], executable?: st
     commandsPerCpuSecond: commands / cpu,
     roundTrips: driver === null ? null : (driver.writes - writes) / commands,
   };
+}
+
+/** One timed pass of `list` through a driver (no warm-up): commands per CPU-second and per wall second. */
+function timedPass(system: AnySystem, list: Case[], executable: string): [number, number] {
+  const driver = residencySessionFor(path.resolve(root, executable)).driver;
+  const pid = driver.pid;
+  const cpuBefore = harnessCpuSeconds() + processCpuSeconds(pid);
+  const started = performance.now();
+  for (const { config, commands } of list) {
+    const outcome = runSequence(system, { ...config, executable } as never, commands);
+    if (!outcome.ok)
+      throw new Error(
+        `${executable}: a run failed (${outcome.failure.check}: ${outcome.failure.message.split('\n')[0]}); the bench measures conforming runs only`,
+      );
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const cpu = harnessCpuSeconds() + processCpuSeconds(pid) - cpuBefore;
+  const commands = count(list);
+  return [commands / cpu, commands / seconds];
+}
+
+if (PAIR !== undefined) {
+  let other: AnySystem;
+  try {
+    other = nativeResidencyForProject(root, PAIR);
+  } catch (error) {
+    console.error(`error: --pair: ${(error as Error).message}`);
+    process.exit(2);
+  }
+  const sides: [AnySystem, string][] = [
+    [other, PAIR],
+    [release, RELEASE],
+  ];
+  const rates = sides.map(() => [] as [number, number][]);
+  for (let p = 0; p < PASSES; p++)
+    sides.forEach(([system, executable], i) => {
+      const rate = timedPass(system, nativeCases, executable);
+      if (p > 0) rates[i]!.push(rate);
+    });
+  closeResidencySessions();
+  const median = (list: number[]) => [...list].sort((a, b) => a - b)[list.length >> 1]!;
+  const k = (n: number) => `${(n / 1000).toFixed(1)}k`;
+  console.log(
+    `native-residency --pair: ${nativeCases.length} generated runs (seed ${SEED}), ${count(nativeCases).toLocaleString('en-US')} commands a pass, ${PASSES - 1} pairs after a warm-up pass`,
+  );
+  sides.forEach(([, executable], i) => {
+    console.log(
+      `${executable}: median ${k(median(rates[i]!.map((r) => r[0])))} commands/CPU-s, ${k(median(rates[i]!.map((r) => r[1])))} commands/wall-s`,
+    );
+  });
+  for (const [column, name] of [
+    [0, 'CPU'],
+    [1, 'wall'],
+  ] as const) {
+    const ratios = rates[1]!.map((r, p) => r[column] / rates[0]![p]![column]);
+    console.log(
+      `${RELEASE} / ${PAIR} per ${name} second: median ${median(ratios).toFixed(2)} (${Math.min(...ratios).toFixed(2)} to ${Math.max(...ratios).toFixed(2)})`,
+    );
+  }
+  process.exit(0);
 }
 
 const measures: (() => Row)[] = [

@@ -137,6 +137,7 @@ describe('the stored findings of the planted bugs', () => {
 
   it('there is one per planted bug of residency_manager.h', () => {
     expect(files).toEqual([
+      'bug-failed-batch-counted.json',
       'bug-fence-off-by-one.json',
       'bug-local-usage-only.json',
       'bug-lru-touch-skipped.json',
@@ -292,6 +293,40 @@ describe('the judge of the call-backs', () => {
     j.applyCalls(calls([[4, 1, 0]])); // CreateFence with its two words is fine
   });
 
+  it("callbacks=2: the state carries each object's residency count and segment, and a usage count that differs from the GPU's is garbage", () => {
+    const j = new ResidencyJudge(
+      {
+        objectSizesBytes: [10, 30],
+        queueCount: 1,
+        ticksPerSecond: 1,
+        localBudgetBytes: 100,
+        nonLocalBudgetBytes: 100,
+      },
+      true,
+    );
+    j.gpu.createObject(0, false);
+    j.gpu.createObject(1, true);
+    j.gpu.moveToSegment(1, true);
+    j.applyCalls(calls([[1, 0]]));
+    j.applyCalls(calls([[1, 0]])); // a refcount violation: the count goes to 2, the usage stays
+    const reply = j.encodeReply(0);
+    const view = new DataView(reply.buffer);
+    const objects = 8 + 8 + 48; // frame header, value, state without fences
+    expect(view.getUint32(objects, true)).toBe(2);
+    const words = [0, 1].map((o) => [
+      view.getUint32(objects + 8 + 8 * o, true),
+      view.getUint32(objects + 12 + 8 * o, true),
+    ]);
+    expect(words).toEqual([
+      [2, 0],
+      [1, 1],
+    ]);
+    expect(reply.length).toBe(objects + 8 + 16);
+    j.applyCalls(calls([[14, 10, 30]])); // what the driver counted: the GPU's usage
+    expect(() => j.applyCalls(calls([[14, 20, 30]]))).toThrow(CallGarbage);
+    expect(() => j.applyCalls(calls([[14, 10, 0]]))).toThrow(CallGarbage);
+  });
+
   it('a CPU wait the GPU cannot reach now is no deadlock, only not yet', () => {
     const j = judge();
     j.applyCalls(
@@ -313,7 +348,13 @@ describe('the judge of the call-backs', () => {
  * A scripted residency driver: a Node program that says a residency hello (policy any), answers
  * every command with no values, and misbehaves at its first execute as `misbehave` says.
  */
-function scriptedDriver(dir: string, name: string, misbehave: string): string {
+function scriptedDriver(
+  dir: string,
+  name: string,
+  misbehave: string,
+  callbacks = 1,
+  extraHello = '',
+): string {
   const file = path.join(dir, name);
   writeFileSync(
     file,
@@ -322,12 +363,13 @@ const fs = require('node:fs');
 function frame(kind, payload) { const h = Buffer.alloc(8); h[0] = kind.charCodeAt(0); h.writeUInt32LE(payload.length, 4); fs.writeSync(4, Buffer.concat([h, payload])); }
 function readExactly(n) { const b = Buffer.alloc(n); let got = 0; while (got < n) { const k = fs.readSync(3, b, got, n - got, null); if (k === 0) process.exit(0); got += k; } return b; }
 const head = Buffer.alloc(8); head.writeUInt32LE(0x564d5047, 0); head.writeUInt32LE(1, 4);
-frame('H', Buffer.concat([head, Buffer.from('system=residency\\ncallbacks=1\\nname=script\\npolicy=any\\n')]));
+frame('H', Buffer.concat([head, Buffer.from('system=residency\\ncallbacks=${callbacks}\\nname=script\\npolicy=any\\n${extraHello}')]));
 for (;;) {
   const h = readExactly(8);
   const p = readExactly(h.readUInt32LE(4));
   if (h[0] === 0x51) process.exit(0);
-  const op = p.readUInt32LE(48 + 16 * p.readUInt32LE(40));
+  const fencesEnd = 48 + 16 * p.readUInt32LE(40);
+  const op = p.readUInt32LE(${callbacks === 2 ? 'fencesEnd + 8 + 8 * p.readUInt32LE(fencesEnd)' : 'fencesEnd'});
   if (op === 6) { ${misbehave} }
   frame('A', Buffer.alloc(8));
 }
@@ -337,10 +379,68 @@ for (;;) {
   return file;
 }
 
+describe('injected device-call failures follow the hello', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'gpumv-native-failures-'));
+
+  it('a driver whose hello says failures=1 (the kit loop) gets failNext and the device-call-failure site', () => {
+    const system = driver('clean');
+    expect(system.opNames).toContain('failNext');
+    expect(system.faultOps).toEqual({ 'device-call-failure': ['failNext'] });
+  });
+
+  it('a driver whose hello does not is never sent a Fail command', () => {
+    const file = scriptedDriver(dir, 'no-failures', '');
+    const system = nativeResidencyForProject(dir, path.basename(file));
+    expect(system.opNames).not.toContain('failNext');
+    expect(system.faultOps).toBeUndefined();
+  });
+
+  it('a hello with another failures value is refused, naming the key', () => {
+    const file = scriptedDriver(dir, 'failures-2', '', 1, 'failures=2\\n');
+    expect(() => nativeResidencyForProject(dir, path.basename(file))).toThrow(
+      /failures=2; expected 0 or 1/,
+    );
+  });
+
+  it('the clean build takes a failed make-resident batch back as the model does; the library defect does not (policy spec, both paging modes)', () => {
+    for (const [mode, call] of [
+      [SPEC_INLINE, 'enqueueMakeResident'],
+      [SPEC_THREAD, 'makeResident'],
+    ] as const) {
+      const config = { ...mode(small(`${BIN}/residency-clean`, 'spec', 3)), startEvicted: true };
+      const commands = [
+        { op: 'failNext', call },
+        { op: 'record', set: 0, objs: [0, 1] },
+        { op: 'execute', queue: 0, sets: [0] },
+        { op: 'pagingWorkerStep' },
+        { op: 'pagingProgress', steps: 4 },
+        { op: 'gpuProgress', queue: 0, steps: 4 },
+      ];
+      const outcome = runSequence(driver('clean'), config, commands);
+      expect(outcome.ok ? 'passed' : outcome.failure.message).toBe('passed');
+      // The library's defect: told apart from the model under spec, unsafe under any.
+      const executable = `${BIN}/residency-bug-failed-batch-counted`;
+      const bug = driver('bug-failed-batch-counted');
+      const spec = runSequence(bug, { ...config, executable }, commands);
+      expect(spec.ok).toBe(false);
+      const any = runSequence(bug, { ...ANY(config.deviceVersion)(config), executable }, commands);
+      expect(any.ok ? 'passed' : any.failure.check).toBe('residency-before-execution');
+    }
+  });
+});
+
 describe('driver faults are findings of their own kind', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'gpumv-native-residency-'));
-  const cases: [string, string, string][] = [
+  const cases: [string, string, string, number?][] = [
     ['sane', '', 'passed'],
+    // callbacks=2: the state blocks carry the objects (the script finds the op past them)
+    ['sane-callbacks-2', '', 'passed', 2],
+    [
+      'usage-miscounted',
+      "const c = Buffer.alloc(32); c.writeUInt32LE(1, 4); c.writeUInt32LE(14, 8); c.writeUInt32LE(2, 12); c.writeBigUInt64LE(999n, 16); frame('C', c);",
+      'driver-garbage',
+      2,
+    ],
     ['garbage', "fs.writeSync(4, Buffer.from('not a frame at all'));", 'driver-garbage'],
     ['hang', 'Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);', 'driver-hang'],
     ['crash', "process.kill(process.pid, 'SIGSEGV');", 'driver-crash'],
@@ -351,9 +451,9 @@ describe('driver faults are findings of their own kind', () => {
       'driver-sanitizer',
     ],
   ];
-  for (const [name, misbehave, check] of cases) {
+  for (const [name, misbehave, check, callbacks] of cases) {
     it(`${name}: ${check}`, () => {
-      const file = scriptedDriver(dir, name, misbehave);
+      const file = scriptedDriver(dir, name, misbehave, callbacks);
       const system = nativeResidencyForProject(dir, path.basename(file));
       const config = small(path.basename(file), 'any', 3);
       const commands = [
@@ -366,6 +466,8 @@ describe('driver faults are findings of their own kind', () => {
       if (!outcome.ok) expect(outcome.failure.step).toBe(1);
       if (check === 'driver-sanitizer' && !outcome.ok)
         expect(outcome.failure.message).toContain('ERROR: AddressSanitizer: heap-use-after-free');
+      if (name === 'usage-miscounted' && !outcome.ok)
+        expect(outcome.failure.message).toContain('the driver counts usage local 999, non-local 0');
     }, 60_000);
   }
 });

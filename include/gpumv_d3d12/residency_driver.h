@@ -64,6 +64,7 @@ enum Op : uint32_t {
   Record = 5,   // set, objects...: open, insert each, close
   Execute = 6,  // queue, lists, then per list: set (or 2^64-1), reference count, references...
   Quiesce = 7,  // the manager's other threads run until every one of them blocks
+  Fail = 8,     // call (1 MakeResident, 2 EnqueueMakeResident, 3 Evict): the next such device call fails
 };
 
 /** Sets created for a run (the harness's set handles are taken modulo this). */
@@ -102,6 +103,10 @@ class Loop {
         // running towards the fences they wait for), then the wait times out.
         WaitForSingleObject(quiet_, 1);
         return true;
+      case Fail:
+        if (n < 1 || a[0] < wire::MakeResident || a[0] > wire::Evict || !Live()) return false;
+        port_.ArmFailure((uint32_t)a[0]);
+        return true;
       default: return false;
     }
   }
@@ -113,6 +118,8 @@ class Loop {
     if (Live()) EndRun();
     if (n < 8 || n < 8 + a[7]) return false;
     port_.SetTicksPerSecond(a[3] == 0 ? 1 : a[3]);
+    port_.SetObjectSizes(a + 8, (size_t)a[7]);
+    port_.ClearFailures();
     Kit::Get().Install(&port_);  // again: QueryPerformanceFrequency reads the run's ticks per second
     sched::SetPreemption(a[5], (uint32_t)a[6]);
     Kit& kit = Kit::Get();
@@ -243,7 +250,7 @@ int RunResidencyDriver(const char* name, const char* extraHello) {
   size_t start = out.Begin('H');
   out.Put32(wire::kMagic);
   out.Put32(wire::kVersion);
-  std::string lines = std::string("system=residency\ncallbacks=1\nname=") + name + "\n" + (extraHello == nullptr ? "" : extraHello);
+  std::string lines = "system=residency\ncallbacks=" + std::to_string(wire::kCallbacks) + "\nfailures=1\nname=" + name + "\n" + (extraHello == nullptr ? "" : extraHello);
   out.bytes.insert(out.bytes.end(), lines.begin(), lines.end());
   out.End(start);
   out.Send();

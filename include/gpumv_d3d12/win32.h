@@ -35,8 +35,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <pthread.h>
+#include <semaphore.h>
+#include <errno.h>
 
-#include <condition_variable>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -197,7 +198,14 @@ struct Object {
 struct Thread {
   uint32_t id = 0;
   enum State { Runnable, Blocked, Finished } state = Runnable;
-  std::condition_variable cv;
+  // Posted once each time the thread is given the baton; the thread waits on nothing else. A
+  // handoff is one wake of the next thread and one wait of this one, with the scheduler lock
+  // released in between (a condition variable would wake the next thread into a lock still held).
+  sem_t baton;
+  Thread() { sem_init(&baton, 0, 0); }
+  ~Thread() { sem_destroy(&baton); }
+  Thread(const Thread&) = delete;
+  Thread& operator=(const Thread&) = delete;
   // What a blocked thread waits for: handles (any or all) or a critical section.
   std::vector<Object*> waitOn;
   bool waitAll = false;
@@ -226,7 +234,11 @@ typedef void (*CloseHook)(void* context, Object* object);
 struct State {
   std::mutex m;
   Thread* current = nullptr;
+  // The threads that have not finished, in creation order (a finished thread leaves the list; its
+  // record lives on while its handle is open, for GetExitCodeThread).
   std::vector<Thread*> threads;
+  uint32_t nextThreadId = 0;
+  std::vector<Thread*> scratch;  // SatisfyPass's order, kept to spare an allocation per call
   std::vector<Object*> live;  // handles not yet closed
   uint64_t seq = 0;
   uint32_t objectSerial = 0;
@@ -246,7 +258,7 @@ struct State {
   uint64_t switches = 0;
 };
 
-// Never destroyed: threads still blocked at process exit keep waiting on its condition variables.
+// Never destroyed: threads still blocked at process exit keep waiting for a baton that never comes.
 inline State& S() {
   static State* s = new State;
   return *s;
@@ -265,7 +277,7 @@ inline Thread* Me(State& s) {
   if (self != nullptr) return self;
   if (s.current == nullptr) {
     Thread* t = new Thread;
-    t->id = (uint32_t)s.threads.size();
+    t->id = s.nextThreadId++;
     s.threads.push_back(t);
     s.current = t;
     self = t;
@@ -320,8 +332,10 @@ inline bool TrySatisfy(Thread* t) {
 
 /** Wakes every blocked thread whose wait is satisfiable, earliest-blocked first (waking consumes nothing another wake could need). */
 inline void SatisfyPass(State& s) {
-  std::vector<Thread*> order;
+  std::vector<Thread*>& order = s.scratch;
+  order.clear();
   for (Thread* t : s.threads) if (t->state == Thread::Blocked) order.push_back(t);
+  if (order.empty()) return;
   for (size_t i = 1; i < order.size(); i++)
     for (size_t j = i; j > 0 && order[j]->blockedSeq < order[j - 1]->blockedSeq; j--) std::swap(order[j], order[j - 1]);
   for (Thread* t : order) {
@@ -350,6 +364,17 @@ inline std::string DescribeWaits(State& s) {
   return out;
 }
 
+/** Blocks until the baton is posted to `t`. */
+inline void WaitForBaton(Thread* t) {
+  while (sem_wait(&t->baton) != 0) {
+    if (errno != EINTR) {
+      fprintf(stderr, "gpumv-d3d12: sem_wait failed\n");
+      fflush(stderr);
+      _exit(70);
+    }
+  }
+}
+
 /**
  * Picks the thread to run next and hands it the baton; returns when `me` holds it again (at
  * once if `me` is picked). `yield`: prefer another runnable thread over `me`.
@@ -357,9 +382,9 @@ inline std::string DescribeWaits(State& s) {
 inline void Switch(State& s, std::unique_lock<std::mutex>& lock, Thread* me, bool yield) {
   for (;;) {
     SatisfyPass(s);
-    std::vector<Thread*> runnable;
-    for (Thread* t : s.threads) if (t->state == Thread::Runnable && !t->suspended) runnable.push_back(t);
-    if (runnable.empty()) {
+    size_t runnable = 0;
+    for (Thread* t : s.threads) if (t->state == Thread::Runnable && !t->suspended) runnable++;
+    if (runnable == 0) {
       if (s.progress != nullptr && s.progress(s.progressContext)) continue;
       // Time passes: the earliest finite-timeout wait ends.
       Thread* timed = nullptr;
@@ -386,18 +411,35 @@ inline void Switch(State& s, std::unique_lock<std::mutex>& lock, Thread* me, boo
     if (meRunnable && !yield) {
       next = me;
     } else if (s.rng != 0 && yield && meRunnable) {
-      next = runnable[NextRandom(s) % runnable.size()];
+      // The generator's pick among the runnable threads, in creation order.
+      size_t pick = (size_t)(NextRandom(s) % runnable);
+      for (Thread* t : s.threads)
+        if (t->state == Thread::Runnable && !t->suspended && pick-- == 0) { next = t; break; }
     } else {
       // Round robin: the first runnable thread after `me` by id, wrapping.
-      for (Thread* t : runnable) if (t->id > me->id) { next = t; break; }
-      if (next == nullptr) next = runnable.front();
+      Thread* first = nullptr;
+      for (Thread* t : s.threads) {
+        if (t->state != Thread::Runnable || t->suspended) continue;
+        if (first == nullptr) first = t;
+        if (t->id > me->id) { next = t; break; }
+      }
+      if (next == nullptr) next = first;
     }
     if (next != me) {
       s.switches++;
       s.current = next;
-      next->cv.notify_one();
-      if (me->state == Thread::Finished) return;  // its pthread ends; the baton never comes back
-      me->cv.wait(lock, [&] { return s.current == me; });
+      if (me->state == Thread::Finished) {
+        // Its pthread ends; the baton never comes back. The lock stays held until that pthread
+        // has stopped touching its record (the next thread may then close its handle).
+        sem_post(&next->baton);
+        return;
+      }
+      // Only the baton's holder touches the scheduler's state, so the lock can go before the
+      // wake: the next thread then finds it free.
+      lock.unlock();
+      sem_post(&next->baton);
+      WaitForBaton(me);
+      lock.lock();
     }
     return;
   }
@@ -610,7 +652,10 @@ inline BOOL CloseHandle(HANDLE h) {
       }
   for (size_t i = 0; i < c.s.live.size(); i++) if (c.s.live[i] == o) { c.s.live.erase(c.s.live.begin() + (long)i); break; }
   if (c.s.onClose != nullptr) c.s.onClose(c.s.onCloseContext, o);
-  if (o->kind == Object::ThreadObject) o->thread->handle = nullptr;
+  if (o->kind == Object::ThreadObject) {
+    o->thread->handle = nullptr;
+    if (o->thread->state == Thread::Finished) delete o->thread;  // its pthread is gone
+  }
   delete o;
   return TRUE;
 }
@@ -682,16 +727,18 @@ namespace sched {
 inline void* PthreadStart(void* arg) {
   Thread* t = (Thread*)arg;
   State& s = S();
-  std::unique_lock<std::mutex> lock(s.m);
   self = t;
-  t->cv.wait(lock, [&] { return s.current == t; });
-  lock.unlock();
+  WaitForBaton(t);
   DWORD code = t->start != nullptr ? t->start(t->arg) : (DWORD)t->startLong(t->arg);
-  lock.lock();
+  std::unique_lock<std::mutex> lock(s.m);
   t->exitCode = code;
   t->state = Thread::Finished;
   if (t->handle != nullptr) t->handle->signalled = true;
+  for (size_t i = 0; i < s.threads.size(); i++)
+    if (s.threads[i] == t) { s.threads.erase(s.threads.begin() + (long)i); break; }
   Switch(s, lock, t, false);  // hands the baton on; `t` is never picked again
+  // Still under the lock: the record goes now if its handle is already closed, else with the handle.
+  if (t->handle == nullptr) delete t;
   return nullptr;
 }
 }  // namespace sched
@@ -702,7 +749,7 @@ namespace sched {
 inline HANDLE StartThread(LPTHREAD_START_ROUTINE start, unsigned long (*startLong)(LPVOID), LPVOID arg, DWORD flags, LPDWORD threadId) {
   Call c;
   Thread* t = new Thread;
-  t->id = (uint32_t)c.s.threads.size();
+  t->id = c.s.nextThreadId;  // taken below, once the pthread exists
   t->start = start;
   t->startLong = startLong;
   t->arg = arg;
@@ -720,6 +767,7 @@ inline HANDLE StartThread(LPTHREAD_START_ROUTINE start, unsigned long (*startLon
     return nullptr;
   }
   pthread_detach(pt);
+  c.s.nextThreadId++;
   c.s.threads.push_back(t);
   c.s.live.push_back(h);
   if (threadId != nullptr) *threadId = t->id;

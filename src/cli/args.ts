@@ -211,7 +211,11 @@ export const COMMANDS = {
   'bench native-residency': {
     usage: 'npm run bench -- native-residency',
     positionals: false,
-    options: { runs: { type: 'int', min: 1 } },
+    options: {
+      runs: { type: 'int', min: 1 },
+      pair: { type: 'string' },
+      passes: { type: 'int', min: 2 },
+    },
   },
   'bench residency-set': {
     usage: 'npm run bench -- residency-set',

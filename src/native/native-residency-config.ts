@@ -49,6 +49,11 @@ export interface NativeResidencyDeclared {
   readonly policy: NativeResidencyPolicy;
   /** Without ID3D12Device3, the manager pages on a thread of its own (hello `pagingThread=1`). */
   readonly pagingThread: boolean;
+  /**
+   * The driver takes the `Fail` command (hello `failures=1`): its next MakeResident,
+   * EnqueueMakeResident or Evict fails with E_OUTOFMEMORY, as the simulated GPU's `failNext`.
+   */
+  readonly failures: boolean;
 }
 
 /** The rules between fields; null when the config is fine. */

@@ -17,8 +17,9 @@ import type {
   ManagerSide,
   ResidencyManagerSystemConfig,
 } from '../systems/residency-manager-side.js';
-import { Bool, Nat, Type, type TProperties } from '../harness/schema.js';
+import { Bool, Nat, OneOf, Type, type TProperties } from '../harness/schema.js';
 import type { DeviceCallRecord, SimGpu } from '../gpu/sim-gpu.js';
+import { DEVICE_CALL_KINDS, type DeviceCallKind } from '../gpu/sim-gpu-types.js';
 import type { ResidencyManagerModel } from '../../models/residency-manager.js';
 import type { HResult } from '../residency/residency-set-types.js';
 import { assert, present } from '../assert.js';
@@ -45,6 +46,13 @@ export interface NativeSide {
 export type Side = ModelSide | NativeSide;
 
 const SKIPPED: JsonObject = { skipped: true };
+
+/** The call codes of the Fail command (protocol_port.h, wire::Call). */
+const FAIL_CALL_CODES: Readonly<Record<DeviceCallKind, number>> = {
+  makeResident: 1,
+  enqueueMakeResident: 2,
+  evict: 3,
+};
 
 const HRESULTS: Readonly<Record<number, HResult>> = {
   0: 'S_OK',
@@ -295,6 +303,24 @@ export const ops = {
         return {};
       }),
   }),
+  failNext: op({
+    // The next device call of this kind fails with E_OUTOFMEMORY and changes nothing: armed on
+    // the side's simulated GPU and, on the native side, in the driver's port (the Fail command),
+    // so both take it at the same call. Only for drivers whose hello says failures=1.
+    fields: { call: OneOf(DEVICE_CALL_KINDS) },
+    weight: 1,
+    arbitrary: drawnAs(managerOps.failNext),
+    apply: (side, command) => {
+      const gpu = gpuOf(side);
+      if (gpu === null) return {};
+      gpu.failNext(command.call);
+      if (side.kind === 'native') {
+        const values = side.run.exchange(RESIDENCY_OPS.fail, [FAIL_CALL_CODES[command.call]]);
+        if (values === null) return observe(side, { fault: true });
+      }
+      return observe(side, {});
+    },
+  }),
   relocate: op({
     fields: { obj: Nat(), nonLocal: Bool() },
     weight: 2,
@@ -305,6 +331,12 @@ export const ops = {
       })),
   }),
 };
+
+/** The fault site of the injected device-call failures (a campaign switches it on per run). */
+export const FAULT_OPS = { 'device-call-failure': ['failNext'] } as const;
+
+/** The ops of a driver without the Fail command (hello without failures=1). */
+export const { failNext: _failNext, ...opsWithoutFailures } = ops;
 
 /** Policy `any` with paging inline: the make-resident calls of a submission happen in its execute. */
 function watchesBudget(side: NativeSide): boolean {

@@ -61,13 +61,16 @@ export class NativeRun {
     readonly config: NativeRunConfig,
     readonly commands: number,
   ) {
-    this.judge = new ResidencyJudge({
-      objectSizesBytes: config.objectSizesBytes,
-      queueCount: config.queueCount,
-      ticksPerSecond: config.ticksPerSecond,
-      localBudgetBytes: config.localBudgetBytes,
-      nonLocalBudgetBytes: config.nonLocalBudgetBytes,
-    });
+    this.judge = new ResidencyJudge(
+      {
+        objectSizesBytes: config.objectSizesBytes,
+        queueCount: config.queueCount,
+        ticksPerSecond: config.ticksPerSecond,
+        localBudgetBytes: config.localBudgetBytes,
+        nonLocalBudgetBytes: config.nonLocalBudgetBytes,
+      },
+      session.driver.hello.fields.get('callbacks') === '2',
+    );
     this.tracked = new Uint8Array(config.objectSizesBytes.length);
     for (let s = 0; s < NATIVE_SETS; s++) {
       this.setContents.push([]);

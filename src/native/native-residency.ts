@@ -33,7 +33,13 @@ import {
   residencySessionFor,
   type NativeResidencySession,
 } from './native-residency-run.js';
-import { ops, type NativeSide, type Side } from './native-residency-ops.js';
+import {
+  FAULT_OPS,
+  ops,
+  opsWithoutFailures,
+  type NativeSide,
+  type Side,
+} from './native-residency-ops.js';
 import {
   modelConfigOf,
   nativeResidencyConfigArb,
@@ -50,15 +56,19 @@ export function declaredResidency(driver: SyncDriver): NativeResidencyDeclared |
   const fields = driver.hello.fields;
   if (fields.get('system') !== 'residency')
     return `its hello declares system ${JSON.stringify(fields.get('system'))}, not 'residency'`;
-  if (fields.get('callbacks') !== '1')
-    return 'its hello does not declare callbacks=1 (the call-back extension of protocol version 1)';
+  const callbacks = fields.get('callbacks');
+  if (callbacks !== '1' && callbacks !== '2')
+    return 'its hello does not declare callbacks=1 or callbacks=2 (the call-back extension of protocol version 1)';
   const policy = fields.get('policy') ?? 'spec';
   if (policy !== 'spec' && policy !== 'any')
     return `its hello declares policy ${JSON.stringify(policy)}; expected spec or any`;
   const thread = fields.get('pagingThread') ?? '0';
   if (thread !== '0' && thread !== '1')
     return `its hello declares pagingThread=${thread}; expected 0 or 1`;
-  return { policy, pagingThread: thread === '1' };
+  const failures = fields.get('failures') ?? '0';
+  if (failures !== '0' && failures !== '1')
+    return `its hello declares failures=${failures}; expected 0 or 1`;
+  return { policy, pagingThread: thread === '1', failures: failures === '1' };
 }
 
 function native(side: Side): NativeSide | null {
@@ -184,7 +194,9 @@ export function nativeResidencySystem(
       check,
       arbitrary: () => nativeResidencyConfigArb(executable, declared),
     },
-    ops,
+    // A driver that cannot fail a device call on command never gets the op.
+    ops: declared.failures ? ops : opsWithoutFailures,
+    ...(declared.failures ? { faultOps: FAULT_OPS } : {}),
     sequence: { minLength: 1, maxLength: 100 },
     createModel: (config): Side => {
       if (config.policy === 'any') return { kind: 'model', manager: null, setIds: [], config };
@@ -238,7 +250,8 @@ export const nativeResidencySchemas = {
     summary: '',
     config: {
       schema: NativeResidencyConfigSchema,
-      arbitrary: () => nativeResidencyConfigArb('', { policy: 'spec', pagingThread: true }),
+      arbitrary: () =>
+        nativeResidencyConfigArb('', { policy: 'spec', pagingThread: true, failures: true }),
     },
     ops,
     sequence: { minLength: 1, maxLength: 1 },

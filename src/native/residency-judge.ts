@@ -27,6 +27,7 @@ export const RESIDENCY_OPS = {
   record: 5,
   execute: 6,
   quiesce: 7,
+  fail: 8,
 } as const;
 
 /** Call codes (include/gpumv_d3d12/protocol_port.h). */
@@ -44,10 +45,11 @@ const enum Call {
   Query = 11,
   Fault = 12,
   Fatal = 13,
+  Usage = 14,
 }
 
 /** The fewest words each call code takes (indexed by code); a shorter call is garbage. */
-const MIN_WORDS: readonly number[] = [0, 0, 2, 0, 2, 1, 2, 3, 3, 2, 2, 0, 1, 1];
+const MIN_WORDS: readonly number[] = [0, 0, 2, 0, 2, 1, 2, 3, 3, 2, 2, 0, 1, 1, 2];
 
 const WANTS_REPLY = 1;
 const UNBOUND = -2;
@@ -82,7 +84,15 @@ export class ResidencyJudge {
   budgetCandidate: string | null = null;
   private words = new Float64Array(64);
 
-  constructor(config: SimGpuConfig) {
+  /**
+   * `objectState`: the driver said `callbacks=2`; every state block also carries each object's
+   * residency reference count and segment, so the driver follows usage through its own calls
+   * and never asks for it (docs/native-protocol.md, "Call-backs").
+   */
+  constructor(
+    config: SimGpuConfig,
+    readonly objectState = false,
+  ) {
     this.gpu = new SimGpu(config);
     this.queueFence = new Int32Array(config.queueCount);
   }
@@ -131,11 +141,20 @@ export class ResidencyJudge {
       setU64(view, p + 8, this.completed(fence));
       p += 16;
     }
+    if (!this.objectState) return p;
+    const objects = gpu.objectCount;
+    view.setUint32(p, objects, true);
+    view.setUint32(p + 4, 0, true);
+    p += 8;
+    for (let object = 0; object < objects; object++, p += 8) {
+      view.setUint32(p, gpu.residencyRefCount(object), true);
+      view.setUint32(p + 4, gpu.isNonLocal(object) ? 1 : 0, true);
+    }
     return p;
   }
 
   stateBytes(): number {
-    return 48 + 16 * this.fences.size;
+    return 48 + 16 * this.fences.size + (this.objectState ? 8 + 8 * this.gpu.objectCount : 0);
   }
 
   /** A command frame: the state, then `u32 op, u32 words`, then the words. */
@@ -260,6 +279,13 @@ export class ResidencyJudge {
       case Call.AdvanceUntil:
         return this.advance(w[0]!, w[1]!) ? 1 : 0;
       case Call.Query:
+        return 0;
+      case Call.Usage:
+        // A callbacks=2 driver answered QueryVideoMemoryInfo from its own count: it must be ours.
+        if (w[0] !== gpu.localUsageBytes || w[1] !== gpu.nonLocalUsageBytes)
+          throw new CallGarbage(
+            `the driver counts usage local ${w[0]!}, non-local ${w[1]!} where the simulated GPU has local ${gpu.localUsageBytes}, non-local ${gpu.nonLocalUsageBytes} (its count of residency differs from the harness's state)`,
+          );
         return 0;
       case Call.Fault:
       case Call.Fatal: {

@@ -156,6 +156,7 @@ export const RESIDENCY_VARIANTS = [
   'bug-no-paging-wait',
   'bug-local-usage-only',
   'bug-split-drops-set',
+  'bug-failed-batch-counted',
   'misuse-leak',
   'misuse-unsupported-call',
   'misuse-resident-behind-back',

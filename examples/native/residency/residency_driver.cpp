@@ -29,6 +29,7 @@ GPUMV_TEAM(bug_fence_off_by_one);
 GPUMV_TEAM(bug_no_paging_wait);
 GPUMV_TEAM(bug_local_usage_only);
 GPUMV_TEAM(bug_split_drops_set);
+GPUMV_TEAM(bug_failed_batch_counted);
 
 // Misuse teams: the clean manager driven with callbacks that break a rule the harness checks,
 // each the proof that a check of the native-residency system fires (properties/native-residency.test.ts).
@@ -114,6 +115,8 @@ int main(int, char** argv) {
   if (name == "residency-bug-no-paging-wait") return RunResidencyDriver<Team_bug_no_paging_wait>("example residency manager (GPUMV_BUG_NO_PAGING_WAIT)", thread);
   if (name == "residency-bug-local-usage-only") return RunResidencyDriver<Team_bug_local_usage_only>("example residency manager (GPUMV_BUG_LOCAL_USAGE_ONLY)", thread);
   if (name == "residency-bug-split-drops-set") return RunResidencyDriver<Team_bug_split_drops_set>("example residency manager (GPUMV_BUG_SPLIT_DROPS_SET)", thread);
+  if (name == "residency-bug-failed-batch-counted")
+    return RunResidencyDriver<Team_bug_failed_batch_counted>("example residency manager (GPUMV_BUG_FAILED_BATCH_COUNTED)", thread);
   fprintf(stderr, "error: started as %s; start this driver as residency-clean, residency-single-threaded, residency-bug-<name> or residency-misuse-<name> (tools/d3d12-kit/build.ts links them)\n", name.c_str());
   return 2;
 }

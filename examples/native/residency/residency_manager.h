@@ -22,11 +22,17 @@
 //   GPUMV_BUG_NO_PAGING_WAIT     the queue's GPU wait on the paging fence is dropped;
 //   GPUMV_BUG_LOCAL_USAGE_ONLY   the make-resident batching takes usage from the local segment only;
 //   GPUMV_BUG_SPLIT_DROPS_SET    the second half of a split submission is made resident with the
-//                                first half's sets.
+//                                first half's sets;
+//   GPUMV_BUG_FAILED_BATCH_COUNTED  a make-resident batch that fails still counts as made (the
+//                                library's own latent defect, spec §8 (b)): the loop goes on to the
+//                                next objects and the failed ones are never made resident.
 //
 // Where the spec lists undefined behaviour of the library (§2 Insert with the invalid slot, §6
-// WaitForSyncPoint past the end, §8 (a) generation underflow, Destroy leaking queued work), this
-// example takes the safe choice and says so at the place.
+// WaitForSyncPoint past the end, §8 (a) generation underflow, §8 (b) a failed batch counted as
+// made, Destroy leaking queued work), this example takes the safe choice and says so at the place.
+// A device call that fails (MakeResident, EnqueueMakeResident, Evict: E_OUTOFMEMORY) is handled
+// as the spec model handles it (models/residency-manager.ts): a failed batch goes back to the
+// pressure path, a failed fallback make-resident or a failed Evict is retried once.
 
 #include <windows.h>
 #include <d3d12.h>
@@ -61,6 +67,9 @@
 #endif
 #ifndef GPUMV_BUG_SPLIT_DROPS_SET
 #define GPUMV_BUG_SPLIT_DROPS_SET 0
+#endif
+#ifndef GPUMV_BUG_FAILED_BATCH_COUNTED
+#define GPUMV_BUG_FAILED_BATCH_COUNTED 0
 #endif
 
 namespace GPUMV_RESIDENCY_NAMESPACE {
@@ -634,7 +643,8 @@ class ResidencyManager {
     GetCurrentBudget(&local, DXGI_MEMORY_SEGMENT_GROUP_LOCAL);
     LRU.TrimAgedAllocations(pFirstUncompleted, EvictionList, CurrentTime, GetCurrentEvictionGracePeriod(local));
     if (!EvictionList.empty()) {
-      Device->Evict((UINT)EvictionList.size(), EvictionList.data());
+      if (FAILED(Device->Evict((UINT)EvictionList.size(), EvictionList.data())))
+        Device->Evict((UINT)EvictionList.size(), EvictionList.data());  // retried once (the library ignores it)
       EvictionList.clear();
     }
 
@@ -655,6 +665,7 @@ class ResidencyManager {
         HRESULT hr = S_OK;
         if (avail > 0) {
           UINT64 batchBytes = 0;
+          const UINT32 batchStart = idx, madeBefore = made;
           batch.clear();
           while (idx < Total && (INT64)(batchBytes + MakeResidentList[idx]->Size) <= avail) {
             batchBytes += MakeResidentList[idx]->Size;
@@ -664,7 +675,18 @@ class ResidencyManager {
           }
           // Issued even when nothing fits (a batch of 0 objects), as the library does.
           hr = MakeResidentBatch(batch.data(), (UINT32)batch.size());
-          if (SUCCEEDED(hr)) SizeToMakeResident -= batchBytes;
+          if (SUCCEEDED(hr)) {
+            SizeToMakeResident -= batchBytes;
+          } else {
+#if GPUMV_BUG_FAILED_BATCH_COUNTED
+            (void)batchStart;
+            (void)madeBefore;
+#else
+            // Not made: the pressure path below waits and trims (or falls back), then retries them.
+            idx = batchStart;
+            made = madeBefore;
+#endif
+          }
         }
         if (FAILED(hr) || made < Total) {
           ManagedObject* head = LRU.GetResidentListHead();
@@ -673,13 +695,17 @@ class ResidencyManager {
           if (head == nullptr || head->LastGPUSyncPoint >= G || pFirstUncompleted == nullptr || G == 0) {
             batch.clear();
             for (UINT32 i = idx; i < Total; i++) batch.push_back(MakeResidentList[i]->pUnderlying);
-            MakeResidentBatch(batch.data(), (UINT32)batch.size());  // over-budget overcommit; failure ignored
+            // The over-budget overcommit; the library ignores its failure, this example retries once.
+            if (FAILED(MakeResidentBatch(batch.data(), (UINT32)batch.size())))
+              MakeResidentBatch(batch.data(), (UINT32)batch.size());
             break;
           }
           UINT64 waitGen = pFirstUncompleted->Generation == G ? G - 1 : pFirstUncompleted->Generation;
           WaitForSyncPoint(waitGen);
           LRU.TrimToSyncPointInclusive(usage + (INT64)SizeToMakeResident, budget, EvictionList, waitGen);
-          Device->Evict((UINT)EvictionList.size(), EvictionList.data());  // may be 0 objects, as in the library
+          // May be 0 objects, as in the library; a failure is retried once (the library ignores it).
+          if (FAILED(Device->Evict((UINT)EvictionList.size(), EvictionList.data())))
+            Device->Evict((UINT)EvictionList.size(), EvictionList.data());
           EvictionList.clear();
           continue;
         }
