@@ -7,9 +7,14 @@
  * processes on a shared machine stretch; CPU time is what a change to the code moves. Compare two
  * trees by running each in turn, several rounds interleaved, and taking the medians.
  *
+ * The process's CPU time includes V8's compiler threads, which optimize code beside the run (on
+ * Linux also printed: the main thread's own CPU time, from /proc, the figure a campaign worker's
+ * wall-clock rate follows on an idle core).
+ *
  * A probe, not one of `npm run bench`'s benchmarks (hence the leading underscore): its figures
  * compare trees on one machine and have no table of their own.
  */
+import { readFileSync } from 'node:fs';
 import { BUILTIN_SYSTEMS } from '../src/systems/index.js';
 import { executeRun, planRun } from '../src/harness/campaign.js';
 
@@ -54,10 +59,21 @@ const system =
   BUILTIN_SYSTEMS.find((candidate) => candidate.name === options.system) ??
   fail(`--system: no system named '${options.system}'`);
 
+/** This thread's CPU nanoseconds so far (Linux: schedstat of the main thread), or null elsewhere. */
+function mainThreadNs(): number | null {
+  try {
+    const fields = readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ');
+    return Number(fields[0]);
+  } catch {
+    return null;
+  }
+}
+
 const end = options.first + options.runs;
 for (let i = end; i < end + WARM_UP_RUNS; i++)
   executeRun(system, planRun(CAMPAIGN_SEED, system, i));
 const start = process.cpuUsage();
+const mainStart = mainThreadNs();
 let commands = 0;
 let findings = 0;
 for (let i = options.first; i < end; i++) {
@@ -66,7 +82,12 @@ for (let i = options.first; i < end; i++) {
   if (result.finding !== null) findings++;
 }
 const used = process.cpuUsage(start);
+const mainEnd = mainThreadNs();
 const cpuSeconds = (used.user + used.system) / 1e6;
+const mainSeconds = mainStart === null || mainEnd === null ? null : (mainEnd - mainStart) / 1e9;
 console.log(
-  `${system.name}: runs ${options.first}..${end - 1}, ${commands} commands, ${findings} findings, ${cpuSeconds.toFixed(2)} s CPU -> ${Math.round(commands / cpuSeconds)} commands per CPU second`,
+  `${system.name}: runs ${options.first}..${end - 1}, ${commands} commands, ${findings} findings, ${cpuSeconds.toFixed(2)} s CPU -> ${Math.round(commands / cpuSeconds)} commands per CPU second` +
+    (mainSeconds === null
+      ? ''
+      : `; main thread ${mainSeconds.toFixed(2)} s -> ${Math.round(commands / mainSeconds)} per second`),
 );

@@ -4,9 +4,11 @@
  *
  * Written for obviousness: the LRU lists are plain arrays (head = index 0, the stalest), every
  * move is indexOf + splice, sync points are an array of {generation, [queue, value][]}, and
- * ticks are BigInt with explicit 64-bit wrap-around where the library wraps. Generations are
- * numbers: each command consumes a bounded number of them, so they stay far below 2^53, and
- * the one place the library would wrap one (G-1 at G = 0) is asserted unreachable below.
+ * tick arithmetic is BigInt with explicit 64-bit wrap-around where the library wraps (the
+ * last-used stamps are kept as the clock's numbers, which stay safe integers, and converted
+ * where an age is computed). Generations are numbers: each command consumes a bounded number
+ * of them, so they stay far below 2^53, and the one place the library would wrap one (G-1 at
+ * G = 0) is asserted unreachable below.
  * Slow on purpose; the implementation must agree with it decision for decision: the same device
  * calls with the same objects in the same order, the same CPU waits, the same events.
  *
@@ -95,7 +97,8 @@ export class ResidencyManagerModel implements ResidencyManager {
   private numEvicted = 0;
   private residentSizeBytes = 0;
   private readonly lastSync: number[];
-  private readonly lastUsedTicks: bigint[];
+  /** LastUsedTimestamp: the clock's tick count (a safe integer) at the object's last use. */
+  private readonly lastUsedTicks: number[];
   private generation = 0;
   private readonly knownQueues: number[] = [];
   private readonly fenceValue = new Map<number, number>();
@@ -128,7 +131,7 @@ export class ResidencyManagerModel implements ResidencyManager {
     const count = config.objectSizesBytes.length;
     this.statusOf = new Array<ObjectStatus>(count).fill('untracked');
     this.lastSync = new Array<number>(count).fill(0);
-    this.lastUsedTicks = new Array<bigint>(count).fill(0n);
+    this.lastUsedTicks = new Array<number>(count).fill(0);
     // Without Device3 the paging counter is bumped from 0 to 1 at Initialize
     // (docs/spec/residency-library.md#rl-5).
     this.pagingCounter = config.mode === 'async' ? 1 : 0;
@@ -219,7 +222,7 @@ export class ResidencyManagerModel implements ResidencyManager {
     while (this.resident.length > 0) {
       const head = this.resident[0]!;
       if (firstUncompleted !== null && this.lastSync[head]! >= firstUncompleted.generation) break;
-      const ageTicks = (nowTicks - this.lastUsedTicks[head]!) & U64_MASK;
+      const ageTicks = (nowTicks - BigInt(this.lastUsedTicks[head]!)) & U64_MASK;
       if (ageTicks <= graceTicks) break;
       chosen.push(head);
       this.lruEvict(head);
@@ -252,7 +255,7 @@ export class ResidencyManagerModel implements ResidencyManager {
     this.gpu.createObject(object, !this.config.startEvicted);
     this.statusOf[object] = this.config.startEvicted ? 'evicted' : 'resident';
     this.lastSync[object] = 0;
-    this.lastUsedTicks[object] = 0n;
+    this.lastUsedTicks[object] = 0;
     this.lruInsert(object);
   }
 
@@ -341,7 +344,9 @@ export class ResidencyManagerModel implements ResidencyManager {
   }
 
   private isComplete(point: SyncPoint): boolean {
-    return point.entries.every((entry) => this.gpu.fenceCompleted(entry[0]) >= entry[1]);
+    for (const [queue, value] of point.entries)
+      if (this.gpu.fenceCompleted(queue) < value) return false;
+    return true;
   }
 
   private dequeueCompletedSyncPoints(): SyncPoint | null {
@@ -481,7 +486,8 @@ export class ResidencyManagerModel implements ResidencyManager {
 
   private processPagingWork(work: Work): void {
     let firstUncompleted = this.dequeueCompletedSyncPoints();
-    const nowTicks = BigInt(this.gpu.ticks);
+    const now = this.gpu.ticks;
+    const nowTicks = BigInt(now);
     const toMake: number[] = [];
     let sizeToMakeResident = 0;
     // Mark.
@@ -492,7 +498,7 @@ export class ResidencyManagerModel implements ResidencyManager {
         sizeToMakeResident += this.size(object);
       }
       this.lastSync[object] = work.generation;
-      this.lastUsedTicks[object] = nowTicks;
+      this.lastUsedTicks[object] = now;
       this.objectReferenced(object);
     }
     // Aged trim.
@@ -588,11 +594,11 @@ export class ResidencyManagerModel implements ResidencyManager {
     return this.lastSync[object]!;
   }
   firstUncompletedGeneration(): number {
-    const point = this.syncPoints.find((p) => !this.isComplete(p));
-    return point === undefined ? -1 : point.generation;
+    for (const point of this.syncPoints) if (!this.isComplete(point)) return point.generation;
+    return -1;
   }
   lastUsedTimestamp(object: number): number {
-    return Number(this.lastUsedTicks[object]!);
+    return this.lastUsedTicks[object]!;
   }
   syncPointGenerations(): readonly number[] {
     return this.syncPoints.map((point) => point.generation);

@@ -36,7 +36,10 @@ export class ObjectHistory {
   private readonly entries: number[][];
 
   constructor(objectCount: number) {
-    this.entries = Array.from({ length: objectCount }, () => []);
+    // A loop, not Array.from of an array-like: a GPU is built per side and per run.
+    const entries: number[][] = [];
+    for (let object = 0; object < objectCount; object++) entries.push([]);
+    this.entries = entries;
   }
 
   record(object: number, tick: number, kind: HistoryKind, a = 0, b = 0): void {

@@ -30,9 +30,30 @@ export interface RunPlan {
   readonly smallConfigs: boolean;
 }
 
-/** Which op names belong to a fault site of the system. */
-function faultOpNames(system: AnySystem): Set<string> {
-  return new Set(Object.values(system.faultOps ?? {}).flat());
+/** What planning reads of a system besides the stream: derived once per system, not per run. */
+interface SystemPlanShape {
+  /** Op names that belong to a fault site. */
+  readonly faultOps: ReadonlySet<string>;
+  /** The fault sites, in declaration order. */
+  readonly sites: readonly string[];
+  /** Every op that belongs to no fault site, in declaration order (the swarm draws their weights). */
+  readonly ordinary: readonly string[];
+}
+
+const planShapes = new WeakMap<AnySystem, SystemPlanShape>();
+
+function planShape(system: AnySystem): SystemPlanShape {
+  let shape = planShapes.get(system);
+  if (shape === undefined) {
+    const faultOps = new Set(Object.values(system.faultOps ?? {}).flat());
+    shape = {
+      faultOps,
+      sites: Object.keys(system.faultOps ?? {}),
+      ordinary: system.opNames.filter((op) => !faultOps.has(op)),
+    };
+    planShapes.set(system, shape);
+  }
+  return shape;
 }
 
 /** Derives run i's plan from the campaign seed alone. */
@@ -46,15 +67,13 @@ export function planRun(
   const stream = runStream(campaignSeed, system.name, runIndex);
   const seed = stream.int32();
   const smallConfigs = stream() < SMALL_CONFIG_SHARE;
-  const faultOps = faultOpNames(system);
+  const { faultOps, sites, ordinary } = planShape(system);
   const opsOfSite = system.faultOps ?? {};
-  const sites = Object.keys(opsOfSite);
   const faults =
     stream() < FAULT_FREE_SHARE ? [] : sites.filter(() => stream() < FAULT_SITE_PROBABILITY);
   let weights: Record<string, number> | null = null;
   if (stream() >= DEFAULT_PLAN_SHARE) {
     const swarm: Record<string, number> = {};
-    const ordinary = system.opNames.filter((op) => !faultOps.has(op));
     for (const op of ordinary)
       swarm[op] =
         stream() < OP_ENABLED_PROBABILITY ? 1 + Math.floor(stream() * MAX_SWARM_WEIGHT) : 0;
@@ -73,10 +92,10 @@ export function planRun(
 }
 
 export function generationPlan(plan: RunPlan): GenerationPlan {
-  return {
-    ...(plan.weights === null ? {} : { weights: plan.weights }),
-    smallConfigs: plan.smallConfigs,
-  };
+  // Two literals, not a spread: built once per run.
+  return plan.weights === null
+    ? { smallConfigs: plan.smallConfigs }
+    : { weights: plan.weights, smallConfigs: plan.smallConfigs };
 }
 
 /** The (config, commands) run i executes first, rebuilt without running it (see firstCase). */

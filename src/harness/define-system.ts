@@ -26,6 +26,7 @@ import { InputError, isPlainObject, type Json, type JsonObject } from './json.js
 import { parseWith, Strict, Type, type Static, type TObject, type TProperties } from './schema.js';
 import type { GenerationPlan, Invariant, RunEnv, SystemDef } from './system.js';
 import type { Visual } from './visual.js';
+import { Drawn, drawnConstant, drawnOneof } from './drawn.js';
 
 /** The command of an op with fields `F`, as its `apply` receives it. */
 export type OpCommand<F extends TProperties, K extends string = string> = {
@@ -206,7 +207,7 @@ export function defineSystem<C extends JsonObject, S, Ops extends AnyOps<C, S>>(
     const fieldsArbitrary = def.arbitrary;
     if (fieldsArbitrary === undefined) {
       // An op without fields is one constant command (no map per generated command).
-      const constant = fc.constant({ op } as Cmd);
+      const constant = drawnConstant({ op } as Cmd);
       generators.push({ entry: op, weight: def.weight, build: () => constant });
     } else {
       generators.push({
@@ -233,15 +234,28 @@ export function defineSystem<C extends JsonObject, S, Ops extends AnyOps<C, S>>(
       weights = spec.weights(defaults, plan, config);
     }
     const weighted: { readonly arbitrary: fc.Arbitrary<Cmd>; readonly weight: number }[] = [];
+    let drawn = true;
     for (const generator of generators) {
       const weight =
         weights?.[generator.entry] ??
         plan?.weights?.[generator.entry] ??
         weightOf(generator.weight, config);
       // Building draws nothing from the seed, so a disabled entry need not be built.
-      if (weight > 0) weighted.push({ arbitrary: generator.build(config), weight });
+      if (weight > 0) {
+        const arbitrary = generator.build(config);
+        drawn &&= arbitrary instanceof Drawn;
+        weighted.push({ arbitrary, weight });
+      }
     }
     if (weighted.length === 0) throw new Error(`${name}: the generation plan disables every op`);
+    // Every entry drawn (src/harness/drawn.ts): the choice is drawn too, and so can the sequence be.
+    if (drawn)
+      return drawnOneof(
+        ...weighted.map((entry) => ({
+          arbitrary: entry.arbitrary as Drawn<Cmd>,
+          weight: entry.weight,
+        })),
+      );
     return fc.oneof(...weighted);
   };
 

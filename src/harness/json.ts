@@ -25,20 +25,32 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Structural equality of two JSON values (key order ignored). */
+/**
+ * Structural equality of two JSON values (key order ignored). The runner compares the two
+ * observations of every step with it, so members are compared in place where they are equal
+ * or not objects, and only nested objects and arrays recurse.
+ */
 export function jsonEqual(a: Json | undefined, b: Json | undefined): boolean {
   if (a === b) return true;
   if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
+    for (let i = 0; i < a.length; i++) if (!sameMember(a[i], b[i])) return false;
     return true;
   }
   if (Array.isArray(b)) return false;
   const aKeys = Object.keys(a);
   if (aKeys.length !== Object.keys(b).length) return false;
-  for (const key of aKeys) if (!(key in b) || !jsonEqual(a[key], b[key])) return false;
+  for (let i = 0; i < aKeys.length; i++) {
+    const key = aKeys[i]!;
+    if (!(key in b) || !sameMember(a[key], b[key])) return false;
+  }
   return true;
+}
+
+/** jsonEqual of two members: identical values (and unequal non-objects) answered without a call. */
+function sameMember(a: Json | undefined, b: Json | undefined): boolean {
+  return a === b || (typeof a === 'object' && jsonEqual(a, b));
 }
 
 /**

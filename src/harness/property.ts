@@ -17,6 +17,7 @@ import {
   type ShrinkObserver,
 } from './runner.js';
 import type { Command, GenerationPlan, OpNamed, SystemDef } from './system.js';
+import { Drawn, drawnArray, drawnFirst } from './drawn.js';
 
 /** The argument tuple of a fast-check property (what fc.check's details carry). */
 type PropertyArgs<P> = P extends fc.IRawProperty<infer Ts> ? Ts : never;
@@ -42,11 +43,14 @@ export function caseArb<C extends JsonObject, Cmd extends OpNamed, S>(
   const configs =
     unbiased && plan?.smallConfigs !== true ? fc.noBias(system.configArb()) : system.configArb();
   return configs.chain((config) => {
-    const commands = fc.array(system.commandArb(config, plan), {
-      minLength: Math.min(minLength, max),
-      maxLength: max,
-      size: 'max',
-    });
+    const command = system.commandArb(config, plan);
+    const lengths = { minLength: Math.min(minLength, max), maxLength: max, size: 'max' } as const;
+    // A drawn command arbitrary (src/harness/drawn.ts) draws the sequence without fast-check's
+    // per-value bookkeeping: the same commands, and the same shrinks.
+    const commands =
+      command instanceof Drawn
+        ? drawnFirst(drawnArray(command, lengths))
+        : fc.array(command, lengths);
     return fc.record({
       config: fc.constant(config),
       commands: unbiased ? fc.noBias(commands) : commands,

@@ -33,8 +33,17 @@ export class LruList {
   residentSizeBytes = 0;
   /** The objects the last trim selected, in eviction order. */
   readonly evictList: Int32Array;
+  /**
+   * Bumped by every change of the links (`unlink` and `linkAfter` are the only writers of `prev`
+   * and `next`), so a view walked since the last change is handed out again without a walk: the
+   * invariants read both lists several times after every command, most of which move nothing.
+   */
+  private linksVersion = 0;
   private readonly residentView: number[] = [];
   private readonly evictedView: number[] = [];
+  /** The links version each view was walked at (-1: never). */
+  private residentViewVersion = -1;
+  private evictedViewVersion = -1;
 
   constructor(objectSizesBytes: readonly number[]) {
     const n = objectSizesBytes.length;
@@ -45,10 +54,10 @@ export class LruList {
     this.next = new Int32Array(n + 2);
     this.residentHead = n;
     this.evictedHead = n + 1;
-    for (const sentinel of [this.residentHead, this.evictedHead]) {
-      this.prev[sentinel] = sentinel;
-      this.next[sentinel] = sentinel;
-    }
+    this.prev[this.residentHead] = this.residentHead;
+    this.next[this.residentHead] = this.residentHead;
+    this.prev[this.evictedHead] = this.evictedHead;
+    this.next[this.evictedHead] = this.evictedHead;
     this.lastSync = new Float64Array(n);
     this.lastUsedTicks = new Float64Array(n);
     this.evictList = new Int32Array(n);
@@ -59,6 +68,7 @@ export class LruList {
     const after = this.next[object]!;
     this.next[before] = after;
     this.prev[after] = before;
+    this.linksVersion++;
   }
 
   linkAfter(anchor: number, object: number): void {
@@ -67,6 +77,7 @@ export class LruList {
     this.next[object] = after;
     this.prev[after] = object;
     this.next[anchor] = object;
+    this.linksVersion++;
   }
 
   /** At the tail: just before the sentinel. */
@@ -190,11 +201,19 @@ export class LruList {
 
   /** Resident list from head to tail (a view reused between calls, not a copy). */
   residentList(): readonly number[] {
-    return this.walk(this.residentHead, this.residentView);
+    if (this.residentViewVersion !== this.linksVersion) {
+      this.walk(this.residentHead, this.residentView);
+      this.residentViewVersion = this.linksVersion;
+    }
+    return this.residentView;
   }
 
   evictedList(): readonly number[] {
-    return this.walk(this.evictedHead, this.evictedView);
+    if (this.evictedViewVersion !== this.linksVersion) {
+      this.walk(this.evictedHead, this.evictedView);
+      this.evictedViewVersion = this.linksVersion;
+    }
+    return this.evictedView;
   }
 
   private walk(sentinel: number, out: number[]): readonly number[] {

@@ -29,6 +29,12 @@ export class SyncPointRing {
   /** Sync points in flight. */
   count = 0;
   private readonly view: number[] = [];
+  /**
+   * Bumped by every change of the in-flight list (`push`, `pop` and `grow` are its only writers),
+   * so `inFlight` hands out the view it last filled when nothing changed since.
+   */
+  private ringVersion = 0;
+  private viewVersion = -1;
 
   constructor(
     protected readonly device: ResidencyDevice,
@@ -81,6 +87,7 @@ export class SyncPointRing {
       this.values[base + q] = this.fenceValue[q]! - 1;
     }
     this.count++;
+    this.ringVersion++;
   }
 
   private grow(): void {
@@ -99,6 +106,7 @@ export class SyncPointRing {
     this.generations = generations;
     this.values = values;
     this.head = 0;
+    this.ringVersion++;
   }
 
   private completeAt(slot: number): boolean {
@@ -112,6 +120,7 @@ export class SyncPointRing {
   private pop(): void {
     this.head = (this.head + 1) % this.capacity;
     this.count--;
+    this.ringVersion++;
   }
 
   /** DequeueCompletedSyncPoints: pops completed points; returns the first uncompleted generation, or -1. */
@@ -157,9 +166,11 @@ export class SyncPointRing {
   /** Generations in flight, head first (a view reused between calls). */
   inFlight(): readonly number[] {
     const out = this.view;
+    if (this.viewVersion === this.ringVersion) return out;
     for (let i = 0; i < this.count; i++)
       out[i] = this.generations[(this.head + i) % this.capacity]!;
     if (out.length !== this.count) out.length = this.count;
+    this.viewVersion = this.ringVersion;
     return out;
   }
 }

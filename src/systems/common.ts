@@ -5,6 +5,38 @@
  */
 import type { Json } from '../harness/json.js';
 
+/**
+ * Arbitraries built once per key and shared after: a campaign builds each op's command arbitrary
+ * once per run, from the few config values it depends on (an object count, a queue count), which
+ * repeat from run to run. A fast-check arbitrary keeps no state between draws, so a shared one
+ * draws exactly what a fresh one would from the same random stream.
+ */
+export class ArbitraryCache {
+  /** More keys than this under one name (hand-written configs of every size) start it afresh. */
+  private static readonly LIMIT = 4096;
+  private readonly built = new Map<string, Map<number, unknown>>();
+
+  /**
+   * The arbitrary built for `name` (an op name) and `key` (the config value it depends on; 0 for
+   * none), built by `build` the first time. Two levels, not one joined string: a fresh string
+   * per lookup was hashed anew every time.
+   */
+  get<A>(name: string, key: number, build: () => A): A {
+    let byKey = this.built.get(name);
+    if (byKey === undefined) {
+      byKey = new Map();
+      this.built.set(name, byKey);
+    }
+    let arbitrary = byKey.get(key) as A | undefined;
+    if (arbitrary === undefined) {
+      if (byKey.size >= ArbitraryCache.LIMIT) byKey.clear();
+      arbitrary = build();
+      byKey.set(key, arbitrary);
+    }
+    return arbitrary;
+  }
+}
+
 /** The observation of a command whose handle resolves to nothing live (a valid no-op). */
 export const SKIPPED: Json = { skipped: true };
 

@@ -4,13 +4,24 @@
  * modulo SET_COUNT, object ids modulo the object count, queues modulo the queue count), so every
  * subsequence of a program is a program.
  */
-import fc from 'fast-check';
+import {
+  type Drawn,
+  drawnArray,
+  drawnBoolean,
+  drawnConstant,
+  drawnConstantFrom,
+  drawnInteger,
+  drawnNat,
+  drawnOneof,
+  drawnOption,
+  drawnTuple,
+} from '../harness/drawn.js';
 import type { Json } from '../harness/json.js';
 import { opsFor } from '../harness/define-system.js';
 import { Bool, Nat, OneOf, Type } from '../harness/schema.js';
 import { DEVICE_CALL_KINDS } from '../gpu/sim-gpu.js';
 import { INITIAL_SYNC_POINTS } from '../residency/sync-points.js';
-import { pickLive } from './common.js';
+import { ArbitraryCache, pickLive } from './common.js';
 import {
   SET_COUNT,
   type ManagerSide,
@@ -35,20 +46,27 @@ function insertChecked(s: ManagerSide, set: number, object: number): boolean {
   return inserted;
 }
 
+// The generators are drawn arbitraries (src/harness/drawn.ts): fast-check's, with a fast draw of
+// the same values for campaigns.
 /** Set handles: one of the SET_COUNT sets created up front. */
-const setHandle = fc.nat({ max: SET_COUNT - 1 });
+const setHandle = drawnNat(SET_COUNT - 1);
 /** Object ids: one of the configured objects. */
-const objectArb = (config: ResidencyManagerSystemConfig): fc.Arbitrary<number> =>
-  fc.nat({ max: config.objectSizesBytes.length - 1 });
-const queueArb = (config: ResidencyManagerSystemConfig): fc.Arbitrary<number> =>
-  fc.nat({ max: config.queueCount - 1 });
+const objectArb = (config: ResidencyManagerSystemConfig): Drawn<number> =>
+  drawnNat(config.objectSizesBytes.length - 1);
+const queueArb = (config: ResidencyManagerSystemConfig): Drawn<number> =>
+  drawnNat(config.queueCount - 1);
 const op = opsFor<ResidencyManagerSystemConfig, ManagerSide>();
+/** Each op's arbitrary per op name and the config values it reads (see ArbitraryCache). */
+const arbitraries = new ArbitraryCache();
 
 export const ops = {
   track: op({
     fields: { obj: Nat() },
     weight: 2,
-    arbitrary: (config, op) => objectArb(config).map((obj) => ({ op, obj })),
+    arbitrary: (config, op) =>
+      arbitraries.get(op, config.objectSizesBytes.length, () =>
+        objectArb(config).map((obj) => ({ op, obj })),
+      ),
     apply: (s, command) => {
       s.manager.beginTracking(objectOf(s, command.obj));
       return {};
@@ -57,7 +75,10 @@ export const ops = {
   untrack: op({
     fields: { obj: Nat() },
     weight: 2,
-    arbitrary: (config, op) => objectArb(config).map((obj) => ({ op, obj })),
+    arbitrary: (config, op) =>
+      arbitraries.get(op, config.objectSizesBytes.length, () =>
+        objectArb(config).map((obj) => ({ op, obj })),
+      ),
     apply: (s, command) => {
       s.manager.endTracking(objectOf(s, command.obj));
       return {};
@@ -66,14 +87,16 @@ export const ops = {
   open: op({
     fields: { set: Nat() },
     weight: 2,
-    arbitrary: (_config, op) => setHandle.map((set) => ({ op, set })),
+    arbitrary: (_config, op) => arbitraries.get(op, 0, () => setHandle.map((set) => ({ op, set }))),
     apply: (s, command) => ({ hr: s.manager.sets.open(setOf(s, command.set)) }),
   }),
   insert: op({
     fields: { set: Nat(), obj: Nat() },
     weight: 4,
     arbitrary: (config, op) =>
-      fc.tuple(setHandle, objectArb(config)).map(([set, obj]) => ({ op, set, obj })),
+      arbitraries.get(op, config.objectSizesBytes.length, () =>
+        drawnTuple(setHandle, objectArb(config)).map(([set, obj]) => ({ op, set, obj })),
+      ),
     apply: (s, command) => ({
       inserted: insertChecked(s, setOf(s, command.set), objectOf(s, command.obj)),
     }),
@@ -81,22 +104,22 @@ export const ops = {
   close: op({
     fields: { set: Nat() },
     weight: 2,
-    arbitrary: (_config, op) => setHandle.map((set) => ({ op, set })),
+    arbitrary: (_config, op) => arbitraries.get(op, 0, () => setHandle.map((set) => ({ op, set }))),
     apply: (s, command) => ({ hr: s.manager.sets.close(setOf(s, command.set)) }),
   }),
   record: op({
     fields: { set: Nat(), objs: Type.Array(Nat()) },
     weight: 10,
     arbitrary: (config, op) =>
-      fc
-        .tuple(
+      arbitraries.get(op, config.objectSizesBytes.length, () =>
+        drawnTuple(
           setHandle,
-          fc.array(objectArb(config), {
+          drawnArray(objectArb(config), {
             minLength: 1,
             maxLength: config.objectSizesBytes.length + 1,
           }),
-        )
-        .map(([set, objs]) => ({ op, set, objs })),
+        ).map(([set, objs]) => ({ op, set, objs })),
+      ),
     apply: (s, command): Json => {
       const { sets } = s.manager;
       const set = setOf(s, command.set);
@@ -113,12 +136,12 @@ export const ops = {
     fields: { queue: Nat(), sets: Type.Array(Type.Union([Nat(), Type.Null()])) },
     weight: 12,
     arbitrary: (config, op) =>
-      fc
-        .tuple(
+      arbitraries.get(op, config.queueCount, () =>
+        drawnTuple(
           queueArb(config),
-          fc.array(fc.option(setHandle, { freq: 8, nil: null }), { minLength: 0, maxLength: 4 }),
-        )
-        .map(([queue, sets]) => ({ op, queue, sets })),
+          drawnArray(drawnOption(setHandle, 8, null), { minLength: 0, maxLength: 4 }),
+        ).map(([queue, sets]) => ({ op, queue, sets })),
+      ),
     apply: (s, command) => {
       const { manager } = s;
       const ids = command.sets.map((handle) => (handle === null ? null : setOf(s, handle)));
@@ -136,7 +159,9 @@ export const ops = {
     fields: { queue: Nat(), set: Nat() },
     weight: 1,
     arbitrary: (config, op) =>
-      fc.tuple(queueArb(config), setHandle).map(([queue, set]) => ({ op, queue, set })),
+      arbitraries.get(op, config.queueCount, () =>
+        drawnTuple(queueArb(config), setHandle).map(([queue, set]) => ({ op, queue, set })),
+      ),
     apply: (s, command) => {
       const { manager } = s;
       const queue = queueOf(s, command.queue);
@@ -153,16 +178,23 @@ export const ops = {
   signal: op({
     fields: { queue: Nat() },
     weight: 1,
-    arbitrary: (config, op) => queueArb(config).map((queue) => ({ op, queue })),
+    arbitrary: (config, op) =>
+      arbitraries.get(op, config.queueCount, () =>
+        queueArb(config).map((queue) => ({ op, queue })),
+      ),
     apply: (s, command) => ({ value: s.manager.signalFence(queueOf(s, command.queue)) }),
   }),
   gpuProgress: op({
     fields: { queue: Nat(), steps: Nat() },
     weight: 10,
     arbitrary: (config, op) =>
-      fc
-        .tuple(queueArb(config), fc.integer({ min: 1, max: 12 }))
-        .map(([queue, steps]) => ({ op, queue, steps })),
+      arbitraries.get(op, config.queueCount, () =>
+        drawnTuple(queueArb(config), drawnInteger(1, 12)).map(([queue, steps]) => ({
+          op,
+          queue,
+          steps,
+        })),
+      ),
     apply: (s, command) => ({
       ran: s.manager.gpu.progress(queueOf(s, command.queue), command.steps),
     }),
@@ -171,7 +203,8 @@ export const ops = {
     fields: { steps: Nat() },
     // Inline mode only: the async worker CPU-signals the paging fence itself.
     weight: (config) => (config.mode === 'inline' ? 4 : 0),
-    arbitrary: (_config, op) => fc.integer({ min: 1, max: 4 }).map((steps) => ({ op, steps })),
+    arbitrary: (_config, op) =>
+      arbitraries.get(op, 0, () => drawnInteger(1, 4).map((steps) => ({ op, steps }))),
     apply: (s, command) => ({ ran: s.manager.gpu.pagingProgress(command.steps) }),
   }),
   pagingWorkerStep: op({
@@ -184,12 +217,12 @@ export const ops = {
     fields: { ticks: Nat() },
     weight: 5,
     arbitrary: (config, op) =>
-      fc
-        .oneof(
-          fc.integer({ min: 0, max: 2 * config.ticksPerSecond }),
-          fc.integer({ min: 0, max: 70 * config.ticksPerSecond }),
-        )
-        .map((ticks) => ({ op, ticks })),
+      arbitraries.get(op, config.ticksPerSecond, () =>
+        drawnOneof(
+          { arbitrary: drawnInteger(0, 2 * config.ticksPerSecond), weight: 1 },
+          { arbitrary: drawnInteger(0, 70 * config.ticksPerSecond), weight: 1 },
+        ).map((ticks) => ({ op, ticks })),
+      ),
     apply: (s, command) => {
       s.manager.gpu.advanceClock(command.ticks);
       return {};
@@ -200,16 +233,19 @@ export const ops = {
     weight: 2,
     arbitrary: (config, op) => {
       const totalBytes = config.objectSizesBytes.reduce((a, b) => a + b, 0);
-      return fc
-        .tuple(
-          fc.oneof(fc.constant(0), fc.integer({ min: 20, max: 150 })),
-          fc.integer({ min: 0, max: 25 }),
-        )
-        .map(([localPercent, nonLocalPercent]) => ({
+      return arbitraries.get(op, totalBytes, () =>
+        drawnTuple(
+          drawnOneof(
+            { arbitrary: drawnConstant(0), weight: 1 },
+            { arbitrary: drawnInteger(20, 150), weight: 1 },
+          ),
+          drawnInteger(0, 25),
+        ).map(([localPercent, nonLocalPercent]) => ({
           op,
           localBytes: Math.floor((totalBytes * localPercent) / 100),
           nonLocalBytes: Math.floor((totalBytes * nonLocalPercent) / 100),
-        }));
+        })),
+      );
     },
     apply: (s, command) => {
       s.manager.gpu.setBudgets(command.localBytes, command.nonLocalBytes);
@@ -220,7 +256,8 @@ export const ops = {
     fields: { on: Bool() },
     // Only Unreal's budget cap reads the background state.
     weight: (config) => (config.unrealBudgetCap ? 1 : 0),
-    arbitrary: (_config, op) => fc.boolean().map((on) => ({ op, on })),
+    arbitrary: (_config, op) =>
+      arbitraries.get(op, 0, () => drawnBoolean().map((on) => ({ op, on }))),
     apply: (s, command) => {
       s.manager.setBackground(command.on);
       return {};
@@ -229,7 +266,10 @@ export const ops = {
   failNext: op({
     fields: { call: OneOf(DEVICE_CALL_KINDS) },
     weight: 1,
-    arbitrary: (_config, op) => fc.constantFrom(...DEVICE_CALL_KINDS).map((call) => ({ op, call })),
+    arbitrary: (_config, op) =>
+      arbitraries.get(op, 0, () =>
+        drawnConstantFrom(...DEVICE_CALL_KINDS).map((call) => ({ op, call })),
+      ),
     apply: (s, command) => {
       s.manager.gpu.failNext(command.call);
       return {};
@@ -250,7 +290,13 @@ export const ops = {
     // segments decide differently from the model.
     weight: 2,
     arbitrary: (config, op) =>
-      fc.tuple(objectArb(config), fc.boolean()).map(([obj, nonLocal]) => ({ op, obj, nonLocal })),
+      arbitraries.get(op, config.objectSizesBytes.length, () =>
+        drawnTuple(objectArb(config), drawnBoolean()).map(([obj, nonLocal]) => ({
+          op,
+          obj,
+          nonLocal,
+        })),
+      ),
     apply: (s, command) => {
       const object = objectOf(s, command.obj);
       const moved = s.manager.gpu.moveToSegment(object, command.nonLocal);

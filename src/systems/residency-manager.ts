@@ -98,7 +98,23 @@ export const residencyManagerSystem = defineSystem({
               // case as it was: 1 config in 8 gets the twin.
               benchmarkTwin: fc.constant(false),
             })
-            .map((config) => ({ ...config, benchmarkTwin: twinShare(config) }));
+            .map((config) => ({
+              // Spelt out, not a spread: the same fields in the same order, without copying
+              // the record through the generic slow path once per run.
+              objectSizesBytes: config.objectSizesBytes,
+              queueCount: config.queueCount,
+              mode: config.mode,
+              startEvicted: config.startEvicted,
+              maxLatency: config.maxLatency,
+              ticksPerSecond: config.ticksPerSecond,
+              localBudgetBytes: config.localBudgetBytes,
+              nonLocalBudgetBytes: config.nonLocalBudgetBytes,
+              unrealBudgetCap: config.unrealBudgetCap,
+              debugBudgetBytes: config.debugBudgetBytes,
+              slotCount: config.slotCount,
+              initialCapacity: config.initialCapacity,
+              benchmarkTwin: twinShare(config),
+            }));
         }),
   },
   ops,
