@@ -13,7 +13,9 @@ import { BestFitAllocator } from '../src/alloc/best-fit.js';
 import { ContractError } from '../src/contract.js';
 import { SteppedBestFit } from '../mutants/alloc.js';
 
-type Command = { op: 'alloc'; units: number; extra: number; alignLog: number } | { op: 'free'; pick: number; skew: number };
+type Command =
+  | { op: 'alloc'; units: number; extra: number; alignLog: number }
+  | { op: 'free'; pick: number; skew: number };
 
 const commandArb: fc.Arbitrary<Command> = fc.oneof(
   fc.record({
@@ -53,7 +55,11 @@ function state(pool: BestFitAllocator) {
 /** Runs `commands` on both; returns the first difference, or null. */
 function firstDifference(
   commands: readonly Command[],
-  Twin: new (config: { capacityBytes: number; poolAlignBytes: number; maxAllocationBytes: number }) => BestFitAllocator,
+  Twin: new (config: {
+    capacityBytes: number;
+    poolAlignBytes: number;
+    maxAllocationBytes: number;
+  }) => BestFitAllocator,
 ): string | null {
   const config = { capacityBytes: 32 * 256, poolAlignBytes: 256, maxAllocationBytes: 24 * 256 };
   const shipped = new BestFitAllocator(config);
@@ -69,12 +75,14 @@ function firstDifference(
       b = answer(() => twin.alloc(size, align));
       if (typeof a === 'number') live.push(a);
     } else {
-      const offset = live.length === 0 ? command.skew : live[command.pick % live.length]! + command.skew;
+      const offset =
+        live.length === 0 ? command.skew : live[command.pick % live.length]! + command.skew;
       a = answer(() => shipped.free(offset));
       b = answer(() => twin.free(offset));
       if (a === undefined) live.splice(live.indexOf(offset), 1);
     }
-    if (a !== b) return `step ${step} (${JSON.stringify(command)}): shipped ${String(a)}, twin ${String(b)}`;
+    if (a !== b)
+      return `step ${step} (${JSON.stringify(command)}): shipped ${String(a)}, twin ${String(b)}`;
     expect(shipped.checkIndexes()).toBeNull();
     expect(twin.checkIndexes()).toBeNull();
     const sa = JSON.stringify(state(shipped));
