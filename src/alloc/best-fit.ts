@@ -86,12 +86,21 @@ export class BestFitAllocator extends BestFitState implements BlockAllocator {
     }
     // The caller's bytes start at the block start, aligned up when the alignment exceeds the
     // pool's (a block start is a multiple of the pool alignment, so of any alignment up to it).
-    const offsetBytes =
-      alignBytes <= pool ? offsetUnits * pool : alignUp(offsetUnits * pool, alignBytes);
+    // In units the alignment is a power of two below the pool's unit count (the reservation
+    // holds it), so the round-up is exact in 32-bit arithmetic below 2^30.
+    let userUnits = offsetUnits;
+    if (alignBytes > pool) {
+      const alignUnits = alignBytes * this.unitScale;
+      userUnits =
+        offsetUnits + alignUnits <= 0x40000000
+          ? (offsetUnits + alignUnits - 1) & -alignUnits
+          : alignUp(offsetUnits, alignUnits);
+    }
+    const offsetBytes = userUnits * pool;
     this.isFree[node] = 0;
     this.userOffsetBytes[node] = offsetBytes;
     this.userSizeBytes[node] = sizeBytes;
-    this.liveAtUnit[offsetBytes * this.unitScale] = node;
+    this.liveAtUnit[userUnits] = node;
     this.liveCount++;
     this.usedBytesTotal += sizeBytes;
     this.reservedBytesTotal += units * pool;
@@ -107,7 +116,6 @@ export class BestFitAllocator extends BestFitState implements BlockAllocator {
     this.usedBytesTotal -= this.userSizeBytes[node]!;
     this.reservedBytesTotal -= this.sizeUnits[node]! * this.poolAlignBytes;
     this.isFree[node] = 1;
-    this.userSizeBytes[node] = 0;
     // Absorb a free next neighbour, then let a free previous neighbour absorb the block.
     const after = this.next[node]!;
     if (after !== NIL && this.isFree[after] === 1) {
@@ -213,14 +221,10 @@ export class BestFitAllocator extends BestFitState implements BlockAllocator {
     for (;;) {
       let child = 2 * i;
       if (child > count) break;
-      let childKey = heap[2 * child]!;
-      if (child < count) {
-        const rightKey = heap[2 * child + 2]!;
-        if (rightKey < childKey) {
-          child++;
-          childKey = rightKey;
-        }
-      }
+      // The lower of the two children, picked by arithmetic (which one is a coin toss, so a
+      // branch there would mispredict every other level).
+      if (child < count) child += +(heap[2 * child + 2]! < heap[2 * child]!);
+      const childKey = heap[2 * child]!;
       if (childKey >= key) break;
       const childNode = heap[2 * child + 1]!;
       heap[2 * i] = childKey;
