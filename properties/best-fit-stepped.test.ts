@@ -3,8 +3,9 @@
  * shipped allocator, whose alloc and free do the same work written out in one piece: the same
  * answers (offsets, nulls, error codes), the same blocks, free-block order and byte counts after
  * every command, both indexes sound. A mutant of the twin is a bug of the shipped allocator only
- * while the two agree. Sequences mix the alignments below, at and above the pool's, sizes up to
- * the whole pool, exact fits, merges on both sides, and bad frees.
+ * while the two agree. Sequences mix pool alignments of 256 B, 4 KiB and 64 KiB, alignments
+ * below, at and above the pool's, sizes up to past the pool and the single-allocation limit,
+ * exact fits, merges on both sides, and bad frees (interior, one byte off, past a block).
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
@@ -21,13 +22,15 @@ const commandArb: fc.Arbitrary<Command> = fc.oneof(
   fc.record({
     op: fc.constant('alloc' as const),
     units: fc.integer({ min: 0, max: 40 }),
+    /** Bytes past the whole units, as a fraction of a unit (-1/256: one byte short). */
     extra: fc.integer({ min: -1, max: 255 }),
-    alignLog: fc.integer({ min: 0, max: 13 }),
+    alignLog: fc.integer({ min: 0, max: 18 }),
   }),
   fc.record({
     op: fc.constant('free' as const),
     pick: fc.nat(),
-    skew: fc.constantFrom(0, 0, 0, 256, 16, -256),
+    /** Offset added to a live caller offset, in 1/256 units: 0 (a good free), or a bad one. */
+    skew: fc.constantFrom(0, 0, 0, 256, 1, -256),
   }),
 );
 
@@ -54,6 +57,7 @@ function state(pool: BestFitAllocator) {
 
 /** Runs `commands` on both; returns the first difference, or null. */
 function firstDifference(
+  poolAlignBytes: number,
   commands: readonly Command[],
   Twin: new (config: {
     capacityBytes: number;
@@ -61,7 +65,8 @@ function firstDifference(
     maxAllocationBytes: number;
   }) => BestFitAllocator,
 ): string | null {
-  const config = { capacityBytes: 32 * 256, poolAlignBytes: 256, maxAllocationBytes: 24 * 256 };
+  const unit = poolAlignBytes;
+  const config = { capacityBytes: 32 * unit, poolAlignBytes, maxAllocationBytes: 24 * unit };
   const shipped = new BestFitAllocator(config);
   const twin = new Twin(config);
   const live: number[] = [];
@@ -69,14 +74,14 @@ function firstDifference(
     let a: unknown;
     let b: unknown;
     if (command.op === 'alloc') {
-      const size = command.units * 256 + command.extra;
+      const size = command.units * unit + (command.extra * unit) / 256;
       const align = 2 ** command.alignLog;
       a = answer(() => shipped.alloc(size, align));
       b = answer(() => twin.alloc(size, align));
       if (typeof a === 'number') live.push(a);
     } else {
       const offset =
-        live.length === 0 ? command.skew : live[command.pick % live.length]! + command.skew;
+        (live.length === 0 ? 0 : live[command.pick % live.length]!) + (command.skew * unit) / 256;
       a = answer(() => shipped.free(offset));
       b = answer(() => twin.free(offset));
       if (a === undefined) live.splice(live.indexOf(offset), 1);
@@ -95,9 +100,13 @@ function firstDifference(
 describe('best fit: the catalog twin agrees with the shipped allocator', () => {
   it('answer for answer and block for block', () => {
     fc.assert(
-      fc.property(fc.array(commandArb, { maxLength: 80 }), (commands) => {
-        expect(firstDifference(commands, SteppedBestFit)).toBeNull();
-      }),
+      fc.property(
+        fc.constantFrom(256, 4096, 65536),
+        fc.array(commandArb, { maxLength: 80 }),
+        (poolAlignBytes, commands) => {
+          expect(firstDifference(poolAlignBytes, commands, SteppedBestFit)).toBeNull();
+        },
+      ),
       { seed: TEST_SEED, numRuns: 400 },
     );
   });
@@ -113,6 +122,6 @@ describe('best fit: the catalog twin agrees with the shipped allocator', () => {
       { op: 'alloc', units: 1, extra: 0, alignLog: 0 },
       { op: 'alloc', units: 1, extra: 0, alignLog: 12 },
     ];
-    expect(firstDifference(commands, Unaligned)).toMatch(/^step 1 .*shipped 4096, twin 256/);
+    expect(firstDifference(256, commands, Unaligned)).toMatch(/^step 1 .*shipped 4096, twin 256/);
   });
 });
