@@ -26,7 +26,7 @@
  * sifts and the node pool. The bug catalog (mutants/) overrides those, or alloc and free as a
  * whole (its step-by-step twin of them); nothing in src/ depends on that catalog.
  */
-import { alignUp, badFree, validateRequest, type BlockAllocator } from './allocator.js';
+import { badFree, validateRequest, type BlockAllocator } from './allocator.js';
 import type { SubAllocatorConfig } from './config.js';
 import { BestFitState, NIL } from './best-fit-state.js';
 import { grownCopy } from './typed-arrays.js';
@@ -34,12 +34,9 @@ import { grownCopy } from './typed-arrays.js';
 /** The storage, its fields and the inspection are BestFitState's; the pool's steps are here. */
 export class BestFitAllocator extends BestFitState implements BlockAllocator {
   protected readonly head: number;
-  /** log2 of the pool alignment (capped at 2^30, where alloc's 32-bit round-up applies). */
-  private readonly unitShift: number;
 
   constructor(config: SubAllocatorConfig) {
     super(config);
-    this.unitShift = 31 - Math.clz32(Math.min(this.poolAlignBytes, 0x40000000));
     this.head = this.newNode(0, this.capacityUnits, NIL, NIL);
     this.indexInsert(this.head);
   }
@@ -49,13 +46,11 @@ export class BestFitAllocator extends BestFitState implements BlockAllocator {
     // The single-allocation limit: larger requests belong to the committed path.
     if (sizeBytes > this.maxAllocationBytes) return null;
     // The spec's aligned-size rule. Both are powers of two, so `pool % alignBytes === 0` is
-    // `alignBytes <= pool`; below 2^30 (both) the round-up is exact in 32-bit arithmetic.
+    // `alignBytes <= pool`. Scaling by 1 / pool (a power of two) is exact, so is its ceiling:
+    // the reservation in units without a division.
     const pool = this.poolAlignBytes;
     const bytes = alignBytes <= pool ? sizeBytes : sizeBytes + alignBytes;
-    const units =
-      bytes <= 0x3fffffff && pool <= 0x40000000
-        ? (bytes + pool - 1) >>> this.unitShift
-        : alignUp(bytes, pool) * this.unitScale;
+    const units = Math.ceil(bytes * this.unitScale);
     if (units > this.capacityUnits) return null;
     // The first free block in (size, offset) order that holds the reservation: the smallest
     // size at or above it, then the lowest offset of that size (its heap's top), taken out.
@@ -86,15 +81,13 @@ export class BestFitAllocator extends BestFitState implements BlockAllocator {
     }
     // The caller's bytes start at the block start, aligned up when the alignment exceeds the
     // pool's (a block start is a multiple of the pool alignment, so of any alignment up to it).
-    // In units the alignment is a power of two below the pool's unit count (the reservation
-    // holds it), so the round-up is exact in 32-bit arithmetic below 2^30.
+    // In units the alignment is a power of two smaller than the block (whose reservation holds
+    // it), so offsetUnits + alignUnits stays within the pool's unit count (<= 2^30): the
+    // round-up is exact in 32-bit arithmetic.
     let userUnits = offsetUnits;
     if (alignBytes > pool) {
       const alignUnits = alignBytes * this.unitScale;
-      userUnits =
-        offsetUnits + alignUnits <= 0x40000000
-          ? (offsetUnits + alignUnits - 1) & -alignUnits
-          : alignUp(offsetUnits, alignUnits);
+      userUnits = (offsetUnits + alignUnits - 1) & -alignUnits;
     }
     const offsetBytes = userUnits * pool;
     this.isFree[node] = 0;
