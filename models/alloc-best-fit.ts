@@ -27,7 +27,7 @@ import {
 
 /**
  * The reservation of the spec's aligned-size rule. The implementation computes it on its own
- * (BestFitAllocator.reservationBytes), so a slip in either is a difference the harness sees.
+ * (in BestFitAllocator.alloc), so a slip in either is a difference the harness sees.
  */
 export function bestFitReservationBytes(
   sizeBytes: number,

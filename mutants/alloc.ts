@@ -2,13 +2,16 @@
  * Bug catalog for the sub-allocators (`alloc-buddy`, `alloc-best-fit`, `alloc-first-fit`): each
  * mutant re-creates one pitfall (docs/spec/allocators.md,
  * docs/spec/engine.md#mem-3-4/docs/spec/engine.md#mem-5, VMA/Dawn/OffsetAllocator issues) by
- * overriding one step of the shipped implementation.
+ * overriding one step of the shipped implementation (for best fit: a step of SteppedBestFit, the
+ * step-by-step twin of its alloc and free, or the index methods both share).
  */
 import { mutantsOf } from './define.js';
 import type { AnyMutant, RunEnv } from '../src/harness/system.js';
 import {
   alignUp,
+  badFree,
   isPowerOfTwo,
+  validateRequest,
   type BlockAllocator,
   type BlockInfo,
   type LiveAllocation,
@@ -16,6 +19,7 @@ import {
 import type { SubAllocatorConfig } from '../src/alloc/config.js';
 import { BuddyAllocator } from '../src/alloc/buddy.js';
 import { BestFitAllocator } from '../src/alloc/best-fit.js';
+import { NIL } from '../src/alloc/best-fit-state.js';
 import { subAllocatorSide } from '../src/systems/alloc-sub.js';
 import { allocBuddySystem } from '../src/systems/alloc-buddy.js';
 import { allocBestFitSystem } from '../src/systems/alloc-best-fit.js';
@@ -165,12 +169,109 @@ export const BUDDY_MUTANTS: AnyMutant[] = [
   ),
 ];
 
+/**
+ * Best fit's alloc and free spelled out as the steps its pitfalls live in (the limit, the
+ * reservation, the choice, the split, the caller offset, the two merges), built from the
+ * allocator's own index and node-pool methods. The shipped alloc and free do the same work
+ * written out in one piece each (no step seam on the hot path); a mutant overrides one step of
+ * this twin. properties/best-fit-stepped.test.ts holds the twin to the shipped allocator, answer
+ * for answer and block for block.
+ */
+export class SteppedBestFit extends BestFitAllocator {
+  override alloc(sizeBytes: number, alignBytes: number): number | null {
+    validateRequest(sizeBytes, alignBytes);
+    if (!this.withinLimit(sizeBytes)) return null;
+    const reservationUnits = this.reservationBytes(sizeBytes, alignBytes) / this.poolAlignBytes;
+    if (reservationUnits > this.capacityUnits) return null;
+    const node = this.chooseFree(reservationUnits);
+    if (node === NIL) return null;
+    this.indexRemove(node);
+    this.takeLowEnd(node, reservationUnits);
+    const offsetBytes = this.callerOffset(node, alignBytes);
+    this.isFree[node] = 0;
+    this.userOffsetBytes[node] = offsetBytes;
+    this.userSizeBytes[node] = sizeBytes;
+    this.liveAtUnit[offsetBytes / this.poolAlignBytes] = node;
+    this.liveCount++;
+    this.usedBytesTotal += sizeBytes;
+    this.reservedBytesTotal += reservationUnits * this.poolAlignBytes;
+    this.blocksValid = false;
+    return offsetBytes;
+  }
+
+  override free(offsetBytes: number): void {
+    const node = this.liveNodeOrNil(offsetBytes);
+    if (node === NIL) throw badFree(offsetBytes);
+    this.liveAtUnit[offsetBytes / this.poolAlignBytes] = NIL;
+    this.liveCount--;
+    this.usedBytesTotal -= this.userSizeBytes[node]!;
+    this.reservedBytesTotal -= this.sizeUnits[node]! * this.poolAlignBytes;
+    this.isFree[node] = 1;
+    this.userSizeBytes[node] = 0;
+    this.mergeNext(node);
+    this.indexInsert(this.mergePrevious(node));
+    this.blocksValid = false;
+  }
+
+  /** The single-allocation limit: larger requests belong to the committed path. */
+  protected withinLimit(sizeBytes: number): boolean {
+    return sizeBytes <= this.maxAllocationBytes;
+  }
+
+  /** The spec's aligned-size rule (the pool alignment is a multiple of alignBytes, or not). */
+  protected reservationBytes(sizeBytes: number, alignBytes: number): number {
+    const pool = this.poolAlignBytes;
+    return alignBytes <= pool ? alignUp(sizeBytes, pool) : alignUp(sizeBytes + alignBytes, pool);
+  }
+
+  /** The first free block in (size, offset) order that holds `reservationUnits`, or NIL. */
+  protected chooseFree(reservationUnits: number): number {
+    const size = this.freeSizes.findNext(reservationUnits);
+    return size < 0 ? NIL : this.heaps[this.heapSlot[size]!]![3]!;
+  }
+
+  /** Shrinks the (unindexed) block to its low `units`; the rest becomes a free, indexed block. */
+  protected takeLowEnd(node: number, units: number): void {
+    const restUnits = this.sizeUnits[node]! - units;
+    if (restUnits === 0) return;
+    this.sizeUnits[node] = units;
+    const rest = this.newNode(this.offsetUnits[node]! + units, restUnits, node, this.next[node]!);
+    if (this.next[node] !== NIL) this.prev[this.next[node]!] = rest;
+    this.next[node] = rest;
+    this.indexInsert(rest);
+  }
+
+  /** Where the caller's bytes start inside the block. */
+  protected callerOffset(node: number, alignBytes: number): number {
+    return alignUp(this.offsetUnits[node]! * this.poolAlignBytes, alignBytes);
+  }
+
+  /** Absorbs a free next neighbour into the (unindexed, free) block. */
+  protected mergeNext(node: number): void {
+    const after = this.next[node]!;
+    if (after === NIL || this.isFree[after] === 0) return;
+    this.indexRemove(after);
+    this.sizeUnits[node]! += this.sizeUnits[after]!;
+    this.unlink(after);
+  }
+
+  /** Lets a free previous neighbour absorb the (unindexed, free) block; returns the survivor. */
+  protected mergePrevious(node: number): number {
+    const before = this.prev[node]!;
+    if (before === NIL || this.isFree[before] === 0) return node;
+    this.indexRemove(before);
+    this.sizeUnits[before]! += this.sizeUnits[node]!;
+    this.unlink(node);
+    return before;
+  }
+}
+
 export const BEST_FIT_MUTANTS: AnyMutant[] = [
   bestFit(
     'bf-chooses-first-fit',
     'observation',
     'The search takes the lowest-offset block that is large enough instead of the smallest (first fit posing as best fit)',
-    class extends BestFitAllocator {
+    class extends SteppedBestFit {
       protected override chooseFree(reservationUnits: number): number {
         for (let node = this.head; node !== -1; node = this.next[node]!) {
           if (this.isFree[node] === 1 && this.sizeUnits[node]! >= reservationUnits) return node;
@@ -183,7 +284,7 @@ export const BEST_FIT_MUTANTS: AnyMutant[] = [
     'bf-padding-not-reserved',
     'in-bounds-aligned',
     'The block is sized alignUp(size, poolAlign) even when the alignment exceeds the pool alignment: less reserved than the spec (the model counts more waste), and the aligned-up offset can run past the block into its neighbour',
-    class extends BestFitAllocator {
+    class extends SteppedBestFit {
       protected override reservationBytes(sizeBytes: number): number {
         return alignUp(sizeBytes, this.poolAlignBytes);
       }
@@ -204,7 +305,7 @@ export const BEST_FIT_MUTANTS: AnyMutant[] = [
     'bf-offset-not-aligned',
     'in-bounds-aligned',
     'The caller gets the block start instead of alignUp(blockStart, align) when the alignment exceeds the pool alignment',
-    class extends BestFitAllocator {
+    class extends SteppedBestFit {
       protected override callerOffset(node: number): number {
         return this.offsetUnits[node]! * this.poolAlignBytes;
       }
@@ -245,7 +346,7 @@ export const BEST_FIT_MUTANTS: AnyMutant[] = [
     'bf-limit-rounds-size',
     'empty-pool-liveness',
     'The single-allocation limit compares the pool-rounded size, so a request just under the limit is sent to the committed path',
-    class extends BestFitAllocator {
+    class extends SteppedBestFit {
       protected override withinLimit(sizeBytes: number): boolean {
         return alignUp(sizeBytes, this.poolAlignBytes) <= this.maxAllocationBytes;
       }
@@ -255,7 +356,7 @@ export const BEST_FIT_MUTANTS: AnyMutant[] = [
     'bf-no-merge-next',
     'block-structure',
     'Free merges with the previous neighbour only; free space after the block stays split (false out of memory later)',
-    class extends BestFitAllocator {
+    class extends SteppedBestFit {
       protected override mergeNext(): void {}
     },
   ),
@@ -263,7 +364,7 @@ export const BEST_FIT_MUTANTS: AnyMutant[] = [
     'bf-split-rest-unindexed',
     'block-structure',
     'Splitting links the remainder into the block list but forgets to add it to the size-sorted free blocks',
-    class extends BestFitAllocator {
+    class extends SteppedBestFit {
       protected override takeLowEnd(node: number, units: number): void {
         const restUnits = this.sizeUnits[node]! - units;
         if (restUnits === 0) return;
@@ -423,7 +524,7 @@ export const LIVENESS_MUTANTS: AnyMutant[] = [
     'bf-reservation-extra-unit',
     'matches-model',
     'The reservation is alignUp(size + 1, poolAlign) (a terminator byte kept from a string pool), so a size that is a multiple of the pool alignment reserves one unit more than the spec: the same offsets at first, more waste than the model counts',
-    class extends BestFitAllocator {
+    class extends SteppedBestFit {
       protected override reservationBytes(sizeBytes: number, alignBytes: number): number {
         return super.reservationBytes(sizeBytes + 1, alignBytes);
       }
@@ -445,7 +546,7 @@ export const SELF_CHECK_MUTANTS: AnyMutant[] = [
     'bf-emptied-size-bit-kept',
     'block-structure',
     "Removing a size's last free block gives its heap back but leaves the size's bit set in the bitset of sizes, so the search can pick a size with no block",
-    class extends BestFitAllocator {
+    class extends SteppedBestFit {
       protected override indexRemove(node: number): void {
         const size = this.sizeUnits[node]!;
         const last = this.heaps[this.heapSlot[size]!]![0] === 1;
@@ -459,7 +560,7 @@ export const SELF_CHECK_MUTANTS: AnyMutant[] = [
     'bf-heap-grows-late',
     'block-structure',
     "Heaps start with room for one entry (most sizes hold one free block) and grow only once the entry count exceeds half the array's length (count > length / 2) instead of when the next (offset, node) pair would not fit, so the second block of a size is written past the end and dropped",
-    class extends BestFitAllocator {
+    class extends SteppedBestFit {
       protected override indexInsert(node: number): void {
         const size = this.sizeUnits[node]!;
         let slot = this.heapSlot[size]!;
@@ -490,7 +591,7 @@ export const SELF_CHECK_MUTANTS: AnyMutant[] = [
     'bf-heap-pair-swapped',
     'block-structure',
     "A new heap entry is stored as (node, offset) instead of (offset, node), so the entry's node is the block's offset in units",
-    class extends BestFitAllocator {
+    class extends SteppedBestFit {
       protected override indexInsert(node: number): void {
         super.indexInsert(node);
         const heap = this.heaps[this.heapSlot[this.sizeUnits[node]!]!]!;
@@ -505,7 +606,7 @@ export const SELF_CHECK_MUTANTS: AnyMutant[] = [
     'bf-heap-hole-count-kept',
     'block-structure',
     "Removing an entry from the middle of a size's heap moves the last entry into the hole but does not shrink the heap, so the moved block is listed twice",
-    class extends BestFitAllocator {
+    class extends SteppedBestFit {
       protected override indexRemove(node: number): void {
         const heap = this.heaps[this.heapSlot[this.sizeUnits[node]!]!]!;
         const count = heap[0]!;
@@ -520,7 +621,7 @@ export const SELF_CHECK_MUTANTS: AnyMutant[] = [
     'bf-exact-fit-stays-indexed',
     'block-structure',
     'A block taken whole (no remainder to split off) stays in the size index: only the split path takes the chosen block out',
-    class extends BestFitAllocator {
+    class extends SteppedBestFit {
       protected override takeLowEnd(node: number, units: number): void {
         if (this.sizeUnits[node] === units) this.indexInsert(node);
         else super.takeLowEnd(node, units);
@@ -532,7 +633,7 @@ export const SELF_CHECK_MUTANTS: AnyMutant[] = [
     'bf-heap-keyed-by-bytes',
     'block-structure',
     "The size heaps are keyed by the block's offset in bytes instead of pool-alignment units (unit/byte confusion): the order is the same, the keys are not the blocks' offsets",
-    class extends BestFitAllocator {
+    class extends SteppedBestFit {
       protected override indexInsert(node: number): void {
         super.indexInsert(node);
         const heap = this.heaps[this.heapSlot[this.sizeUnits[node]!]!]!;
@@ -545,7 +646,7 @@ export const SELF_CHECK_MUTANTS: AnyMutant[] = [
     'bf-sift-up-parent-position-stale',
     'block-structure',
     'Sifting an entry up a size heap moves the parents down without recording their new positions, so removing one later takes the wrong entry out',
-    class extends BestFitAllocator {
+    class extends SteppedBestFit {
       protected override siftUp(heap: Int32Array, at: number, key: number, node: number): void {
         let i = at;
         while (i > 1 && heap[2 * (i >> 1)]! > key) {
@@ -564,7 +665,7 @@ export const SELF_CHECK_MUTANTS: AnyMutant[] = [
     'bf-insert-without-sift',
     'block-structure',
     "A new entry is appended at the end of its size's heap without sifting up (new blocks usually lie at higher offsets), so a lower offset can sit below a higher one",
-    class extends BestFitAllocator {
+    class extends SteppedBestFit {
       protected override siftUp(heap: Int32Array, at: number, key: number, node: number): void {
         heap[2 * at] = key;
         heap[2 * at + 1] = node;
@@ -577,7 +678,7 @@ export const SELF_CHECK_MUTANTS: AnyMutant[] = [
     'bf-sift-down-left-child-only',
     'block-structure',
     'Sifting an entry down a size heap compares it with the left child only, so when the right child has the lower offset the heap order breaks (and the lowest offset of a size is no longer on top)',
-    class extends BestFitAllocator {
+    class extends SteppedBestFit {
       protected override siftDown(
         heap: Int32Array,
         at: number,
@@ -603,7 +704,7 @@ export const SELF_CHECK_MUTANTS: AnyMutant[] = [
     'bf-reused-heap-bit-clear',
     'block-structure',
     "A size's bit is set only when a new heap array is made, not when the size takes a heap slot another size gave back, so the search never sees that size",
-    class extends BestFitAllocator {
+    class extends SteppedBestFit {
       protected override indexInsert(node: number): void {
         const size = this.sizeUnits[node]!;
         const reused = this.heapSlot[size] === -1 && this.spareSlots.length > 0;
@@ -617,7 +718,7 @@ export const SELF_CHECK_MUTANTS: AnyMutant[] = [
     'bf-last-entry-uncounted',
     'block-structure',
     "Removing a size's last free block gives the heap back and returns before the index's entry count is decremented",
-    class extends BestFitAllocator {
+    class extends SteppedBestFit {
       protected override indexRemove(node: number): void {
         const last = this.heaps[this.heapSlot[this.sizeUnits[node]!]!]![0] === 1;
         super.indexRemove(node);
@@ -630,7 +731,7 @@ export const SELF_CHECK_MUTANTS: AnyMutant[] = [
     'bf-split-prev-stale',
     'block-structure',
     "Splitting links the remainder after the block but leaves the next block's prev link pointing at the block, skipping the remainder",
-    class extends BestFitAllocator {
+    class extends SteppedBestFit {
       protected override takeLowEnd(node: number, units: number): void {
         const split = this.sizeUnits[node]! > units;
         super.takeLowEnd(node, units);
@@ -660,7 +761,7 @@ export const SELF_CHECK_MUTANTS: AnyMutant[] = [
     'bf-merge-next-relinked-by-hand',
     'block-structure',
     'Merging with the next free block relinks the list around it by hand and forgets to take it out of the size index (and to recycle its node)',
-    class extends BestFitAllocator {
+    class extends SteppedBestFit {
       protected override mergeNext(node: number): void {
         const after = this.next[node]!;
         if (after === -1 || this.isFree[after] === 0) return;

@@ -326,3 +326,19 @@ describe('best-fit isPristine: each of its four conditions', () => {
     expect(pool.isPristine()).toBe(false);
   });
 });
+
+describe("best fit's size heaps: a top taken out by a merge", () => {
+  // Ten one-unit holes at low offsets, freed in an order that leaves a hole of offset 6 as the
+  // heap's last entry; freeing unit 1 merges unit 0 (the top) away, and the last entry, whose
+  // offset (6) is below the heap's count, must sink under the lower offsets 4 and 8 again.
+  it('re-sifts the last entry down from the root, and the holes come back lowest offset first', () => {
+    const pool = new BestFitAllocator({ capacityBytes: 64 * 256, poolAlignBytes: 256 });
+    for (let unit = 0; unit < 32; unit++) expect(pool.alloc(256, 1)).toBe(unit * 256);
+    for (const unit of [0, 4, 12, 30, 8, 18, 20, 14, 22, 6]) pool.free(unit * 256);
+    pool.free(256);
+    expect(pool.checkIndexes()).toBeNull();
+    const holes = [4, 6, 8, 12, 14, 18, 20, 22, 30];
+    for (const unit of holes) expect(pool.alloc(256, 1)).toBe(unit * 256);
+    expect(pool.checkIndexes()).toBeNull();
+  });
+});

@@ -15,13 +15,18 @@
  *   (a merged neighbour, found by its recorded position) is O(log n) over one contiguous array,
  *   even when thousands of free blocks share one size. checkIndexes() (best-fit-state.ts) verifies
  *   the index against the list after every step.
- * - Live allocations are found by their caller offset in a Map: free is O(1) plus the index
- *   updates of the merge with both neighbours.
+ * - Live allocations are found by their caller offset in a table indexed by unit (caller
+ *   offsets are multiples of the pool alignment): free is O(1) plus the index updates of the
+ *   merge with both neighbours.
  *
- * Steps are protected methods so the bug catalog (mutants/) can re-create a pitfall by
- * overriding one of them; nothing in src/ depends on that catalog.
+ * alloc and free are written out in one piece each (the limit, the reservation, the choice, the
+ * split, the caller offset, the merges): V8 inlines alloc's and free's callees only up to a
+ * cumulative bytecode budget, and small steps as separate methods left the heap operations as
+ * calls. What stays a method is what both use: the size index's insert and removal, the heap
+ * sifts and the node pool. The bug catalog (mutants/) overrides those, or alloc and free as a
+ * whole (its step-by-step twin of them); nothing in src/ depends on that catalog.
  */
-import { alignUp, badFree, validateRequest, type BlockAllocator } from './allocator.js';
+import { badFree, validateRequest, type BlockAllocator } from './allocator.js';
 import type { SubAllocatorConfig } from './config.js';
 import { BestFitState, NIL } from './best-fit-state.js';
 import { grownCopy } from './typed-arrays.js';
@@ -38,98 +43,89 @@ export class BestFitAllocator extends BestFitState implements BlockAllocator {
 
   alloc(sizeBytes: number, alignBytes: number): number | null {
     validateRequest(sizeBytes, alignBytes);
-    if (!this.withinLimit(sizeBytes)) return null;
-    const reservationUnits = this.reservationBytes(sizeBytes, alignBytes) * this.unitScale;
-    if (reservationUnits > this.capacityUnits) return null;
-    const node = this.chooseFree(reservationUnits);
-    if (node === NIL) return null;
-    this.indexRemove(node);
-    this.takeLowEnd(node, reservationUnits);
-    const offsetBytes = this.callerOffset(node, alignBytes);
+    // The single-allocation limit: larger requests belong to the committed path.
+    if (sizeBytes > this.maxAllocationBytes) return null;
+    // The spec's aligned-size rule. Both are powers of two, so `pool % alignBytes === 0` is
+    // `alignBytes <= pool`. Scaling by 1 / pool (a power of two) is exact, so is its ceiling:
+    // the reservation in units without a division.
+    const pool = this.poolAlignBytes;
+    const bytes = alignBytes <= pool ? sizeBytes : sizeBytes + alignBytes;
+    const units = Math.ceil(bytes * this.unitScale);
+    if (units > this.capacityUnits) return null;
+    // The first free block in (size, offset) order that holds the reservation: the smallest
+    // size at or above it, then the lowest offset of that size (its heap's top), taken out.
+    const size = this.freeSizes.findNext(units);
+    if (size < 0) return null;
+    const slot = this.heapSlot[size]!;
+    const heap = this.heaps[slot]!;
+    const node = heap[3]!;
+    const count = heap[0]! - 1;
+    heap[0] = count;
+    this.indexedCount--;
+    if (count === 0) {
+      this.heapSlot[size] = NIL;
+      this.spareSlots.push(slot);
+      this.freeSizes.clear(size);
+    } else {
+      this.siftDown(heap, 1, count, heap[2 * count + 2]!, heap[2 * count + 3]!);
+    }
+    // Take the block's low end; the rest becomes a free, indexed block after it.
+    const offsetUnits = this.offsetUnits[node]!;
+    if (size > units) {
+      const after = this.next[node]!;
+      const rest = this.newNode(offsetUnits + units, size - units, node, after);
+      this.sizeUnits[node] = units;
+      this.next[node] = rest;
+      if (after !== NIL) this.prev[after] = rest;
+      this.indexInsert(rest);
+    }
+    // The caller's bytes start at the block start, aligned up when the alignment exceeds the
+    // pool's (a block start is a multiple of the pool alignment, so of any alignment up to it).
+    // In units the alignment is a power of two smaller than the block (whose reservation holds
+    // it), so offsetUnits + alignUnits stays within the pool's unit count (<= 2^30): the
+    // round-up is exact in 32-bit arithmetic.
+    let userUnits = offsetUnits;
+    if (alignBytes > pool) {
+      const alignUnits = alignBytes * this.unitScale;
+      userUnits = (offsetUnits + alignUnits - 1) & -alignUnits;
+    }
+    const offsetBytes = userUnits * pool;
     this.isFree[node] = 0;
     this.userOffsetBytes[node] = offsetBytes;
     this.userSizeBytes[node] = sizeBytes;
-    this.liveAtUnit[offsetBytes * this.unitScale] = node;
+    this.liveAtUnit[userUnits] = node;
     this.liveCount++;
     this.usedBytesTotal += sizeBytes;
-    this.reservedBytesTotal += reservationUnits * this.poolAlignBytes;
+    this.reservedBytesTotal += units * pool;
     this.blocksValid = false;
     return offsetBytes;
   }
 
   free(offsetBytes: number): void {
-    const node = this.liveNodeAt(offsetBytes);
+    const node = this.liveNodeOrNil(offsetBytes);
+    if (node === NIL) throw badFree(offsetBytes);
     this.liveAtUnit[offsetBytes * this.unitScale] = NIL;
     this.liveCount--;
     this.usedBytesTotal -= this.userSizeBytes[node]!;
     this.reservedBytesTotal -= this.sizeUnits[node]! * this.poolAlignBytes;
     this.isFree[node] = 1;
-    this.userSizeBytes[node] = 0;
-    this.mergeNext(node);
-    const merged = this.mergePrevious(node);
-    this.indexInsert(merged);
-    this.blocksValid = false;
-  }
-
-  // --- steps (protected for the bug catalog) ---------------------------------------------------
-
-  /** The single-allocation limit: larger requests belong to the committed path. */
-  protected withinLimit(sizeBytes: number): boolean {
-    return sizeBytes <= this.maxAllocationBytes;
-  }
-
-  /** The spec's aligned-size rule. */
-  protected reservationBytes(sizeBytes: number, alignBytes: number): number {
-    const pool = this.poolAlignBytes;
-    // Both are powers of two, so `pool % alignBytes === 0` is `alignBytes <= pool` (no
-    // floating-point remainder, an fmod call when the numbers arrive as doubles).
-    const bytes = alignBytes <= pool ? sizeBytes : sizeBytes + alignBytes;
-    // Below 2^30 (both operands) the round-up is exact in 32-bit integer arithmetic.
-    if (bytes <= 0x3fffffff && pool <= 0x40000000) return (bytes + pool - 1) & -pool;
-    return alignUp(bytes, pool);
-  }
-
-  /** The first free block in (size, offset) order that holds `reservationUnits`, or NIL. */
-  protected chooseFree(reservationUnits: number): number {
-    const size = this.freeSizes.findNext(reservationUnits);
-    return size < 0 ? NIL : this.heaps[this.heapSlot[size]!]![3]!;
-  }
-
-  /** Shrinks the (unindexed) block to its low `units`; the rest becomes a free, indexed block. */
-  protected takeLowEnd(node: number, units: number): void {
-    const restUnits = this.sizeUnits[node]! - units;
-    if (restUnits === 0) return;
-    this.sizeUnits[node] = units;
-    const rest = this.newNode(this.offsetUnits[node]! + units, restUnits, node, this.next[node]!);
-    if (this.next[node] !== NIL) this.prev[this.next[node]!] = rest;
-    this.next[node] = rest;
-    this.indexInsert(rest);
-  }
-
-  /** Where the caller's bytes start inside the block. */
-  protected callerOffset(node: number, alignBytes: number): number {
-    const blockBytes = this.offsetUnits[node]! * this.poolAlignBytes;
-    // A block start is a multiple of the pool alignment, so of any alignment up to it.
-    return alignBytes <= this.poolAlignBytes ? blockBytes : alignUp(blockBytes, alignBytes);
-  }
-
-  /** Absorbs a free next neighbour into the (unindexed, free) block. */
-  protected mergeNext(node: number): void {
+    // Absorb a free next neighbour, then let a free previous neighbour absorb the block.
     const after = this.next[node]!;
-    if (after === NIL || this.isFree[after] === 0) return;
-    this.indexRemove(after);
-    this.sizeUnits[node]! += this.sizeUnits[after]!;
-    this.unlink(after);
-  }
-
-  /** Lets a free previous neighbour absorb the (unindexed, free) block; returns the survivor. */
-  protected mergePrevious(node: number): number {
+    if (after !== NIL && this.isFree[after] === 1) {
+      this.indexRemove(after);
+      this.sizeUnits[node]! += this.sizeUnits[after]!;
+      this.unlink(after);
+    }
     const before = this.prev[node]!;
-    if (before === NIL || this.isFree[before] === 0) return node;
-    this.indexRemove(before);
-    this.sizeUnits[before]! += this.sizeUnits[node]!;
-    this.unlink(node);
-    return before;
+    if (before !== NIL && this.isFree[before] === 1) {
+      this.indexRemove(before);
+      this.sizeUnits[before]! += this.sizeUnits[node]!;
+      this.unlink(node);
+      this.indexInsert(before);
+    } else {
+      this.indexInsert(node);
+    }
+    this.blocksValid = false;
   }
 
   /** The allocated node handed out at `offsetBytes`, or NIL. */
@@ -142,11 +138,7 @@ export class BestFitAllocator extends BestFitState implements BlockAllocator {
     return this.liveAtUnit[unit]!;
   }
 
-  protected liveNodeAt(offsetBytes: number): number {
-    const node = this.liveNodeOrNil(offsetBytes);
-    if (node === NIL) throw badFree(offsetBytes);
-    return node;
-  }
+  // --- the size index (protected for the bug catalog) ------------------------------------------
 
   /** Adds a free node to its size's heap. */
   protected indexInsert(node: number): void {
@@ -222,14 +214,10 @@ export class BestFitAllocator extends BestFitState implements BlockAllocator {
     for (;;) {
       let child = 2 * i;
       if (child > count) break;
-      let childKey = heap[2 * child]!;
-      if (child < count) {
-        const rightKey = heap[2 * child + 2]!;
-        if (rightKey < childKey) {
-          child++;
-          childKey = rightKey;
-        }
-      }
+      // The lower of the two children, picked by arithmetic (which one is a coin toss, so a
+      // branch there would mispredict every other level).
+      if (child < count) child += +(heap[2 * child + 2]! < heap[2 * child]!);
+      const childKey = heap[2 * child]!;
       if (childKey >= key) break;
       const childNode = heap[2 * child + 1]!;
       heap[2 * i] = childKey;
@@ -242,9 +230,9 @@ export class BestFitAllocator extends BestFitState implements BlockAllocator {
     pos[node] = i;
   }
 
-  // --- node pool -------------------------------------------------------------------------------
+  // --- node pool (protected for the bug catalog's step-by-step alloc and free) -----------------
 
-  private newNode(offsetUnits: number, sizeUnits: number, prev: number, next: number): number {
+  protected newNode(offsetUnits: number, sizeUnits: number, prev: number, next: number): number {
     let node: number;
     if (this.spareCount > 0) {
       node = this.spareNodes[--this.spareCount]!;
@@ -263,7 +251,7 @@ export class BestFitAllocator extends BestFitState implements BlockAllocator {
   }
 
   /** Removes `node` from the list and recycles its id. */
-  private unlink(node: number): void {
+  protected unlink(node: number): void {
     const before = this.prev[node]!;
     const after = this.next[node]!;
     if (before !== NIL) this.next[before] = after;
