@@ -16,6 +16,7 @@
  * split one allocator's cost and have no table of their own (docs/measurements.md).
  */
 import { FirstFitAllocator } from '../src/alloc/first-fit.js';
+import { fillStream, STREAM_LENGTH, stream } from './_alloc-stream.js';
 
 const HELP = `usage: node --import tsx bench/_first-fit-parts.ts [--workload small|mixed] [--calls N]
 
@@ -50,25 +51,9 @@ for (let i = 0; i < argv.length; i++) {
   } else fail(`unknown option '${arg}' (see --help)`);
 }
 
-// The bench's stream (bench/alloc.ts fillStream, the small and mixed workloads).
-const STREAM_LENGTH = 1 << 20;
-const sizes = new Float64Array(STREAM_LENGTH);
-const aligns = new Float64Array(STREAM_LENGTH);
-const picks = new Float64Array(STREAM_LENGTH);
-let state = 0x2545f491;
-const next = (): number => {
-  state ^= state << 13;
-  state ^= state >>> 17;
-  state ^= state << 5;
-  return (state >>> 0) / 2 ** 32;
-};
-for (let i = 0; i < STREAM_LENGTH; i++) {
-  const u = next();
-  const a = next();
-  sizes[i] = Math.round(256 * 2 ** (8 * u));
-  aligns[i] = workload === 'small' ? 16 : a < 0.1 ? 16 : a < 0.7 ? 256 : 4096;
-  picks[i] = next();
-}
+// The bench's stream (bench/_alloc-stream.ts).
+fillStream(workload === 'small' ? 'small' : 'mixed');
+const { sizes, aligns, picks } = stream;
 
 /** The allocator with its internals in reach (the probe calls the steps' parts). */
 class Probed extends FirstFitAllocator {

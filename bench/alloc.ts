@@ -57,14 +57,12 @@ import { BuddyModel } from '../models/alloc-buddy.js';
 import { FirstFitModel } from '../models/alloc-first-fit.js';
 import type { Allocator } from '../src/alloc/allocator.js';
 import { COMMANDS, orExit, parseOrExit, UsageError } from '../src/cli/args.js';
+import { fillStream, STREAM_LENGTH, stream, WORKLOADS, type Workload } from './_alloc-stream.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const GiB = 2 ** 30;
 
 // --- the request streams (deterministic) --------------------------------------------------------
-const STREAM_LENGTH = 1 << 20;
-const WORKLOADS = ['default', 'small', 'mixed'] as const;
-type Workload = (typeof WORKLOADS)[number];
 /** Capacity at 10k live (a multiple of 64 KiB; scaled down below 10k live). */
 const WORKLOAD_CAPACITY: Record<Workload, number> = { default: 3 * GiB, small: GiB, mixed: GiB };
 const WORKLOAD_TEXT: Record<Workload, string> = {
@@ -72,31 +70,6 @@ const WORKLOAD_TEXT: Record<Workload, string> = {
   small: 'sizes log-uniform 256 B - 64 KiB, alignment 16',
   mixed: 'sizes log-uniform 256 B - 64 KiB, alignments 16/256/4K at 10/60/30 %',
 };
-const sizes = new Float64Array(STREAM_LENGTH);
-const aligns = new Float64Array(STREAM_LENGTH);
-const picks = new Float64Array(STREAM_LENGTH);
-function fillStream(workload: Workload): void {
-  let state = 0x2545f491;
-  const next = () => {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    return (state >>> 0) / 2 ** 32;
-  };
-  for (let i = 0; i < STREAM_LENGTH; i++) {
-    const u = next();
-    const a = next();
-    if (workload === 'default') {
-      sizes[i] = Math.round(256 * 2 ** (14 * u * u * u));
-      aligns[i] = a < 0.1 ? 16 : a < 0.6 ? 256 : a < 0.85 ? 4096 : 65536;
-    } else {
-      sizes[i] = Math.round(256 * 2 ** (8 * u));
-      aligns[i] = workload === 'small' ? 16 : a < 0.1 ? 16 : a < 0.7 ? 256 : 4096;
-    }
-    picks[i] = next();
-  }
-}
-
 // --- contestants -------------------------------------------------------------------------------
 /** alloc returns a handle >= 0 to pass to free, or -1 for no room. */
 interface Subject {
@@ -326,6 +299,7 @@ function cpuMs(): number {
 
 function measure(contestant: Contestant, workload: Workload, targetLive: number): Result {
   fillStream(workload);
+  const { sizes, aligns, picks } = stream;
   const subject = contestant.make(roundCapacity(workload, targetLive));
   const handles = new Float64Array(targetLive + 1);
   let liveCount = 0;
