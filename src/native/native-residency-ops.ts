@@ -19,11 +19,11 @@ import type {
 } from '../systems/residency-manager-side.js';
 import { Bool, Nat, OneOf, Type, type TProperties } from '../harness/schema.js';
 import type { DeviceCallRecord, SimGpu } from '../gpu/sim-gpu.js';
-import { DEVICE_CALL_KINDS, type DeviceCallKind } from '../gpu/sim-gpu-types.js';
+import { DEVICE_CALL_KINDS } from '../gpu/sim-gpu-types.js';
 import type { ResidencyManagerModel } from '../../models/residency-manager.js';
 import type { HResult } from '../residency/residency-set-types.js';
 import { assert, present } from '../assert.js';
-import { RESIDENCY_OPS } from './residency-judge.js';
+import { DEVICE_CALL_CODES, RESIDENCY_OPS } from './residency-judge.js';
 import { NATIVE_SETS, type NativeRun } from './native-residency-run.js';
 import type { NativeResidencyConfig } from './native-residency-config.js';
 
@@ -46,13 +46,6 @@ export interface NativeSide {
 export type Side = ModelSide | NativeSide;
 
 const SKIPPED: JsonObject = { skipped: true };
-
-/** The call codes of the Fail command (protocol_port.h, wire::Call). */
-const FAIL_CALL_CODES: Readonly<Record<DeviceCallKind, number>> = {
-  makeResident: 1,
-  enqueueMakeResident: 2,
-  evict: 3,
-};
 
 const HRESULTS: Readonly<Record<number, HResult>> = {
   0: 'S_OK',
@@ -315,7 +308,7 @@ export const ops = {
       if (gpu === null) return {};
       gpu.failNext(command.call);
       if (side.kind === 'native') {
-        const values = side.run.exchange(RESIDENCY_OPS.fail, [FAIL_CALL_CODES[command.call]]);
+        const values = side.run.exchange(RESIDENCY_OPS.fail, [DEVICE_CALL_CODES[command.call]]);
         if (values === null) return observe(side, { fault: true });
       }
       return observe(side, {});
@@ -336,7 +329,8 @@ export const ops = {
 export const FAULT_OPS = { 'device-call-failure': ['failNext'] } as const;
 
 /** The ops of a driver without the Fail command (hello without failures=1). */
-export const { failNext: _failNext, ...opsWithoutFailures } = ops;
+const { failNext: _failNext, ...withoutFailNext } = ops;
+export const opsWithoutFailures = withoutFailNext;
 
 /** Policy `any` with paging inline: the make-resident calls of a submission happen in its execute. */
 function watchesBudget(side: NativeSide): boolean {

@@ -12,6 +12,7 @@
  * it, and says so.
  */
 import { SimGpu, type SimGpuConfig } from '../gpu/sim-gpu.js';
+import type { DeviceCallKind } from '../gpu/sim-gpu-types.js';
 import { FRAME_HEADER_BYTES } from './protocol.js';
 
 export const FRAME_RESIDENCY_COMMAND = 0x42; // 'B'
@@ -47,6 +48,13 @@ const enum Call {
   Fatal = 13,
   Usage = 14,
 }
+
+/** The call codes of the device calls the `Fail` command names (the codes above). */
+export const DEVICE_CALL_CODES: Readonly<Record<DeviceCallKind, number>> = {
+  makeResident: Call.MakeResident,
+  enqueueMakeResident: Call.EnqueueMakeResident,
+  evict: Call.Evict,
+};
 
 /** The fewest words each call code takes (indexed by code); a shorter call is garbage. */
 const MIN_WORDS: readonly number[] = [0, 0, 2, 0, 2, 1, 2, 3, 3, 2, 2, 0, 1, 1, 2];
