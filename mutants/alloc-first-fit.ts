@@ -482,7 +482,7 @@ export const FIRST_FIT_SELF_CHECK_MUTANTS: AnyMutant[] = [
       }
     },
   ),
-  // "tree node I of level D at alignment A holds X, below its largest child Y" (a value that rose)
+  // "tree node I of level D at alignment A holds X, the largest of its children is Y" (a value that rose)
   firstFit(
     'ff-raise-skips-group-max',
     'block-structure',
@@ -493,6 +493,20 @@ export const FIRST_FIT_SELF_CHECK_MUTANTS: AnyMutant[] = [
       }
       override free(offsetBytes: number): void {
         this.skip('rose', 'inner', () => super.free(offsetBytes));
+      }
+    },
+  ),
+  // "tree node I of level D at alignment A holds X, the largest of its children is Y" (a value that fell)
+  firstFit(
+    'ff-fall-stays-in-leaf',
+    'block-structure',
+    "A chunk's value that falls (its largest free block taken or merged away) is lowered in its leaf but not in the maxima above it, so an inner node promises a fit none of its chunks holds: a descent that trusts it ends in a chunk without one and misses a fit further up the heap",
+    class extends SkipsTreeUpdates {
+      override alloc(sizeBytes: number, alignBytes: number): number | null {
+        return this.allocSkipping(sizeBytes, alignBytes, 'fell', 'inner');
+      }
+      override free(offsetBytes: number): void {
+        this.skip('fell', 'inner', () => super.free(offsetBytes));
       }
     },
   ),

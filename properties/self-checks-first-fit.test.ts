@@ -3,8 +3,8 @@
  * (src/alloc/first-fit-check.ts: the node store's list, its ids and counts, the chunk
  * directory's first-block records and max trees) and of `isPristine()` is switched on by
  * corrupting one piece of a real allocator on purpose, and the test expects exactly that
- * condition, worded as the validator words it. Besides: the tree gains levels and repairs stale
- * upper bounds with the model's answers, node ids are recycled, every alignment slot works, and
+ * condition, worded as the validator words it. Besides: the tree grows and keeps its inner
+ * nodes exact (a fall goes up at once) with the model's answers, node ids are recycled, every alignment slot works, and
  * the allocator answers like the model after every step of a long stream.
  *
  * The corruption goes through a subclass that reaches the protected node store and directory
@@ -13,18 +13,13 @@
 import { describe, expect, it } from 'vitest';
 import { FirstFitAllocator } from '../src/alloc/first-fit.js';
 import { NIL, type BlockList } from '../src/alloc/first-fit-blocks.js';
-import {
-  CHUNK_SHIFT,
-  FAN,
-  levelStart,
-  type ChunkDirectory,
-} from '../src/alloc/first-fit-chunks.js';
+import { CHUNK_SHIFT, FAN, type ChunkDirectory } from '../src/alloc/first-fit-chunks.js';
 import type { FirstFitCheckScratch } from '../src/alloc/first-fit-check.js';
 import { AllocErrors } from '../src/alloc/allocator.js';
 import { FirstFitModel } from '../models/alloc-first-fit.js';
 import { takeRandom, thrownBy, uniformStream } from './support.js';
 
-/** 16 MiB: 2048 chunks of 2^CHUNK_SHIFT = 8 KiB, a tree of 16 leaves at first. */
+/** 16 MiB: 8192 chunks of 2^CHUNK_SHIFT = 2 KiB, a tree of FAN = 8 leaves at first. */
 const CAPACITY = 1 << 24;
 /** The setups' block size: 16 blocks to a chunk. */
 const B = 2 ** CHUNK_SHIFT / 16;
@@ -61,10 +56,10 @@ class CorruptibleFirstFit extends FirstFitAllocator {
   }
   /** The stored value of tree node `index` of level `depth` at alignment slot `slot`. */
   treeValue(slot: number, depth: number, index: number): number {
-    return this.chunks.fit[slot * this.chunks.treeSize + levelStart(depth) + index]!;
+    return this.chunks.fit[slot * this.chunks.treeSize + this.chunks.levels[depth]! + index]!;
   }
   setTreeValue(slot: number, depth: number, index: number, value: number): void {
-    this.chunks.fit[slot * this.chunks.treeSize + levelStart(depth) + index] = value;
+    this.chunks.fit[slot * this.chunks.treeSize + this.chunks.levels[depth]! + index] = value;
   }
 }
 
@@ -221,13 +216,17 @@ describe('first-fit checkIndexes: every condition reported when (and only when) 
     );
   });
 
-  it('an inner tree node below its largest child', () => {
+  it('an inner tree node below or above the largest of its children', () => {
     const pool = withHoles(40);
     const child = pool.directory.childMax(0, 0, 0);
-    expect(pool.treeValue(0, 0, 0)).toBeGreaterThanOrEqual(child);
+    expect(pool.treeValue(0, 0, 0)).toBe(child);
     pool.setTreeValue(0, 0, 0, child - 1);
     expect(pool.checkIndexes()).toBe(
-      `tree node 0 of level 0 at alignment 1 holds ${child - 1}, below its largest child ${child}`,
+      `tree node 0 of level 0 at alignment 1 holds ${child - 1}, the largest of its children is ${child}`,
+    );
+    pool.setTreeValue(0, 0, 0, child + 1);
+    expect(pool.checkIndexes()).toBe(
+      `tree node 0 of level 0 at alignment 1 holds ${child + 1}, the largest of its children is ${child}`,
     );
   });
 
@@ -235,18 +234,17 @@ describe('first-fit checkIndexes: every condition reported when (and only when) 
     const pool = withHoles(40);
     expect(pool.checkIndexes()).toBeNull();
     const scratch = pool.scratch!;
-    const { seen, maxima, groupMax } = scratch;
+    const { seen, maxima } = scratch;
     expect(pool.checkIndexes()).toBeNull();
     expect(pool.scratch).toBe(scratch);
     expect(scratch.seen).toBe(seen);
     expect(scratch.maxima).toBe(maxima);
-    expect(scratch.groupMax).toBe(groupMax);
   });
 });
 
 describe('first-fit max trees', () => {
-  it("a block starting beyond the leaves adds a level: the values move to the new leaves, the answers stay the model's", () => {
-    const capacityBytes = CAPACITY; // 8 KiB chunks: 2048, beyond the first 16 leaves
+  it("a block starting beyond the leaves doubles them: the values move to the new leaves, the answers stay the model's", () => {
+    const capacityBytes = CAPACITY; // 2 KiB chunks: 8192, beyond the first 8 leaves
     const pool = new CorruptibleFirstFit(capacityBytes);
     const model = new FirstFitModel({ capacityBytes });
     expect(pool.directory.chunkBytes).toBe(2 ** CHUNK_SHIFT);
@@ -257,8 +255,10 @@ describe('first-fit max trees', () => {
       live.push(offset!);
       expect(pool.checkIndexes(), `alloc ${i}`).toBeNull();
     }
-    expect(pool.directory.depth).toBe(2);
-    expect(pool.directory.leaves).toBe(FAN * FAN);
+    // The last block starts near 600 KiB, in chunk 300 or so: 512 leaves, levels of 512, 64, 8, 1 nodes.
+    expect(pool.directory.leaves).toBe(512);
+    expect(pool.directory.depth).toBe(3);
+    expect([...pool.directory.levelNodes]).toEqual([1, FAN, FAN * FAN, 512]);
     for (const offset of live.filter((_, i) => i % 2 === 0)) {
       pool.free(offset);
       model.free(offset);
@@ -268,19 +268,19 @@ describe('first-fit max trees', () => {
     expect(pool.blocks()).toEqual(model.blocks());
   });
 
-  it('a fall stays in its leaf; the search that meets the stale upper bound lowers it and answers like the model', () => {
+  it('a fall goes up the tree at once: the root holds the largest leaf, and the search answers like the model', () => {
     const pool = withHoles(40); // holes of B bytes in chunks 0 - 4, the tail from 81 B in chunk 5
     const tailStart = 81 * B;
+    expect(pool.treeValue(0, 0, 0)).toBe(CAPACITY - tailStart);
     expect(pool.alloc(CAPACITY - tailStart, 1)).toBe(tailStart); // the tail taken whole: chunk 5 (no hole) falls to 0
     expect(pool.directory.depth).toBe(1); // the root's children are the leaves
     expect(pool.treeValue(0, 1, 5)).toBe(0);
     expect(pool.treeValue(0, 1, 4)).toBe(B);
-    expect(pool.treeValue(0, 0, 0)).toBe(CAPACITY); // an upper bound since the first alloc: no chunk holds it
+    expect(pool.treeValue(0, 0, 0)).toBe(B); // the fall reached the root: no stale value is left
     expect(pool.checkIndexes()).toBeNull();
-    expect(pool.alloc(B + 1, 1)).toBeNull(); // the descent finds no leaf holding B + 1: the root is repaired
-    expect(pool.treeValue(0, 0, 0)).toBe(B);
-    expect(pool.checkIndexes()).toBeNull();
+    expect(pool.alloc(B + 1, 1)).toBeNull();
     expect(pool.alloc(B, 1)).toBe(B);
+    expect(pool.checkIndexes()).toBeNull();
   });
 
   it("every alignment slot in use (1 B up to twice the heap): offsets the model's, a sound directory after every step", () => {

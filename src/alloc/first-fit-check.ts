@@ -9,7 +9,7 @@
  * FirstFitCheckScratch the allocator keeps and grow with the store and the directory.
  */
 import { NIL, type BlockList } from './first-fit-blocks.js';
-import { FAN, FAN_SHIFT, levelStart, usableAt, type ChunkDirectory } from './first-fit-chunks.js';
+import { usableAt, type ChunkDirectory } from './first-fit-chunks.js';
 
 /** The check's working arrays, kept between calls (one per allocator). */
 export class FirstFitCheckScratch {
@@ -21,9 +21,6 @@ export class FirstFitCheckScratch {
   mark = 0;
   /** Per-slot maxima of the chunk being checked. */
   maxima = new Float64Array(0);
-  /** groupMax[j * groups + g]: the largest leaf of group g at slot j. */
-  groupMax = new Float64Array(0);
-
   /** A fresh mark for `room` ids (the array grows with the store). */
   nextMark(room: number): number {
     if (this.seen.length < room) this.seen = new Float64Array(room);
@@ -112,10 +109,11 @@ export function checkIds(
 }
 
 /**
- * Each chunk's first block, each slot's leaves from the free blocks, each inner node at least its
- * largest child. The chunks are visited in order beside the list (its blocks ascend), so the
- * check costs O(blocks + chunks) per slot and allocates nothing per chunk. The tree's leaves past
- * the heap's last chunk (a level has a power of 16 of them) are never written and not read.
+ * Each chunk's first block, each slot's leaves from the free blocks, each inner node exactly the
+ * largest of its children (the search trusts both: a node above its children would send a
+ * descent to a chunk with no fit). The chunks are visited in order beside the list (its blocks
+ * ascend), so the check costs O(blocks + chunks) per slot and allocates nothing. The tree's
+ * leaves past the heap's last chunk (the leaves are a power of two) hold 0 like empty chunks.
  */
 function blockAt(list: BlockList, node: number): string {
   return node === NIL ? 'none' : `the block at ${list.start(node)}`;
@@ -129,15 +127,8 @@ export function checkDirectory(
   const { leaves, slotCount, treeSize, leafStart, fit, slotAlign } = chunks;
   if (scratch.maxima.length < slotCount) scratch.maxima = new Float64Array(chunks.slotAlign.length);
   const maxima = scratch.maxima;
-  /** groupMax[j * (leaves / FAN) + g]: the largest leaf of group g at slot j (read by the leaves' parents). */
-  const groups = slotCount * (leaves / FAN);
-  if (scratch.groupMax.length < groups) scratch.groupMax = new Float64Array(groups);
-  const groupMax = scratch.groupMax;
-  groupMax.fill(0, 0, groups);
   let node = list.head;
-  // Leaves past the heap's last chunk are never written (no block starts there): not read.
-  const chunkCount = Math.min(leaves, chunks.chunkCount);
-  for (let chunk = 0; chunk < chunkCount; chunk++) {
+  for (let chunk = 0; chunk < leaves; chunk++) {
     const chunkEnd = (chunk + 1) * chunks.chunkBytes;
     const firstSeen = node !== NIL && list.start(node) < chunkEnd ? node : NIL;
     if (chunks.first[chunk] !== firstSeen)
@@ -158,30 +149,17 @@ export function checkDirectory(
       const stored = fit[j * treeSize + leafStart + chunk]!;
       if (stored !== maxima[j])
         return `chunk ${chunk}: largest usable size at alignment ${slotAlign[j]} is ${stored}, should be ${maxima[j]}`;
-      const group = j * (leaves / FAN) + (chunk >> FAN_SHIFT);
-      if (stored > groupMax[group]!) groupMax[group] = stored;
     }
   }
   if (node !== NIL)
-    return `the block at ${list.start(node)} starts in chunk ${chunks.chunkOf(list.start(node))}, beyond the directory's ${chunkCount} chunks`;
-  for (let d = chunks.depth - 1; d >= 0; d--) {
-    const count = FAN ** d;
-    const levelAt = levelStart(d);
-    const childrenAt = levelStart(d + 1);
-    for (let j = 0; j < slotCount; j++) {
-      for (let i = 0; i < count; i++) {
-        let largest: number;
-        if (d === chunks.depth - 1) {
-          largest = groupMax[j * count + i]!;
-        } else {
-          const children = j * treeSize + childrenAt + i * FAN;
-          largest = fit[children]!;
-          for (let k = 1; k < FAN; k++)
-            if (fit[children + k]! > largest) largest = fit[children + k]!;
-        }
-        const stored = fit[j * treeSize + levelAt + i]!;
-        if (!(stored >= largest))
-          return `tree node ${i} of level ${d} at alignment ${slotAlign[j]} holds ${stored}, below its largest child ${largest}`;
+    return `the block at ${list.start(node)} starts in chunk ${chunks.chunkOf(list.start(node))}, beyond the directory's ${leaves} chunks`;
+  for (let j = 0; j < slotCount; j++) {
+    for (let d = chunks.depth - 1; d >= 0; d--) {
+      for (let i = 0; i < chunks.levelNodes[d]!; i++) {
+        const larger = chunks.childMax(j, d, i);
+        const stored = fit[j * treeSize + chunks.levels[d]! + i]!;
+        if (stored !== larger)
+          return `tree node ${i} of level ${d} at alignment ${slotAlign[j]} holds ${stored}, the largest of its children is ${larger}`;
       }
     }
   }

@@ -6,18 +6,19 @@
  * block covers the whole chunk), and, for each alignment requested so far (a slot per alignment
  * exponent, added on its first request), the largest usable size end - alignUp(start, alignment)
  * over the free blocks that start in the chunk (0 when none fits one byte). Per slot these values
- * are the leaves of a max tree of fan-out 16 (each inner node at least the largest of its 16
- * children, which sit side by side in two cache lines; a rise goes up at once, a fall is left to
- * the next search that meets it), so "the lowest chunk holding a free block that fits size
- * s at this alignment" is one descent of a few levels, and the lowest-offset fitting block is the
- * first fitting free block of that chunk: the exact first fit, at any alignment, without testing
- * blocks that fail their padding.
+ * are the leaves of a max tree of fan-out 8 (each inner node exactly the largest of its 8
+ * children, which sit side by side in one 64-byte cache line; a rise goes up while a parent holds
+ * less, a fall while the old value was the parent's), so "the lowest chunk holding a free block
+ * that fits size s at this alignment" is one descent that takes, at each level, the first child
+ * holding s, and the lowest-offset fitting block is the first fitting free block of that chunk:
+ * the exact first fit, at any alignment, without testing blocks that fail their padding.
  *
- * Chunks are small (8 KiB on heaps of 16 KiB - 1 GiB, 2 chunks on smaller heaps, 2^17 chunks on
- * larger ones), so a chunk holds few blocks: finding a block by its
- * offset (free()) and recomputing a chunk's values are short walks of the list from the chunk's first
- * block. The tree covers the chunks up to the highest one a block has started in (first fit
- * keeps blocks low) and gains a level when a block starts beyond its leaves.
+ * Chunks are small (2 KiB on heaps of 4 KiB - 2 GiB, 2 chunks on smaller heaps, 2^20 chunks on
+ * larger ones), so a chunk holds few blocks: finding a block by its offset (free()) and
+ * recomputing a chunk's values are short walks of the list from the chunk's first block. The
+ * tree covers the chunks up to the highest one a block has started in (first fit keeps blocks
+ * low): its leaves double when a block starts beyond them, and each level above holds the level
+ * below divided by 8, so the tree stays about 8/7 of the chunks in use.
  */
 import {
   type BlockList,
@@ -31,18 +32,43 @@ import {
 } from './first-fit-blocks.js';
 
 /**
- * Chunks are 2^CHUNK_SHIFT bytes (8 KiB) on heaps from 16 KiB to 1 GiB (with 16 KiB chunks the
- * walks were longer where small blocks crowd: first fit about 20 % slower on the alloc bench's
+ * Chunks are 2^CHUNK_SHIFT bytes (2 KiB) on heaps from 4 KiB to 2 GiB (with 8 KiB chunks the
+ * walks were longer where small blocks crowd: first fit about 15 % slower on the alloc bench's
  * small workload, docs/measurements.md) ...
  */
-export const CHUNK_SHIFT = 13;
+export const CHUNK_SHIFT = 11;
 /** ... smaller heaps have 2^MIN_CHUNKS_LOG2 chunks or a few more (so their self-check stays cheap) ... */
 export const MIN_CHUNKS_LOG2 = 1;
-/** ... and larger heaps 2^MAX_CHUNKS_LOG2 chunks (larger chunks): a tree's depth stays within 5. */
-export const MAX_CHUNKS_LOG2 = 17;
-/** Children per tree node: 2^FAN_SHIFT. */
-export const FAN_SHIFT = 4;
+/** ... and larger heaps 2^MAX_CHUNKS_LOG2 chunks (larger chunks): a tree's depth stays within 7. */
+export const MAX_CHUNKS_LOG2 = 20;
+/** Children per inner node: 2^FAN_SHIFT (a group of siblings is 64 bytes of float64, one cache line). */
+export const FAN_SHIFT = 3;
 export const FAN = 1 << FAN_SHIFT;
+
+/** The largest of fit[group .. group + 7] (a group of FAN = 8 siblings, written out: the hot path's loop). */
+export function groupMax(fit: Float64Array, group: number): number {
+  const a = fit[group]! > fit[group + 1]! ? fit[group]! : fit[group + 1]!;
+  const b = fit[group + 2]! > fit[group + 3]! ? fit[group + 2]! : fit[group + 3]!;
+  const c = fit[group + 4]! > fit[group + 5]! ? fit[group + 4]! : fit[group + 5]!;
+  const d = fit[group + 6]! > fit[group + 7]! ? fit[group + 6]! : fit[group + 7]!;
+  const ab = a > b ? a : b;
+  const cd = c > d ? c : d;
+  return ab > cd ? ab : cd;
+}
+
+/**
+ * A tree's shape over `leaves` leaves: nodes[d], the nodes of level d (the root's level 0 has
+ * one, the leaves' level `depth` has `leaves`, each level the one below divided by FAN, rounded
+ * up), and at[d], where level d starts in a slot's tree (each level padded to a multiple of FAN,
+ * so a group of siblings starts at a multiple of FAN); at[depth + 1] is the tree's size.
+ */
+export function treeShape(leaves: number): { depth: number; nodes: Int32Array; at: Int32Array } {
+  const counts = [leaves];
+  while (counts[0]! > 1) counts.unshift(Math.ceil(counts[0]! / FAN));
+  const at = new Int32Array(counts.length + 1);
+  for (let d = 0; d < counts.length; d++) at[d + 1] = at[d]! + Math.ceil(counts[d]! / FAN) * FAN;
+  return { depth: counts.length - 1, nodes: Int32Array.from(counts), at };
+}
 /** Alignments above 2^30 take the general (floating-point) path of usableAt. */
 const MASK_ALIGN_LIMIT = 0x40000000;
 
@@ -65,14 +91,6 @@ export function chunkShiftFor(capacityBytes: number): number {
   );
 }
 
-/** Where level `depth` of a tree starts: levels 0 (the root), 1, ... hold 1, 16, 256, ... nodes. */
-export function levelStart(depth: number): number {
-  return (FAN ** depth - 1) / (FAN - 1);
-}
-
-/** levelStart(d) for every depth a tree reaches (at most 2^MAX_CHUNKS_LOG2 leaves: depth 4; room to spare). */
-const LEVEL_STARTS = Int32Array.from({ length: 8 }, (_, d) => levelStart(d));
-
 export class ChunkDirectory {
   readonly chunkShift: number;
   readonly chunkBytes: number;
@@ -83,17 +101,22 @@ export class ChunkDirectory {
   /** Alignment exponents 0..alignLevels get slots; 2^alignLevels >= capacity (a larger one acts like it). */
   readonly alignLevels: number;
 
-  /** The leaves' level: the tree has depth + 1 levels and FAN^depth leaves (one per chunk). */
-  depth = 1;
+  /** The leaves (one per chunk from chunk 0; a power of two, doubled when a block starts beyond them). */
   leaves = FAN;
+  /** The leaves' level (the tree has depth + 1 levels), and the tree's shape (treeShape). */
+  depth: number;
+  levels: Int32Array;
+  levelNodes: Int32Array;
   /** Where the leaves start in a slot's tree, and the nodes of one slot's tree. */
-  leafStart = levelStart(1);
-  treeSize = levelStart(2);
-  /** LEVEL_STARTS[d] = levelStart(d) (read on every update). */
-  private readonly starts = LEVEL_STARTS;
+  leafStart: number;
+  treeSize: number;
   /** first[c]: the first block starting in chunk c, or NIL. */
   first: Int32Array;
-  /** fit[slot * treeSize + levelStart(d) + i]: node i of level d of the slot's tree. */
+  /**
+   * fit[slot * treeSize + levels[d] + i]: node i of level d of the slot's tree, each node the
+   * largest of its FAN children (nodes FAN i ... FAN i + FAN - 1 of level d + 1); chunk c's leaf
+   * at leafStart + c. Padding entries (beside the root) stay 0.
+   */
   fit: Float64Array;
   /** Slots in use, and the slots the fit array has room for. */
   slotCount = 0;
@@ -118,6 +141,12 @@ export class ChunkDirectory {
     this.slotAlign = new Float64Array(this.alignLevels + 1);
     this.scratch = new Float64Array(this.alignLevels + 1);
     this.first = new Int32Array(this.leaves).fill(NIL);
+    const shape = treeShape(this.leaves);
+    this.depth = shape.depth;
+    this.levels = shape.at;
+    this.levelNodes = shape.nodes;
+    this.leafStart = this.levels[this.depth]!;
+    this.treeSize = this.levels[this.depth + 1]!;
     this.fit = new Float64Array(this.treeSize);
   }
 
@@ -140,36 +169,22 @@ export class ChunkDirectory {
   /**
    * The lowest-offset free block whose aligned start plus `sizeBytes` fits, or NIL: the lowest
    * chunk whose value at the slot holds the request, then that chunk's first fitting block.
-   * Inner nodes are upper bounds (a value that falls is lowered in its leaf only), so a node whose
-   * children all fall short is stale: the descent lowers it to its largest child and goes on with
-   * its next sibling. Each such repair is paid once, by the first search that meets it.
+   * Inner nodes are exact, so a node holding the request has a child that holds it: the descent
+   * takes the first such child at every level and ends at the lowest such chunk.
    */
   search(sizeBytes: number, alignBytes: number, slot: number): number {
     const fit = this.fit;
     const base = slot * this.treeSize;
     const depth = this.depth;
-    const starts = this.starts;
+    const levels = this.levels;
     if (fit[base]! < sizeBytes) return NIL;
-    let d = 0;
     let index = 0;
-    let from = 0;
-    while (d < depth) {
-      const group = base + starts[d + 1]! + (index << FAN_SHIFT);
-      let k = from;
-      while (k < FAN && fit[group + k]! < sizeBytes) k++;
-      if (k < FAN) {
-        index = (index << FAN_SHIFT) + k;
-        from = 0;
-        d++;
-        continue;
-      }
-      let larger = fit[group]!;
-      for (let i = 1; i < FAN; i++) if (fit[group + i]! > larger) larger = fit[group + i]!;
-      fit[base + starts[d]! + index] = larger;
-      if (d === 0) return NIL;
-      from = (index & (FAN - 1)) + 1;
-      index >>= FAN_SHIFT;
-      d--;
+    for (let d = 1; d <= depth; d++) {
+      const group = base + levels[d]! + (index << FAN_SHIFT);
+      let at = group;
+      while (fit[at]! < sizeBytes && at < group + FAN) at++;
+      if (at === group + FAN) return NIL; // only a broken tree gets here (checkIndexes names it)
+      index = at - base - levels[d]!;
     }
     const f64 = this.list.f64;
     const i32 = this.list.i32;
@@ -194,7 +209,7 @@ export class ChunkDirectory {
   noteStart(node: number): void {
     const start = this.list.start(node);
     const chunk = this.chunkOf(start);
-    while (chunk >= this.leaves) this.addLevel();
+    while (chunk >= this.leaves) this.grow();
     const current = this.first[chunk]!;
     if (current === NIL || this.list.start(current) > start) this.first[chunk] = node;
   }
@@ -223,9 +238,10 @@ export class ChunkDirectory {
   private raiseLeaf(slot: number, chunk: number, value: number): void {
     const fit = this.fit;
     const base = slot * this.treeSize;
+    const levels = this.levels;
     let index = chunk;
     for (let d = this.depth; d >= 0; d--) {
-      const at = base + this.starts[d]! + index;
+      const at = base + levels[d]! + index;
       if (fit[at]! >= value) return;
       fit[at] = value;
       index >>= FAN_SHIFT;
@@ -269,19 +285,38 @@ export class ChunkDirectory {
     for (let j = 0; j < slots; j++) this.setLeaf(j, chunk, scratch[j]!);
   }
 
-  /** Sets a leaf: a rise goes up the tree at once, a fall stays in the leaf (the inner nodes are upper bounds). */
+  /**
+   * Sets a leaf and brings its ancestors to the largest of their children: a rise goes up while
+   * a parent holds less; a fall only where the old value was the parent's (its group is read).
+   */
   setLeaf(slot: number, chunk: number, value: number): void {
-    const leaf = slot * this.treeSize + this.leafStart + chunk;
-    if (value > this.fit[leaf]!) this.raiseLeaf(slot, chunk, value);
-    else this.fit[leaf] = value;
+    const fit = this.fit;
+    const base = slot * this.treeSize;
+    const levels = this.levels;
+    let d = this.depth;
+    const at = base + levels[d]! + chunk;
+    const old = fit[at]!;
+    if (old === value) return;
+    if (value > old) {
+      this.raiseLeaf(slot, chunk, value);
+      return;
+    }
+    fit[at] = value;
+    let index = chunk;
+    while (d > 0) {
+      d--;
+      index >>= FAN_SHIFT;
+      const parent = base + levels[d]! + index;
+      if (fit[parent] !== old) return;
+      const larger = groupMax(fit, base + levels[d + 1]! + (index << FAN_SHIFT));
+      if (larger === old) return;
+      fit[parent] = larger;
+    }
   }
 
-  /** The largest of the 16 children of node `index` of level `depth` (depth < this.depth). */
+  /** The largest of the FAN children of node `index` of level `depth` (depth < this.depth). */
   childMax(slot: number, depth: number, index: number): number {
-    const group = slot * this.treeSize + levelStart(depth + 1) + (index << FAN_SHIFT);
-    let larger = this.fit[group]!;
-    for (let k = 1; k < FAN; k++) if (this.fit[group + k]! > larger) larger = this.fit[group + k]!;
-    return larger;
+    return groupMax(this.fit, slot * this.treeSize + this.levels[depth + 1]! + (index << FAN_SHIFT));
   }
 
   /** A new slot for alignment 2^exponent: every chunk's value computed (O(blocks + chunks)). */
@@ -302,28 +337,30 @@ export class ChunkDirectory {
     return slot;
   }
 
-  /** One more level: FAN times the leaves; each slot's leaves move to the new leaf level, inner nodes rebuilt. */
-  private addLevel(): void {
+  /** Twice the leaves: each slot's leaves move to the new tree, inner nodes rebuilt. */
+  private grow(): void {
     const oldLeaves = this.leaves;
     const oldLeafStart = this.leafStart;
     const oldSize = this.treeSize;
-    this.depth++;
-    this.leaves = FAN ** this.depth;
-    this.leafStart = levelStart(this.depth);
-    this.treeSize = levelStart(this.depth + 1);
+    this.leaves *= 2;
+    const shape = treeShape(this.leaves);
+    this.depth = shape.depth;
+    this.levels = shape.at;
+    this.levelNodes = shape.nodes;
+    this.leafStart = this.levels[this.depth]!;
+    this.treeSize = this.levels[this.depth + 1]!;
     const fit = new Float64Array(this.slotRoom * this.treeSize);
     for (let j = 0; j < this.slotCount; j++) {
-      const base = j * this.treeSize;
       fit.set(
         this.fit.subarray(j * oldSize + oldLeafStart, j * oldSize + oldLeafStart + oldLeaves),
-        base + this.leafStart,
+        j * this.treeSize + this.leafStart,
       );
     }
     this.fit = fit;
     for (let j = 0; j < this.slotCount; j++) {
       for (let d = this.depth - 1; d >= 0; d--) {
-        for (let i = 0; i < FAN ** d; i++)
-          fit[j * this.treeSize + levelStart(d) + i] = this.childMax(j, d, i);
+        for (let i = 0; i < this.levelNodes[d]!; i++)
+          fit[j * this.treeSize + this.levels[d]! + i] = this.childMax(j, d, i);
       }
     }
     const first = new Int32Array(this.leaves).fill(NIL);
