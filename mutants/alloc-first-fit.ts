@@ -9,6 +9,7 @@ import { mutantsOf } from './define.js';
 import type { AnyMutant } from '../src/harness/system.js';
 import {
   alignUp,
+  badFree,
   isPowerOfTwo,
   validateRequest,
   type BlockInfo,
@@ -21,9 +22,115 @@ import { FirstFitAllocator } from '../src/alloc/first-fit.js';
 import { subAllocatorSide } from '../src/systems/alloc-sub.js';
 import { allocFirstFitSystem } from '../src/systems/alloc-first-fit.js';
 
+/**
+ * First fit made of steps: the shipped allocator's alloc and free (src/alloc/first-fit.ts, each
+ * written out in one piece) taken apart into the helpers the catalog's mutants override or call
+ * (`carve`, `liveNodeAt`, `absorbNext`, `markFree`), doing the same work on the same node store
+ * and chunk directory. properties/first-fit-stepped.test.ts holds the two to the same answers,
+ * blocks and directory after every command, so a mutant of this twin is a bug of the shipped
+ * allocator.
+ */
+export class SteppedFirstFit extends FirstFitAllocator {
+  override alloc(sizeBytes: number, alignBytes: number): number | null {
+    validateRequest(sizeBytes, alignBytes);
+    const chunks = this.chunks;
+    const node = chunks.search(sizeBytes, alignBytes, chunks.slotFor(alignBytes));
+    if (node === NIL) return null;
+    return this.carve(node, sizeBytes, alignBytes);
+  }
+
+  override free(offsetBytes: number): void {
+    const node = this.liveNodeAt(offsetBytes);
+    this.markFree(node);
+    const list = this.list;
+    let survivor = node;
+    const following = list.next(node);
+    if (following !== NIL && list.isFree(following)) this.absorbNext(node);
+    const before = list.prev(node);
+    if (before !== NIL && list.isFree(before)) {
+      this.absorbNext(before);
+      survivor = before;
+    }
+    this.chunks.raise(survivor);
+  }
+
+  // --- the steps (called by alloc and free; the catalog's mutants call them too) ---------------
+
+  /**
+   * Allocates `sizeBytes` at `alignBytes` from the free block `node` (which must fit) and returns
+   * the offset: the padding in front stays free as `node` (or, with no padding, `node` becomes
+   * the allocation), the tail behind becomes a new free block. The padding and the tail have no
+   * more usable size than the block at any alignment, so the chunk's values are recomputed only
+   * when the block held one of them; a tail starting in a later chunk raises that chunk's.
+   */
+  protected carve(node: number, sizeBytes: number, alignBytes: number): number {
+    const list = this.list;
+    const chunks = this.chunks;
+    const start = list.start(node);
+    const blockBytes = list.size(node);
+    const end = start + blockBytes;
+    const offsetBytes = end - usableAt(start, blockBytes, alignBytes);
+    const allocEnd = offsetBytes + sizeBytes;
+    const lowers = chunks.holdsMaximum(start, blockBytes);
+    let live = node;
+    if (offsetBytes === start) {
+      list.setFree(node, false);
+      list.setSize(node, sizeBytes);
+    } else {
+      list.setSize(node, offsetBytes - start);
+      live = list.create(offsetBytes, sizeBytes, false);
+      list.insertAfter(node, live);
+      chunks.noteStart(live, offsetBytes);
+    }
+    const chunk = chunks.chunkOf(start);
+    if (allocEnd < end) {
+      const tail = list.create(allocEnd, end - allocEnd, true);
+      list.insertAfter(live, tail);
+      chunks.noteStart(tail, allocEnd);
+      if (chunks.chunkOf(allocEnd) !== chunk) chunks.raise(tail);
+    }
+    if (lowers) chunks.rescan(chunk);
+    this.usedBytesTotal += sizeBytes;
+    this.liveCount++;
+    this.changes++;
+    return offsetBytes;
+  }
+
+  /** The allocated block starting at `offsetBytes`, or BAD_FREE. */
+  protected liveNodeAt(offsetBytes: number): number {
+    const node = this.nodeAt(offsetBytes);
+    if (node === NIL || this.list.isFree(node)) throw badFree(offsetBytes);
+    return node;
+  }
+
+  /** Turns the allocated block `node` into a free one (not yet merged, not yet in the tree). */
+  protected markFree(node: number): void {
+    this.usedBytesTotal -= this.list.size(node);
+    this.liveCount--;
+    this.list.setFree(node, true);
+    this.changes++;
+  }
+
+  /**
+   * `node` takes over the free block after it. When that block started in another chunk, the
+   * chunk is recomputed; in the same chunk its value stands (the merged block, ending at the same
+   * offset, has at least its usable size at any alignment), and the caller raises `node`.
+   */
+  protected absorbNext(node: number): void {
+    const list = this.list;
+    const chunks = this.chunks;
+    const following = list.next(node);
+    const chunk = chunks.chunkOf(list.start(following));
+    chunks.forgetStart(following);
+    list.setSize(node, list.size(node) + list.size(following));
+    list.remove(following);
+    if (chunk !== chunks.chunkOf(list.start(node))) chunks.rescan(chunk);
+  }
+}
+
 const firstFit = mutantsOf(
   allocFirstFitSystem,
-  (Allocator: new (config: SubAllocatorConfig) => FirstFitAllocator, config, env) =>
+  (Allocator: new (config: SubAllocatorConfig) => SteppedFirstFit, config, env) =>
     subAllocatorSide(new Allocator(config), config, env),
 );
 
@@ -52,7 +159,7 @@ function putBack(
 }
 
 /** A first fit whose alloc or free skips some max-tree updates (see putBack). */
-class SkipsTreeUpdates extends FirstFitAllocator {
+class SkipsTreeUpdates extends SteppedFirstFit {
   protected skip(
     direction: 'fell' | 'rose',
     nodes: 'leaves' | 'inner' | 'all',
@@ -86,7 +193,7 @@ export const FIRST_FIT_MUTANTS: AnyMutant[] = [
     'ff-power-of-two-by-log2',
     'observation',
     'Alignments tested for a power of two by Number.isInteger(Math.log2(a)): log2 rounds 2^49 - 1 and 2^50 + 1 to integers, so such a request is served at the power log2 names instead of refused (BAD_ALIGN). The shipped helper had this bug, shared by models and implementations',
-    class extends FirstFitAllocator {
+    class extends SteppedFirstFit {
       override alloc(sizeBytes: number, alignBytes: number): number | null {
         const log2 = Math.log2(alignBytes);
         if (
@@ -104,7 +211,7 @@ export const FIRST_FIT_MUTANTS: AnyMutant[] = [
     'ff-next-fit',
     'observation',
     'The search resumes after the last allocation (next fit, a rover) instead of starting at offset 0',
-    class extends FirstFitAllocator {
+    class extends SteppedFirstFit {
       private roverBytes = 0;
       override alloc(sizeBytes: number, alignBytes: number): number | null {
         validateRequest(sizeBytes, alignBytes);
@@ -130,7 +237,7 @@ export const FIRST_FIT_MUTANTS: AnyMutant[] = [
     'ff-fit-off-by-one',
     'no-overlap',
     'The fit test (after skipping blocks smaller than the request) is alignedStart + size <= end + 1: an allocation behind alignment padding may take one byte past its free block (the block is carved up to its end, the caller gets the requested size)',
-    class extends FirstFitAllocator {
+    class extends SteppedFirstFit {
       override alloc(sizeBytes: number, alignBytes: number): number | null {
         validateRequest(sizeBytes, alignBytes);
         for (const block of this.blocks()) {
@@ -151,7 +258,7 @@ export const FIRST_FIT_MUTANTS: AnyMutant[] = [
     'ff-ignores-alignment',
     'in-bounds-aligned',
     "The allocation starts at the free block's start whatever the requested alignment",
-    class extends FirstFitAllocator {
+    class extends SteppedFirstFit {
       override alloc(sizeBytes: number, alignBytes: number): number | null {
         validateRequest(sizeBytes, alignBytes);
         return super.alloc(sizeBytes, 1);
@@ -162,7 +269,7 @@ export const FIRST_FIT_MUTANTS: AnyMutant[] = [
     'ff-interior-free-accepted',
     'honest-answers',
     'free() of an offset inside a live allocation frees that allocation instead of failing',
-    class extends FirstFitAllocator {
+    class extends SteppedFirstFit {
       override free(offsetBytes: number): void {
         for (const { offsetBytes: startBytes, sizeBytes } of this.liveView()) {
           if (offsetBytes > startBytes && offsetBytes < startBytes + sizeBytes) {
@@ -178,7 +285,7 @@ export const FIRST_FIT_MUTANTS: AnyMutant[] = [
     'ff-padding-leaked',
     'accounting',
     'The alignment padding in front of an allocation is taken with it instead of staying a free block: its bytes vanish from the free blocks (and show as an allocated block nobody holds)',
-    class extends FirstFitAllocator {
+    class extends SteppedFirstFit {
       override alloc(sizeBytes: number, alignBytes: number): number | null {
         const offsetBytes = super.alloc(sizeBytes, alignBytes);
         const before = offsetBytes === null ? NIL : this.list.prev(this.nodeAt(offsetBytes));
@@ -191,7 +298,7 @@ export const FIRST_FIT_MUTANTS: AnyMutant[] = [
     'ff-worst-case-padding',
     'no-false-out-of-memory',
     'The fit test reserves align - 1 bytes of padding even when the block start is already aligned',
-    class extends FirstFitAllocator {
+    class extends SteppedFirstFit {
       override alloc(sizeBytes: number, alignBytes: number): number | null {
         validateRequest(sizeBytes, alignBytes);
         for (const block of this.blocks()) {
@@ -209,7 +316,7 @@ export const FIRST_FIT_MUTANTS: AnyMutant[] = [
     'ff-rounds-to-granule',
     'matches-model',
     "Sizes are rounded up to a 16-byte granule (a CPU heap's habit kept in a port): the same offsets at first, but each allocation reserves up to 15 bytes the spec's one-byte first fit leaves free",
-    class extends FirstFitAllocator {
+    class extends SteppedFirstFit {
       private readonly callerSizes = new Map<number, number>();
       override alloc(sizeBytes: number, alignBytes: number): number | null {
         const offsetBytes = super.alloc(alignUp(sizeBytes, 16), alignBytes);
@@ -240,7 +347,7 @@ export const FIRST_FIT_MUTANTS: AnyMutant[] = [
     'ff-no-merge-next',
     'block-structure',
     'Free merges with the previous free block only, never with the next one (false out of memory later)',
-    class extends FirstFitAllocator {
+    class extends SteppedFirstFit {
       override free(offsetBytes: number): void {
         const node = this.liveNodeAt(offsetBytes);
         this.markFree(node);
@@ -254,7 +361,7 @@ export const FIRST_FIT_MUTANTS: AnyMutant[] = [
     'ff-stale-end-key',
     'block-structure',
     "Carving an aligned allocation out of a free block links the tail in after the allocation but leaves the tail's back link on the padding block (where the block whose end the tail keeps started), so a later free finds the wrong block before it",
-    class extends FirstFitAllocator {
+    class extends SteppedFirstFit {
       override alloc(sizeBytes: number, alignBytes: number): number | null {
         const offsetBytes = super.alloc(sizeBytes, alignBytes);
         const live = offsetBytes === null ? NIL : this.nodeAt(offsetBytes);
@@ -270,7 +377,7 @@ export const FIRST_FIT_MUTANTS: AnyMutant[] = [
     'ff-accepts-bad-alignment',
     'observation',
     'Only the size is validated: a non-power-of-two alignment (0 treated as 1) is served instead of BAD_ALIGN',
-    class extends FirstFitAllocator {
+    class extends SteppedFirstFit {
       override alloc(sizeBytes: number, alignBytes: number): number | null {
         return super.alloc(sizeBytes, isPowerOfTwo(alignBytes) ? alignBytes : 1);
       }
@@ -284,7 +391,7 @@ export const FIRST_FIT_INSPECTION_MUTANTS: AnyMutant[] = [
     'ff-live-in-allocation-order',
     'inspection-answers',
     'live() lists the allocations in the order they were made (from an insertion-ordered map of live sizes) instead of ascending by offset',
-    class extends FirstFitAllocator {
+    class extends SteppedFirstFit {
       private readonly madeOrder = new Map<number, number>();
       override alloc(sizeBytes: number, alignBytes: number): number | null {
         const offsetBytes = super.alloc(sizeBytes, alignBytes);
@@ -304,7 +411,7 @@ export const FIRST_FIT_INSPECTION_MUTANTS: AnyMutant[] = [
     'ff-blocks-share-view-records',
     'inspection-answers',
     "blocks() copies the view's array but not its records (blocksView().slice()), so the entries a caller keeps are rewritten by the allocator's next call",
-    class extends FirstFitAllocator {
+    class extends SteppedFirstFit {
       override blocks(): BlockInfo[] {
         return this.blocksView().slice() as BlockInfo[];
       }
@@ -318,7 +425,7 @@ export const FIRST_FIT_LIVENESS_MUTANTS: AnyMutant[] = [
     'ff-pristine-fast-path-strict',
     'empty-pool-liveness',
     'A fast path for a pristine pool (one free block of full size) checks sizeBytes < capacity, written for "leaves a tail", and answers null otherwise: a request for the whole capacity of an empty pool is refused',
-    class extends FirstFitAllocator {
+    class extends SteppedFirstFit {
       override alloc(sizeBytes: number, alignBytes: number): number | null {
         if (
           this.isPristine() &&
@@ -362,7 +469,7 @@ export const FIRST_FIT_SELF_CHECK_MUTANTS: AnyMutant[] = [
     'ff-lone-free-not-raised',
     'block-structure',
     "A freed block with no free neighbour is marked free but its chunk's values are not raised (only the merging paths raise), so the search never finds it",
-    class extends FirstFitAllocator {
+    class extends SteppedFirstFit {
       override free(offsetBytes: number): void {
         const node = this.liveNodeAt(offsetBytes);
         this.markFree(node);
@@ -381,7 +488,7 @@ export const FIRST_FIT_SELF_CHECK_MUTANTS: AnyMutant[] = [
     'ff-new-id-not-counted',
     'block-structure',
     'A node id taken from the high-water mark is handed out without moving the mark, so the next new block gets the same id and overwrites the first',
-    class extends FirstFitAllocator {
+    class extends SteppedFirstFit {
       override alloc(sizeBytes: number, alignBytes: number): number | null {
         const mark = this.list.highWater;
         const offsetBytes = super.alloc(sizeBytes, alignBytes);
@@ -395,7 +502,7 @@ export const FIRST_FIT_SELF_CHECK_MUTANTS: AnyMutant[] = [
     'ff-chunk-copy-size-stale',
     'block-structure',
     "Recomputing a chunk's largest usable size walks its blocks only up to the first allocated one (a loop written for a list of free blocks), so a free block behind an allocation is missing from the chunk's copy of the value",
-    class extends FirstFitAllocator {
+    class extends SteppedFirstFit {
       override alloc(sizeBytes: number, alignBytes: number): number | null {
         const offsetBytes = super.alloc(sizeBytes, alignBytes);
         if (offsetBytes === null) return null;
@@ -429,7 +536,7 @@ export const FIRST_FIT_SELF_CHECK_MUTANTS: AnyMutant[] = [
     'ff-tail-before-padding',
     'block-structure',
     'The tail left after an aligned allocation is linked in before the padding block instead of after the allocation, so the list runs out of offset order',
-    class extends FirstFitAllocator {
+    class extends SteppedFirstFit {
       override alloc(sizeBytes: number, alignBytes: number): number | null {
         const offsetBytes = super.alloc(sizeBytes, alignBytes);
         const list = this.list;
@@ -456,7 +563,7 @@ export const FIRST_FIT_SELF_CHECK_MUTANTS: AnyMutant[] = [
     'ff-merged-end-names-absorbed',
     'block-structure',
     "A free that joins both free neighbours gives back the surviving previous block's id in place of the absorbed next one's: the survivor stays listed with its id also spare (the next new block overwrites it), the absorbed id is lost",
-    class extends FirstFitAllocator {
+    class extends SteppedFirstFit {
       override free(offsetBytes: number): void {
         const list = this.list;
         const node = this.nodeAt(offsetBytes);

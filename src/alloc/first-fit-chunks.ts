@@ -69,16 +69,20 @@ export function treeShape(leaves: number): { depth: number; nodes: Int32Array; a
   for (let d = 0; d < counts.length; d++) at[d + 1] = at[d]! + Math.ceil(counts[d]! / FAN) * FAN;
   return { depth: counts.length - 1, nodes: Int32Array.from(counts), at };
 }
+
 /** Alignments above 2^30 take the general (floating-point) path of usableAt. */
 const MASK_ALIGN_LIMIT = 0x40000000;
 
 /** end - alignUp(start, alignBytes) for the block [start, start + sizeBytes) (may be negative). */
 export function usableAt(start: number, sizeBytes: number, alignBytes: number): number {
-  if (alignBytes <= MASK_ALIGN_LIMIT) {
-    // start mod alignBytes from the low 32 bits (alignBytes divides 2^32): exact for any safe integer.
-    const mask = alignBytes - 1;
-    return sizeBytes - ((alignBytes - ((start >>> 0) & mask)) & mask);
-  }
+  // start mod alignBytes from the low 32 bits (alignBytes divides 2^32): exact for any safe integer.
+  if (alignBytes <= MASK_ALIGN_LIMIT)
+    return sizeBytes - ((alignBytes - ((start >>> 0) & (alignBytes - 1))) & (alignBytes - 1));
+  return usableAtLarge(start, sizeBytes, alignBytes);
+}
+
+/** usableAt for alignments above 2^30 (kept out of usableAt, so that one stays small enough to inline). */
+function usableAtLarge(start: number, sizeBytes: number, alignBytes: number): number {
   return start + sizeBytes - Math.ceil(start / alignBytes) * alignBytes;
 }
 
@@ -205,9 +209,14 @@ export class ChunkDirectory {
     return NIL; // only a broken directory gets here (checkIndexes names what broke)
   }
 
-  /** Records that `node` starts in its chunk (a new block). */
-  noteStart(node: number): void {
-    const start = this.list.start(node);
+  /** Records `node` as the first block of `chunk` (which the tree grows to cover). */
+  noteFirst(node: number, chunk: number): void {
+    while (chunk >= this.leaves) this.grow();
+    this.first[chunk] = node;
+  }
+
+  /** Records that `node`, a new block, starts at `start` (in its chunk). */
+  noteStart(node: number, start: number): void {
     const chunk = this.chunkOf(start);
     while (chunk >= this.leaves) this.grow();
     const current = this.first[chunk]!;
@@ -249,13 +258,10 @@ export class ChunkDirectory {
   }
 
   /**
-   * Whether the free block `node` holds its chunk's value at some slot: only then can taking
+   * Whether the free block [start, start + sizeBytes) holds its chunk's value at some slot: only then can taking
    * from it (which leaves parts with no more usable size) lower the chunk's values.
    */
-  holdsMaximum(node: number): boolean {
-    const list = this.list;
-    const start = list.start(node);
-    const sizeBytes = list.size(node);
+  holdsMaximum(start: number, sizeBytes: number): boolean {
     const leaf = this.leafStart + this.chunkOf(start);
     for (let j = 0; j < this.slotCount; j++) {
       if (usableAt(start, sizeBytes, this.slotAlign[j]!) >= this.fit[j * this.treeSize + leaf]!)
@@ -316,7 +322,10 @@ export class ChunkDirectory {
 
   /** The largest of the FAN children of node `index` of level `depth` (depth < this.depth). */
   childMax(slot: number, depth: number, index: number): number {
-    return groupMax(this.fit, slot * this.treeSize + this.levels[depth + 1]! + (index << FAN_SHIFT));
+    return groupMax(
+      this.fit,
+      slot * this.treeSize + this.levels[depth + 1]! + (index << FAN_SHIFT),
+    );
   }
 
   /** A new slot for alignment 2^exponent: every chunk's value computed (O(blocks + chunks)). */

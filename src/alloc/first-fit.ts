@@ -14,10 +14,11 @@
  * walk of one chunk, at most two merges through links, and O(log chunks) tree updates. No hash
  * map is involved.
  *
- * The bug catalog (mutants/alloc.ts) re-creates its pitfalls by overriding whole steps (alloc,
- * free, an inspection method) and reaching the two units through `list` and `chunks`; the helpers
- * the steps are made of (`carve`, `liveNodeAt`, `absorbNext`, `markFree`) are not overridden.
- * Nothing in src/ depends on that catalog.
+ * alloc and free are each written out in one piece (the hot path). The bug catalog
+ * (mutants/alloc-first-fit.ts) re-creates its pitfalls on SteppedFirstFit, a twin whose alloc and
+ * free are made of steps (`carve`, `liveNodeAt`, `absorbNext`, `markFree`) a mutant can override
+ * or call, held to this class answer for answer by properties/first-fit-stepped.test.ts; both
+ * reach the two units through `list` and `chunks`. Nothing in src/ depends on that catalog.
  */
 import {
   badFree,
@@ -31,7 +32,17 @@ import {
   type LiveAllocation,
 } from './allocator.js';
 import { checkSubAllocatorConfig, type SubAllocatorConfig } from './config.js';
-import { BlockList, F64_PER_NODE, I32_PER_NODE, NEXT, NIL, START } from './first-fit-blocks.js';
+import {
+  BlockList,
+  F64_PER_NODE,
+  FREE,
+  I32_PER_NODE,
+  NEXT,
+  NIL,
+  PREV,
+  SIZE,
+  START,
+} from './first-fit-blocks.js';
 import { ChunkDirectory, usableAt } from './first-fit-chunks.js';
 import { checkFirstFit, FirstFitCheckScratch } from './first-fit-check.js';
 
@@ -62,66 +73,54 @@ export class FirstFitAllocator implements BlockAllocator {
     this.chunks = new ChunkDirectory(this.capacityBytes, this.list);
     const whole = this.list.create(0, this.capacityBytes, true);
     this.list.head = whole;
-    this.chunks.noteStart(whole);
+    this.chunks.noteStart(whole, 0);
   }
 
+  /**
+   * The lowest-offset fit (the directory's search), carved in place: the padding in front stays
+   * free as the found block (or, with no padding, the block becomes the allocation), the tail
+   * behind becomes a new free block. The padding and the tail have no more usable size than the
+   * block at any alignment, so the chunk's values are recomputed only when the block held one of
+   * them; a tail starting in a later chunk raises that chunk's. Written out in one piece (the hot
+   * path); the bug catalog's step-by-step twin is SteppedFirstFit in mutants/alloc-first-fit.ts.
+   */
   alloc(sizeBytes: number, alignBytes: number): number | null {
     validateRequest(sizeBytes, alignBytes);
     const chunks = this.chunks;
     const node = chunks.search(sizeBytes, alignBytes, chunks.slotFor(alignBytes));
     if (node === NIL) return null;
-    return this.carve(node, sizeBytes, alignBytes);
-  }
-
-  free(offsetBytes: number): void {
-    const node = this.liveNodeAt(offsetBytes);
-    this.markFree(node);
     const list = this.list;
-    let survivor = node;
-    const following = list.next(node);
-    if (following !== NIL && list.isFree(following)) this.absorbNext(node);
-    const before = list.prev(node);
-    if (before !== NIL && list.isFree(before)) {
-      this.absorbNext(before);
-      survivor = before;
-    }
-    this.chunks.raise(survivor);
-  }
-
-  // --- the steps' helpers (called by alloc and free; the catalog's mutants call them too) ------
-
-  /**
-   * Allocates `sizeBytes` at `alignBytes` from the free block `node` (which must fit) and returns
-   * the offset: the padding in front stays free as `node` (or, with no padding, `node` becomes
-   * the allocation), the tail behind becomes a new free block. The padding and the tail have no
-   * more usable size than the block at any alignment, so the chunk's values are recomputed only
-   * when the block held one of them; a tail starting in a later chunk raises that chunk's.
-   */
-  protected carve(node: number, sizeBytes: number, alignBytes: number): number {
-    const list = this.list;
-    const chunks = this.chunks;
-    const start = list.start(node);
-    const blockBytes = list.size(node);
+    const f64 = list.f64;
+    const i32 = list.i32;
+    const start = f64[node * F64_PER_NODE + START]!;
+    const blockBytes = f64[node * F64_PER_NODE + SIZE]!;
     const end = start + blockBytes;
     const offsetBytes = end - usableAt(start, blockBytes, alignBytes);
     const allocEnd = offsetBytes + sizeBytes;
-    const lowers = chunks.holdsMaximum(node);
+    const chunk = chunks.chunkOf(start);
+    // Only a block holding its chunk's value at some slot can lower it.
+    const lowers = chunks.holdsMaximum(start, blockBytes);
     let live = node;
     if (offsetBytes === start) {
-      list.setFree(node, false);
-      list.setSize(node, sizeBytes);
+      i32[node * I32_PER_NODE + FREE] = 0;
+      f64[node * F64_PER_NODE + SIZE] = sizeBytes;
     } else {
-      list.setSize(node, offsetBytes - start);
+      f64[node * F64_PER_NODE + SIZE] = offsetBytes - start;
       live = list.create(offsetBytes, sizeBytes, false);
       list.insertAfter(node, live);
-      chunks.noteStart(live);
+      // A block starting inside the carved one is the first of its chunk unless it shares the
+      // carved block's chunk (the directory's noteStart without its comparison).
+      const liveChunk = chunks.chunkOf(offsetBytes);
+      if (liveChunk !== chunk) chunks.noteFirst(live, liveChunk);
     }
-    const chunk = chunks.chunkOf(start);
     if (allocEnd < end) {
       const tail = list.create(allocEnd, end - allocEnd, true);
       list.insertAfter(live, tail);
-      chunks.noteStart(tail);
-      if (chunks.chunkOf(allocEnd) !== chunk) chunks.raise(tail);
+      const tailChunk = chunks.chunkOf(allocEnd);
+      if (tailChunk !== chunk) {
+        if (tailChunk !== chunks.chunkOf(offsetBytes)) chunks.noteFirst(tail, tailChunk);
+        chunks.raise(tail);
+      }
     }
     if (lowers) chunks.rescan(chunk);
     this.usedBytesTotal += sizeBytes;
@@ -130,11 +129,44 @@ export class FirstFitAllocator implements BlockAllocator {
     return offsetBytes;
   }
 
-  /** The allocated block starting at `offsetBytes`, or BAD_FREE. */
-  protected liveNodeAt(offsetBytes: number): number {
+  /**
+   * Frees the allocation at `offsetBytes` (BAD_FREE unless one starts there) and merges it with
+   * its free neighbours through the links: the lower block survives. A neighbour that started in
+   * another chunk leaves that chunk (recomputed); the survivor's chunk is raised. One piece, like
+   * alloc.
+   */
+  free(offsetBytes: number): void {
     const node = this.nodeAt(offsetBytes);
-    if (node === NIL || this.list.isFree(node)) throw badFree(offsetBytes);
-    return node;
+    const list = this.list;
+    const f64 = list.f64;
+    const i32 = list.i32;
+    if (node === NIL || i32[node * I32_PER_NODE + FREE] === 1) throw badFree(offsetBytes);
+    const chunks = this.chunks;
+    const chunk = chunks.chunkOf(offsetBytes);
+    this.usedBytesTotal -= f64[node * F64_PER_NODE + SIZE]!;
+    this.liveCount--;
+    this.changes++;
+    i32[node * I32_PER_NODE + FREE] = 1;
+    let survivor = node;
+    const following = i32[node * I32_PER_NODE + NEXT]!;
+    if (following !== NIL && i32[following * I32_PER_NODE + FREE] === 1) {
+      const followingChunk = chunks.chunkOf(f64[following * F64_PER_NODE + START]!);
+      chunks.forgetStart(following);
+      f64[node * F64_PER_NODE + SIZE] =
+        f64[node * F64_PER_NODE + SIZE]! + f64[following * F64_PER_NODE + SIZE]!;
+      list.remove(following);
+      if (followingChunk !== chunk) chunks.rescan(followingChunk);
+    }
+    const before = i32[node * I32_PER_NODE + PREV]!;
+    if (before !== NIL && i32[before * I32_PER_NODE + FREE] === 1) {
+      chunks.forgetStart(node);
+      f64[before * F64_PER_NODE + SIZE] =
+        f64[before * F64_PER_NODE + SIZE]! + f64[node * F64_PER_NODE + SIZE]!;
+      list.remove(node);
+      if (chunks.chunkOf(f64[before * F64_PER_NODE + START]!) !== chunk) chunks.rescan(chunk);
+      survivor = before;
+    }
+    chunks.raise(survivor);
   }
 
   /** The block (free or allocated) starting at `offsetBytes`, or NIL: a walk from its chunk's first block. */
@@ -149,30 +181,6 @@ export class FirstFitAllocator implements BlockAllocator {
     while (node !== NIL && f64[node * F64_PER_NODE + START]! < offsetBytes)
       node = i32[node * I32_PER_NODE + NEXT]!;
     return node !== NIL && f64[node * F64_PER_NODE + START] === offsetBytes ? node : NIL;
-  }
-
-  /** Turns the allocated block `node` into a free one (not yet merged, not yet in the tree). */
-  protected markFree(node: number): void {
-    this.usedBytesTotal -= this.list.size(node);
-    this.liveCount--;
-    this.list.setFree(node, true);
-    this.changes++;
-  }
-
-  /**
-   * `node` takes over the free block after it. When that block started in another chunk, the
-   * chunk is recomputed; in the same chunk its value stands (the merged block, ending at the same
-   * offset, has at least its usable size at any alignment), and the caller raises `node`.
-   */
-  protected absorbNext(node: number): void {
-    const list = this.list;
-    const chunks = this.chunks;
-    const following = list.next(node);
-    const chunk = chunks.chunkOf(list.start(following));
-    chunks.forgetStart(following);
-    list.setSize(node, list.size(node) + list.size(following));
-    list.remove(following);
-    if (chunk !== chunks.chunkOf(list.start(node))) chunks.rescan(chunk);
   }
 
   // --- inspection ------------------------------------------------------------------------------
