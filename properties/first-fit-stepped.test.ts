@@ -4,7 +4,7 @@
  * the same answers (offsets, nulls, error codes), the same blocks, byte counts and chunk
  * directory (first blocks and every max tree's values) after every command, both self-checks
  * clean. A mutant of the twin is a bug of the shipped allocator only while the two agree.
- * Sequences run on heaps of 2 to 512 chunks (the tree's leaves double on the way), mix alignments
+ * Sequences run on heaps of 2 to 8192 chunks (the tree's leaves double on the way), mix alignments
  * from 1 B to past the heap, sizes from a byte to past the heap, exact fits, merges on both sides
  * and across chunks, and bad frees (interior, one byte off, already free).
  */
@@ -104,8 +104,8 @@ describe('first fit: the catalog twin agrees with the shipped allocator', () => 
   it('answer for answer, block for block, tree value for tree value', () => {
     fc.assert(
       fc.property(
-        // 4 KiB (2 chunks), 64 KiB (32 chunks) and 1 MiB (512 chunks of 2 KiB).
-        fc.constantFrom(1 << 12, 1 << 16, 1 << 20),
+        // 4 KiB (2 chunks), 64 KiB and 1 MiB (8 and 128 chunks of 8 KiB), 16 MiB (8192 of 2 KiB).
+        fc.constantFrom(1 << 12, 1 << 16, 1 << 20, 1 << 24),
         fc.array(commandArb, { maxLength: 80 }),
         (capacityBytes, commands) => {
           expect(firstDifference(capacityBytes, commands, SteppedFirstFit)).toBeNull();

@@ -112,8 +112,7 @@ export function checkIds(
  * Each chunk's first block, each slot's leaves from the free blocks, each inner node exactly the
  * largest of its children (the search trusts both: a node above its children would send a
  * descent to a chunk with no fit). The chunks are visited in order beside the list (its blocks
- * ascend), so the check costs O(blocks + chunks) per slot and allocates nothing. The tree's
- * leaves past the heap's last chunk (the leaves are a power of two) hold 0 like empty chunks.
+ * ascend), so the check costs O(blocks + chunks) per slot and allocates nothing.
  */
 function blockAt(list: BlockList, node: number): string {
   return node === NIL ? 'none' : `the block at ${list.start(node)}`;
@@ -128,7 +127,10 @@ export function checkDirectory(
   if (scratch.maxima.length < slotCount) scratch.maxima = new Float64Array(chunks.slotAlign.length);
   const maxima = scratch.maxima;
   let node = list.head;
-  for (let chunk = 0; chunk < leaves; chunk++) {
+  // Leaves past the heap's last chunk are never written (no block starts there): read only as
+  // children by the inner nodes' check below.
+  const chunkCount = Math.min(leaves, chunks.chunkCount);
+  for (let chunk = 0; chunk < chunkCount; chunk++) {
     const chunkEnd = (chunk + 1) * chunks.chunkBytes;
     const firstSeen = node !== NIL && list.start(node) < chunkEnd ? node : NIL;
     if (chunks.first[chunk] !== firstSeen)
@@ -152,7 +154,7 @@ export function checkDirectory(
     }
   }
   if (node !== NIL)
-    return `the block at ${list.start(node)} starts in chunk ${chunks.chunkOf(list.start(node))}, beyond the directory's ${leaves} chunks`;
+    return `the block at ${list.start(node)} starts in chunk ${chunks.chunkOf(list.start(node))}, beyond the directory's ${chunkCount} chunks`;
   for (let j = 0; j < slotCount; j++) {
     for (let d = chunks.depth - 1; d >= 0; d--) {
       for (let i = 0; i < chunks.levelNodes[d]!; i++) {
