@@ -243,6 +243,33 @@ describe('first-fit checkIndexes: every condition reported when (and only when) 
 });
 
 describe('first-fit max trees', () => {
+  it('chunk sizes by heap: 2 chunks up to 16 KiB, 8 KiB chunks up to 8 MiB, 2 KiB above, at most 2^20 chunks', () => {
+    const layout = (capacityBytes: number) => {
+      const { chunkBytes, chunkCount } = new CorruptibleFirstFit(capacityBytes).directory;
+      return [chunkBytes, chunkCount];
+    };
+    expect(layout(1)).toEqual([1, 1]);
+    expect(layout(3)).toEqual([2, 2]);
+    expect(layout(4096)).toEqual([2048, 2]);
+    expect(layout(5000)).toEqual([4096, 2]);
+    expect(layout(65536)).toEqual([8192, 8]);
+    expect(layout(65537)).toEqual([8192, 9]);
+    expect(layout(2 ** 23)).toEqual([8192, 1024]);
+    expect(layout(2 ** 23 + 1)).toEqual([2048, 4097]);
+    expect(layout(2 ** 30)).toEqual([2048, 2 ** 19]);
+    expect(layout(2 ** 34)).toEqual([2 ** 14, 2 ** 20]);
+  });
+
+  it('a search over a broken tree (an inner node above all its children) answers no fit, and the self-check names the node', () => {
+    const pool = withHoles(40);
+    const largest = pool.treeValue(0, 0, 0);
+    pool.setTreeValue(0, 0, 0, CAPACITY); // the root promises a fit no chunk holds
+    expect(pool.alloc(largest + 1, 1)).toBeNull();
+    expect(pool.checkIndexes()).toBe(
+      `tree node 0 of level 0 at alignment 1 holds ${CAPACITY}, the largest of its children is ${largest}`,
+    );
+  });
+
   it("a block starting beyond the leaves doubles them: the values move to the new leaves, the answers stay the model's", () => {
     const capacityBytes = CAPACITY; // 2 KiB chunks: 8192, beyond the first 8 leaves
     const pool = new CorruptibleFirstFit(capacityBytes);

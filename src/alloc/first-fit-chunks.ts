@@ -13,7 +13,7 @@
  * holding s, and the lowest-offset fitting block is the first fitting free block of that chunk:
  * the exact first fit, at any alignment, without testing blocks that fail their padding.
  *
- * Chunks are small (8 KiB on heaps of 16 KiB - 16 MiB, 2 KiB up to 2 GiB, 2 chunks on smaller
+ * Chunks are small (8 KiB on heaps of 16 KiB - 8 MiB, 2 KiB up to 2 GiB, 2 chunks on smaller
  * heaps, 2^20 chunks on larger ones), so a chunk holds few blocks: finding a block by its offset (free()) and
  * recomputing a chunk's values are short walks of the list from the chunk's first block. The
  * tree covers the chunks up to the highest one a block has started in (first fit keeps blocks
@@ -32,18 +32,18 @@ import {
 } from './first-fit-blocks.js';
 
 /**
- * Chunks are 2^CHUNK_SHIFT bytes (2 KiB) on heaps from 16 MiB to 2 GiB (with 8 KiB chunks the
+ * Chunks are 2^CHUNK_SHIFT bytes (2 KiB) on heaps above 8 MiB up to 2 GiB (with 8 KiB chunks the
  * walks were longer where small blocks crowd: first fit about 15 % slower on the alloc bench's
  * 1 GiB heap, docs/measurements.md) ...
  */
 export const CHUNK_SHIFT = 11;
 /**
- * ... 2^SMALL_HEAP_CHUNK_SHIFT bytes (8 KiB) on heaps from 16 KiB up to 16 MiB, where a chunk
+ * ... 2^SMALL_HEAP_CHUNK_SHIFT bytes (8 KiB) on heaps from 16 KiB up to 8 MiB, where a chunk
  * holds few blocks anyway and the self-check, O(chunks) after every step of a campaign, costs
  * more than the walks save (2 KiB chunks took first fit's campaign rate down 15 %) ...
  */
 export const SMALL_HEAP_CHUNK_SHIFT = 13;
-/** ... heaps below 2^LARGE_HEAP_LOG2 bytes are the small ones ... */
+/** ... heaps of at most 2^(LARGE_HEAP_LOG2 - 1) bytes are the small ones ... */
 export const LARGE_HEAP_LOG2 = 24;
 /** ... smaller heaps have 2^MIN_CHUNKS_LOG2 chunks or a few more (so their self-check stays cheap) ... */
 export const MIN_CHUNKS_LOG2 = 1;
