@@ -191,7 +191,7 @@ export class SteppedBestFit extends BestFitAllocator {
     this.isFree[node] = 0;
     this.userOffsetBytes[node] = offsetBytes;
     this.userSizeBytes[node] = sizeBytes;
-    this.liveAtUnit[offsetBytes / this.poolAlignBytes] = node;
+    this.liveAtUnit[offsetBytes / this.poolAlignBytes] = node + 1;
     this.liveCount++;
     this.usedBytesTotal += sizeBytes;
     this.reservedBytesTotal += reservationUnits * this.poolAlignBytes;
@@ -202,7 +202,7 @@ export class SteppedBestFit extends BestFitAllocator {
   override free(offsetBytes: number): void {
     const node = this.liveNodeOrNil(offsetBytes);
     if (node === NIL) throw badFree(offsetBytes);
-    this.liveAtUnit[offsetBytes / this.poolAlignBytes] = NIL;
+    this.liveAtUnit[offsetBytes / this.poolAlignBytes] = 0;
     this.liveCount--;
     this.usedBytesTotal -= this.userSizeBytes[node]!;
     this.reservedBytesTotal -= this.sizeUnits[node]! * this.poolAlignBytes;
@@ -744,9 +744,9 @@ export const SELF_CHECK_MUTANTS: AnyMutant[] = [
       override alloc(sizeBytes: number, alignBytes: number): number | null {
         const offsetBytes = super.alloc(sizeBytes, alignBytes);
         if (offsetBytes === null) return null;
-        const node = this.liveAtUnit[offsetBytes / this.poolAlignBytes]!;
-        this.liveAtUnit[offsetBytes / this.poolAlignBytes] = -1;
-        this.liveAtUnit[this.offsetUnits[node]!] = node;
+        const node = this.liveAtUnit[offsetBytes / this.poolAlignBytes]! - 1;
+        this.liveAtUnit[offsetBytes / this.poolAlignBytes] = 0;
+        this.liveAtUnit[this.offsetUnits[node]!] = node + 1;
         return offsetBytes;
       }
     },

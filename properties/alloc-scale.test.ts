@@ -123,3 +123,21 @@ describe('allocators on heaps above 4 GiB (offsets past 32 bits, alignments abov
     drive(new BuddyAllocator(config), new BuddyModel(config), 3000, hugeRequests, 7);
   });
 });
+
+describe('best fit past 2^16 blocks (node ids above 16 bits)', () => {
+  // The live-offset table holds node ids in 16 bits until the node arrays reach 2^16 entries,
+  // then widens: 70000 blocks of one unit, each found again by its offset when freed.
+  it('every block is freed by its offset, the pool ends pristine', () => {
+    const blocks = 70000;
+    const pool = new BestFitAllocator({ capacityBytes: 2 ** 17 * 256, poolAlignBytes: 256 });
+    for (let i = 0; i < blocks; i++) expect(pool.alloc(256, 1)).toBe(i * 256);
+    expect(pool.checkIndexes()).toBeNull();
+    // The newest blocks (the highest node ids) first, then the rest from the bottom up.
+    for (let i = blocks - 1; i >= blocks - 5000; i--) pool.free(i * 256);
+    expect(pool.checkIndexes()).toBeNull();
+    expect(pool.live()).toHaveLength(blocks - 5000);
+    for (let i = 0; i < blocks - 5000; i++) pool.free(i * 256);
+    expect(pool.checkIndexes()).toBeNull();
+    expect(pool.isPristine()).toBe(true);
+  });
+});

@@ -85,7 +85,7 @@ class CorruptibleBestFit extends BestFitAllocator {
     this.next[node] = next;
   }
   forgetLiveAt(offsetBytes: number): void {
-    this.liveAtUnit[offsetBytes / this.poolAlignBytes] = NIL;
+    this.liveAtUnit[offsetBytes / this.poolAlignBytes] = 0;
   }
   addIndexedCount(delta: number): void {
     this.indexedCount += delta;

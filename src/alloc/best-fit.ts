@@ -94,7 +94,7 @@ export class BestFitAllocator extends BestFitState implements BlockAllocator {
     this.isFree[node] = 0;
     this.userOffsetBytes[node] = offsetBytes;
     this.userSizeBytes[node] = sizeBytes;
-    this.liveAtUnit[userUnits] = node;
+    this.liveAtUnit[userUnits] = node + 1;
     this.liveCount++;
     this.usedBytesTotal += sizeBytes;
     this.reservedBytesTotal += units * pool;
@@ -105,7 +105,7 @@ export class BestFitAllocator extends BestFitState implements BlockAllocator {
   free(offsetBytes: number): void {
     const node = this.liveNodeOrNil(offsetBytes);
     if (node === NIL) throw badFree(offsetBytes);
-    this.liveAtUnit[offsetBytes * this.unitScale] = NIL;
+    this.liveAtUnit[offsetBytes * this.unitScale] = 0;
     this.liveCount--;
     this.usedBytesTotal -= this.userSizeBytes[node]!;
     this.reservedBytesTotal -= this.sizeUnits[node]! * this.poolAlignBytes;
@@ -136,7 +136,7 @@ export class BestFitAllocator extends BestFitState implements BlockAllocator {
     // Rejects what the spelled-out test rejects (NaN, fractions, negatives, unsafe integers).
     const unit = offsetBytes * this.unitScale;
     if (!(unit >= 0 && unit < this.capacityUnits && (unit | 0) === unit)) return NIL;
-    return this.liveAtUnit[unit]!;
+    return this.liveAtUnit[unit]! - 1;
   }
 
   // --- the size index (protected for the bug catalog) ------------------------------------------
@@ -304,5 +304,7 @@ export class BestFitAllocator extends BestFitState implements BlockAllocator {
     this.userSizeBytes = grownCopy(this.userSizeBytes, length);
     this.spareNodes = grownCopy(this.spareNodes, length);
     this.heapPos = grownCopy(this.heapPos, length);
+    // Ids up to length - 1 can now be handed out: from 2^16 on, id + 1 needs 32 bits.
+    if (length === 0x10000) this.liveAtUnit = Int32Array.from(this.liveAtUnit);
   }
 }
