@@ -59,6 +59,8 @@ export class BestFitAllocator extends BestFitState implements BlockAllocator {
     if (size < 0) return null;
     const base = this.heapBase[size]!;
     const heap = this.heapArena;
+    // The top entry: its key is the block's offset (one load fewer behind the node id).
+    const offsetUnits = heap[base + 2]!;
     const node = heap[base + 3]!;
     const count = heap[base]! - 1;
     heap[base] = count;
@@ -71,7 +73,6 @@ export class BestFitAllocator extends BestFitState implements BlockAllocator {
       this.siftDown(base, 1, count, heap[base + 2 * count + 2]!, heap[base + 2 * count + 3]!);
     }
     // Take the block's low end; the rest becomes a free, indexed block after it.
-    const offsetUnits = this.offsetUnits[node]!;
     if (size > units) {
       const after = this.next[node]!;
       const rest = this.newNode(offsetUnits + units, size - units, node, after);
@@ -117,15 +118,17 @@ export class BestFitAllocator extends BestFitState implements BlockAllocator {
       this.sizeUnits[node]! += this.sizeUnits[after]!;
       this.unlink(after);
     }
+    let merged = node;
     const before = this.prev[node]!;
     if (before !== NIL && this.isFree[before] === 1) {
       this.indexRemove(before);
       this.sizeUnits[before]! += this.sizeUnits[node]!;
       this.unlink(node);
-      this.indexInsert(before);
-    } else {
-      this.indexInsert(node);
+      merged = before;
     }
+    // One call site: the optimizing compiler inlines each call site on its own, within one
+    // bytecode budget for the whole compiled function.
+    this.indexInsert(merged);
     this.blocksValid = false;
   }
 
