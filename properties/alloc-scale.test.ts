@@ -141,3 +141,30 @@ describe('best fit past 2^16 blocks (node ids above 16 bits)', () => {
     expect(pool.isPristine()).toBe(true);
   });
 });
+
+describe("best fit's size heaps: an emptied heap's region is reused", () => {
+  class ArenaBestFit extends BestFitAllocator {
+    arenaLength(): number {
+      return this.heapArena.length;
+    }
+  }
+  it('freeing and re-taking blocks of 40 sizes 10000 times keeps the heap arena as it was', () => {
+    const pool = new ArenaBestFit({ capacityBytes: 4096 * 256, poolAlignBytes: 256 });
+    // Blocks of 1..40 units, each followed by a one-unit spacer that stays allocated.
+    const offsets: number[] = [];
+    for (let units = 1; units <= 40; units++) {
+      offsets.push(pool.alloc(units * 256, 1)!);
+      pool.alloc(256, 1);
+    }
+    const cycle = (k: number): void => {
+      const units = 1 + (k % 40);
+      pool.free(offsets[units - 1]!); // a heap of its own size: the only free block of it
+      expect(pool.alloc(units * 256, 1)).toBe(offsets[units - 1]); // taken whole: the heap empties
+    };
+    for (let k = 0; k < 40; k++) cycle(k);
+    const length = pool.arenaLength();
+    for (let k = 0; k < 10000; k++) cycle(k);
+    expect(pool.arenaLength()).toBe(length);
+    expect(pool.checkIndexes()).toBeNull();
+  });
+});
