@@ -19,7 +19,7 @@ import {
 import type { SubAllocatorConfig } from '../src/alloc/config.js';
 import { BuddyAllocator } from '../src/alloc/buddy.js';
 import { BestFitAllocator } from '../src/alloc/best-fit.js';
-import { NIL } from '../src/alloc/best-fit-state.js';
+import { HEAP_REGION_MIN_LOG, NIL } from '../src/alloc/best-fit-state.js';
 import { subAllocatorSide } from '../src/systems/alloc-sub.js';
 import { allocBuddySystem } from '../src/systems/alloc-buddy.js';
 import { allocBestFitSystem } from '../src/systems/alloc-best-fit.js';
@@ -191,7 +191,7 @@ export class SteppedBestFit extends BestFitAllocator {
     this.isFree[node] = 0;
     this.userOffsetBytes[node] = offsetBytes;
     this.userSizeBytes[node] = sizeBytes;
-    this.liveAtUnit[offsetBytes / this.poolAlignBytes] = node;
+    this.liveAtUnit[offsetBytes / this.poolAlignBytes] = node + 1;
     this.liveCount++;
     this.usedBytesTotal += sizeBytes;
     this.reservedBytesTotal += reservationUnits * this.poolAlignBytes;
@@ -202,7 +202,7 @@ export class SteppedBestFit extends BestFitAllocator {
   override free(offsetBytes: number): void {
     const node = this.liveNodeOrNil(offsetBytes);
     if (node === NIL) throw badFree(offsetBytes);
-    this.liveAtUnit[offsetBytes / this.poolAlignBytes] = NIL;
+    this.liveAtUnit[offsetBytes / this.poolAlignBytes] = 0;
     this.liveCount--;
     this.usedBytesTotal -= this.userSizeBytes[node]!;
     this.reservedBytesTotal -= this.sizeUnits[node]! * this.poolAlignBytes;
@@ -227,7 +227,7 @@ export class SteppedBestFit extends BestFitAllocator {
   /** The first free block in (size, offset) order that holds `reservationUnits`, or NIL. */
   protected chooseFree(reservationUnits: number): number {
     const size = this.freeSizes.findNext(reservationUnits);
-    return size < 0 ? NIL : this.heaps[this.heapSlot[size]!]![3]!;
+    return size < 0 ? NIL : this.heapArena[this.heapBase[size]! + 3]!;
   }
 
   /** Shrinks the (unindexed) block to its low `units`; the rest becomes a free, indexed block. */
@@ -549,7 +549,7 @@ export const SELF_CHECK_MUTANTS: AnyMutant[] = [
     class extends SteppedBestFit {
       protected override indexRemove(node: number): void {
         const size = this.sizeUnits[node]!;
-        const last = this.heaps[this.heapSlot[size]!]![0] === 1;
+        const last = this.heapView(size)[0] === 1;
         super.indexRemove(node);
         if (last) this.freeSizes.set(size);
       }
@@ -559,29 +559,20 @@ export const SELF_CHECK_MUTANTS: AnyMutant[] = [
   bestFit(
     'bf-heap-grows-late',
     'block-structure',
-    "Heaps start with room for one entry (most sizes hold one free block) and grow only once the entry count exceeds half the array's length (count > length / 2) instead of when the next (offset, node) pair would not fit, so the second block of a size is written past the end and dropped",
+    "Heaps start with room for one entry (most sizes hold one free block) and move to a longer region only once the entry count exceeds half the region's length (count > length / 2) instead of when the next (offset, node) pair would not fit, so the second block of a size is written past the region's end",
     class extends SteppedBestFit {
       protected override indexInsert(node: number): void {
         const size = this.sizeUnits[node]!;
-        let slot = this.heapSlot[size]!;
-        if (slot === -1) {
-          slot =
-            this.spareSlots.length > 0
-              ? this.spareSlots.pop()!
-              : this.heaps.push(new Int32Array(4)) - 1;
-          this.heapSlot[size] = slot;
+        let base = this.heapBase[size]!;
+        if (base === -1) {
+          base = this.newRegion(2);
+          this.heapBase[size] = base;
           this.freeSizes.set(size);
         }
-        let heap = this.heaps[slot]!;
-        const count = heap[0]! + 1;
-        if (count > heap.length >> 1) {
-          const grown = new Int32Array(heap.length * 2);
-          grown.set(heap);
-          heap = grown;
-          this.heaps[slot] = heap;
-        }
-        heap[0] = count;
-        this.siftUp(heap, count, this.offsetUnits[node]!, node);
+        const count = this.heapArena[base]! + 1;
+        if (count > this.heapArena[base + 1]! >> 1) base = this.moveToLongerRegion(size, base);
+        this.heapArena[base] = count;
+        this.siftUp(base, count, this.offsetUnits[node]!, node);
         this.indexedCount++;
       }
     },
@@ -594,7 +585,7 @@ export const SELF_CHECK_MUTANTS: AnyMutant[] = [
     class extends SteppedBestFit {
       protected override indexInsert(node: number): void {
         super.indexInsert(node);
-        const heap = this.heaps[this.heapSlot[this.sizeUnits[node]!]!]!;
+        const heap = this.heapView(this.sizeUnits[node]!);
         const at = this.heapPos[node]!;
         heap[2 * at] = node;
         heap[2 * at + 1] = this.offsetUnits[node]!;
@@ -608,7 +599,7 @@ export const SELF_CHECK_MUTANTS: AnyMutant[] = [
     "Removing an entry from the middle of a size's heap moves the last entry into the hole but does not shrink the heap, so the moved block is listed twice",
     class extends SteppedBestFit {
       protected override indexRemove(node: number): void {
-        const heap = this.heaps[this.heapSlot[this.sizeUnits[node]!]!]!;
+        const heap = this.heapView(this.sizeUnits[node]!);
         const count = heap[0]!;
         const at = this.heapPos[node]!;
         super.indexRemove(node);
@@ -636,7 +627,7 @@ export const SELF_CHECK_MUTANTS: AnyMutant[] = [
     class extends SteppedBestFit {
       protected override indexInsert(node: number): void {
         super.indexInsert(node);
-        const heap = this.heaps[this.heapSlot[this.sizeUnits[node]!]!]!;
+        const heap = this.heapView(this.sizeUnits[node]!);
         heap[2 * this.heapPos[node]!] = this.offsetUnits[node]! * this.poolAlignBytes;
       }
     },
@@ -647,15 +638,16 @@ export const SELF_CHECK_MUTANTS: AnyMutant[] = [
     'block-structure',
     'Sifting an entry up a size heap moves the parents down without recording their new positions, so removing one later takes the wrong entry out',
     class extends SteppedBestFit {
-      protected override siftUp(heap: Int32Array, at: number, key: number, node: number): void {
+      protected override siftUp(base: number, at: number, key: number, node: number): void {
+        const heap = this.heapArena;
         let i = at;
-        while (i > 1 && heap[2 * (i >> 1)]! > key) {
-          heap[2 * i] = heap[2 * (i >> 1)]!;
-          heap[2 * i + 1] = heap[2 * (i >> 1) + 1]!;
+        while (i > 1 && heap[base + 2 * (i >> 1)]! > key) {
+          heap[base + 2 * i] = heap[base + 2 * (i >> 1)]!;
+          heap[base + 2 * i + 1] = heap[base + 2 * (i >> 1) + 1]!;
           i >>= 1;
         }
-        heap[2 * i] = key;
-        heap[2 * i + 1] = node;
+        heap[base + 2 * i] = key;
+        heap[base + 2 * i + 1] = node;
         this.heapPos[node] = i;
       }
     },
@@ -666,9 +658,9 @@ export const SELF_CHECK_MUTANTS: AnyMutant[] = [
     'block-structure',
     "A new entry is appended at the end of its size's heap without sifting up (new blocks usually lie at higher offsets), so a lower offset can sit below a higher one",
     class extends SteppedBestFit {
-      protected override siftUp(heap: Int32Array, at: number, key: number, node: number): void {
-        heap[2 * at] = key;
-        heap[2 * at + 1] = node;
+      protected override siftUp(base: number, at: number, key: number, node: number): void {
+        this.heapArena[base + 2 * at] = key;
+        this.heapArena[base + 2 * at + 1] = node;
         this.heapPos[node] = at;
       }
     },
@@ -680,21 +672,22 @@ export const SELF_CHECK_MUTANTS: AnyMutant[] = [
     'Sifting an entry down a size heap compares it with the left child only, so when the right child has the lower offset the heap order breaks (and the lowest offset of a size is no longer on top)',
     class extends SteppedBestFit {
       protected override siftDown(
-        heap: Int32Array,
+        base: number,
         at: number,
         count: number,
         key: number,
         node: number,
       ): void {
+        const heap = this.heapArena;
         let i = at;
-        while (2 * i <= count && heap[4 * i]! < key) {
-          heap[2 * i] = heap[4 * i]!;
-          heap[2 * i + 1] = heap[4 * i + 1]!;
-          this.heapPos[heap[2 * i + 1]!] = i;
+        while (2 * i <= count && heap[base + 4 * i]! < key) {
+          heap[base + 2 * i] = heap[base + 4 * i]!;
+          heap[base + 2 * i + 1] = heap[base + 4 * i + 1]!;
+          this.heapPos[heap[base + 2 * i + 1]!] = i;
           i *= 2;
         }
-        heap[2 * i] = key;
-        heap[2 * i + 1] = node;
+        heap[base + 2 * i] = key;
+        heap[base + 2 * i + 1] = node;
         this.heapPos[node] = i;
       }
     },
@@ -703,11 +696,13 @@ export const SELF_CHECK_MUTANTS: AnyMutant[] = [
   bestFit(
     'bf-reused-heap-bit-clear',
     'block-structure',
-    "A size's bit is set only when a new heap array is made, not when the size takes a heap slot another size gave back, so the search never sees that size",
+    "A size's bit is set only when a new heap region is carved from the arena, not when the size takes a region another heap gave back, so the search never sees that size",
     class extends SteppedBestFit {
       protected override indexInsert(node: number): void {
         const size = this.sizeUnits[node]!;
-        const reused = this.heapSlot[size] === -1 && this.spareSlots.length > 0;
+        const reused =
+          this.heapBase[size] === -1 &&
+          (this.spareRegions[HEAP_REGION_MIN_LOG]?.length ?? 0) > 0;
         super.indexInsert(node);
         if (reused) this.freeSizes.clear(size);
       }
@@ -720,7 +715,7 @@ export const SELF_CHECK_MUTANTS: AnyMutant[] = [
     "Removing a size's last free block gives the heap back and returns before the index's entry count is decremented",
     class extends SteppedBestFit {
       protected override indexRemove(node: number): void {
-        const last = this.heaps[this.heapSlot[this.sizeUnits[node]!]!]![0] === 1;
+        const last = this.heapView(this.sizeUnits[node]!)[0] === 1;
         super.indexRemove(node);
         if (last) this.indexedCount++;
       }
@@ -749,9 +744,9 @@ export const SELF_CHECK_MUTANTS: AnyMutant[] = [
       override alloc(sizeBytes: number, alignBytes: number): number | null {
         const offsetBytes = super.alloc(sizeBytes, alignBytes);
         if (offsetBytes === null) return null;
-        const node = this.liveAtUnit[offsetBytes / this.poolAlignBytes]!;
-        this.liveAtUnit[offsetBytes / this.poolAlignBytes] = -1;
-        this.liveAtUnit[this.offsetUnits[node]!] = node;
+        const node = this.liveAtUnit[offsetBytes / this.poolAlignBytes]! - 1;
+        this.liveAtUnit[offsetBytes / this.poolAlignBytes] = 0;
+        this.liveAtUnit[this.offsetUnits[node]!] = node + 1;
         return offsetBytes;
       }
     },

@@ -123,3 +123,48 @@ describe('allocators on heaps above 4 GiB (offsets past 32 bits, alignments abov
     drive(new BuddyAllocator(config), new BuddyModel(config), 3000, hugeRequests, 7);
   });
 });
+
+describe('best fit past 2^16 blocks (node ids above 16 bits)', () => {
+  // The live-offset table holds node ids in 16 bits until the node arrays reach 2^16 entries,
+  // then widens: 70000 blocks of one unit, each found again by its offset when freed.
+  it('every block is freed by its offset, the pool ends pristine', () => {
+    const blocks = 70000;
+    const pool = new BestFitAllocator({ capacityBytes: 2 ** 17 * 256, poolAlignBytes: 256 });
+    for (let i = 0; i < blocks; i++) expect(pool.alloc(256, 1)).toBe(i * 256);
+    expect(pool.checkIndexes()).toBeNull();
+    // The newest blocks (the highest node ids) first, then the rest from the bottom up.
+    for (let i = blocks - 1; i >= blocks - 5000; i--) pool.free(i * 256);
+    expect(pool.checkIndexes()).toBeNull();
+    expect(pool.live()).toHaveLength(blocks - 5000);
+    for (let i = 0; i < blocks - 5000; i++) pool.free(i * 256);
+    expect(pool.checkIndexes()).toBeNull();
+    expect(pool.isPristine()).toBe(true);
+  });
+});
+
+describe("best fit's size heaps: an emptied heap's region is reused", () => {
+  class ArenaBestFit extends BestFitAllocator {
+    arenaLength(): number {
+      return this.heapArena.length;
+    }
+  }
+  it('freeing and re-taking blocks of 40 sizes 10000 times keeps the heap arena as it was', () => {
+    const pool = new ArenaBestFit({ capacityBytes: 4096 * 256, poolAlignBytes: 256 });
+    // Blocks of 1..40 units, each followed by a one-unit spacer that stays allocated.
+    const offsets: number[] = [];
+    for (let units = 1; units <= 40; units++) {
+      offsets.push(pool.alloc(units * 256, 1)!);
+      pool.alloc(256, 1);
+    }
+    const cycle = (k: number): void => {
+      const units = 1 + (k % 40);
+      pool.free(offsets[units - 1]!); // a heap of its own size: the only free block of it
+      expect(pool.alloc(units * 256, 1)).toBe(offsets[units - 1]); // taken whole: the heap empties
+    };
+    for (let k = 0; k < 40; k++) cycle(k);
+    const length = pool.arenaLength();
+    for (let k = 0; k < 10000; k++) cycle(k);
+    expect(pool.arenaLength()).toBe(length);
+    expect(pool.checkIndexes()).toBeNull();
+  });
+});

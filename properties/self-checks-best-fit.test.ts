@@ -39,14 +39,14 @@ class CorruptibleBestFit extends BestFitAllocator {
     return this.offsetUnits[node]! * this.poolAlignBytes;
   }
   slotOf(sizeUnits: number): number {
-    return this.heapSlot[sizeUnits]!;
+    return this.heapBase[sizeUnits]!;
   }
-  setSlot(sizeUnits: number, slot: number): void {
-    this.heapSlot[sizeUnits] = slot;
+  setSlot(sizeUnits: number, base: number): void {
+    this.heapBase[sizeUnits] = base;
   }
-  /** The heap of a size: [count, unused, offset units of entry 1, node of entry 1, ...]. */
+  /** The heap of a size: [count, length, offset units of entry 1, node of entry 1, ...]. */
   heapOf(sizeUnits: number): Int32Array {
-    return this.heaps[this.heapSlot[sizeUnits]!]!;
+    return this.heapView(sizeUnits);
   }
   /** Entry i (1-based) of a size's heap as [offset in bytes, node]. */
   entry(sizeUnits: number, i: number): [number, number] {
@@ -85,7 +85,7 @@ class CorruptibleBestFit extends BestFitAllocator {
     this.next[node] = next;
   }
   forgetLiveAt(offsetBytes: number): void {
-    this.liveAtUnit[offsetBytes / this.poolAlignBytes] = NIL;
+    this.liveAtUnit[offsetBytes / this.poolAlignBytes] = 0;
   }
   addIndexedCount(delta: number): void {
     this.indexedCount += delta;

@@ -21,6 +21,8 @@ import {
 import { BitsetIndex } from './bitset-index.js';
 
 export const NIL = -1;
+/** log2 of a new heap region's length (16 ints: the header and 7 entries). */
+export const HEAP_REGION_MIN_LOG = 4;
 
 export abstract class BestFitState {
   readonly capacityBytes: number;
@@ -45,22 +47,31 @@ export abstract class BestFitState {
   protected abstract readonly head: number;
 
   // The free index: sizes with free blocks, and per size a min-heap of its free blocks by
-  // offset. `heapSlot[size]` is the size's index into `heaps` (NIL: no free block of that size);
-  // heap h holds its entry count in h[0], and entry i (1-based, parent i >> 1) in h[2i] (offset
-  // in units) and h[2i + 1] (node id); `heapPos[node]` is the node's entry number. A heap that
-  // empties gives its slot back (`spareSlots`), keeping its array for the next size.
+  // offset. All heaps live in one Int32Array, `heapArena`, each in a region whose length is a
+  // power of two (at least 2^HEAP_REGION_MIN_LOG): a heap at r holds its entry count in
+  // arena[r], its region's length in arena[r + 1], and entry i (1-based, parent i >> 1) in
+  // arena[r + 2i] (offset in units) and arena[r + 2i + 1] (node id). `heapBase[size]` is where
+  // the size's heap starts (NIL: no free block of that size); `heapPos[node]` is the node's
+  // entry number. A heap that empties gives its region back (`spareRegions[log2 length]`) for
+  // the next heap of that length; a full one moves to a region twice as long. Regions are
+  // carved from the arena's end (`arenaTop`) only when no spare one fits. (One array for all:
+  // reading a heap's top is one load after heapBase, not three through a per-size typed array.)
   protected readonly freeSizes: BitsetIndex;
-  protected readonly heapSlot: Int32Array;
-  protected readonly heaps: Int32Array[] = [];
-  protected spareSlots: number[] = [];
+  protected readonly heapBase: Int32Array;
+  protected heapArena = new Int32Array(64);
+  protected arenaTop = 0;
+  protected readonly spareRegions: number[][] = [];
   protected heapPos: Int32Array;
   protected indexedCount = 0;
 
   /**
-   * The allocated node whose caller offset is unit u (caller offsets are always multiples of
-   * the pool alignment: the block start, or a multiple of a larger alignment), or NIL.
+   * The allocated node whose caller offset is unit u, plus one (0: none); caller offsets are
+   * always multiples of the pool alignment: the block start, or a multiple of a larger
+   * alignment. Node ids stay below 2^16 - 1 until the node arrays grow to 2^16 entries, and
+   * until then the table holds 16-bit entries (half the bytes to miss in the caches on a free's
+   * lookup, in a table as long as the pool has units); that growth widens it to 32 bits.
    */
-  protected readonly liveAtUnit: Int32Array;
+  protected liveAtUnit: Uint16Array | Int32Array;
   protected liveCount = 0;
   protected usedBytesTotal = 0;
   protected reservedBytesTotal = 0;
@@ -93,12 +104,18 @@ export abstract class BestFitState {
     this.spareNodes = new Int32Array(nodes);
     this.heapPos = new Int32Array(nodes);
     this.freeSizes = new BitsetIndex(this.capacityUnits + 1);
-    this.heapSlot = new Int32Array(this.capacityUnits + 1).fill(NIL);
-    this.liveAtUnit = new Int32Array(this.capacityUnits).fill(NIL);
+    this.heapBase = new Int32Array(this.capacityUnits + 1).fill(NIL);
+    this.liveAtUnit = new Uint16Array(this.capacityUnits);
   }
 
   /** The allocated node whose caller offset is `offsetBytes`, or NIL. */
   protected abstract liveNodeOrNil(offsetBytes: number): number;
+
+  /** The heap of a size with free blocks as a view of its region (writes go to the arena). */
+  protected heapView(size: number): Int32Array {
+    const base = this.heapBase[size]!;
+    return this.heapArena.subarray(base, base + this.heapArena[base + 1]!);
+  }
 
   // --- inspection ------------------------------------------------------------------------------
 
@@ -170,7 +187,7 @@ export abstract class BestFitState {
       size >= 0;
       size = this.freeSizes.findNext(size + 1)
     ) {
-      const heap = this.heaps[this.heapSlot[size]!]!;
+      const heap = this.heapView(size);
       const count = heap[0]!;
       // A heap is ordered only from parent to child: its offsets, sorted, are the size's run.
       const offsets: number[] = [];
@@ -206,10 +223,10 @@ export abstract class BestFitState {
       size >= 0;
       size = this.freeSizes.findNext(size + 1)
     ) {
-      const slot = this.heapSlot[size]!;
-      const heap = slot === NIL ? undefined : this.heaps[slot];
-      if (heap === undefined || heap[0]! < 1)
+      const base = this.heapBase[size]!;
+      if (!(base >= 0 && base < this.arenaTop && this.heapArena[base]! >= 1))
         return `size ${size} has its bit set but no free blocks`;
+      const heap = this.heapView(size);
       const count = heap[0]!;
       if (2 * count + 1 >= heap.length)
         return `size ${size}: the heap counts ${count} entries but has room for ${(heap.length >> 1) - 1}`;
@@ -230,8 +247,8 @@ export abstract class BestFitState {
         indexedSize++;
       }
     }
-    for (let size = 0; size < this.heapSlot.length; size++) {
-      if (this.heapSlot[size] !== NIL && !this.freeSizes.test(size))
+    for (let size = 0; size < this.heapBase.length; size++) {
+      if (this.heapBase[size] !== NIL && !this.freeSizes.test(size))
         return `size ${size} has free blocks but its bit is clear`;
     }
     if (indexedSize !== this.indexedCount)

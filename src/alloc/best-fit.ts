@@ -8,8 +8,9 @@
  *   the first block >= the reservation) is kept as an index with the same order but without the
  *   O(n) memmove a flat sorted array pays on every split and merge: a BitsetIndex over sizes
  *   (bit s set when some free block has s units) and, per size, a binary min-heap of that size's
- *   free blocks keyed by offset, stored flat in one Int32Array per size ((offset, node) pairs,
- *   the count in the first slot; each node records its heap position). "First entry >=
+ *   free blocks keyed by offset, stored flat as (offset, node) pairs after a (count, length)
+ *   header, all sizes' heaps in regions of one shared Int32Array (each node records its heap
+ *   position). "First entry >=
  *   reservation" is findNext(reservation), then the heap's top: the lowest offset of that size.
  *   Inserting is O(1) expected (a new offset seldom rises far), removing the top or any entry
  *   (a merged neighbour, found by its recorded position) is O(log n) over one contiguous array,
@@ -28,7 +29,7 @@
  */
 import { badFree, validateRequest, type BlockAllocator } from './allocator.js';
 import type { SubAllocatorConfig } from './config.js';
-import { BestFitState, NIL } from './best-fit-state.js';
+import { BestFitState, HEAP_REGION_MIN_LOG, NIL } from './best-fit-state.js';
 import { grownCopy } from './typed-arrays.js';
 
 /** The storage, its fields and the inspection are BestFitState's; the pool's steps are here. */
@@ -56,21 +57,22 @@ export class BestFitAllocator extends BestFitState implements BlockAllocator {
     // size at or above it, then the lowest offset of that size (its heap's top), taken out.
     const size = this.freeSizes.findNext(units);
     if (size < 0) return null;
-    const slot = this.heapSlot[size]!;
-    const heap = this.heaps[slot]!;
-    const node = heap[3]!;
-    const count = heap[0]! - 1;
-    heap[0] = count;
+    const base = this.heapBase[size]!;
+    const heap = this.heapArena;
+    // The top entry: its key is the block's offset (one load fewer behind the node id).
+    const offsetUnits = heap[base + 2]!;
+    const node = heap[base + 3]!;
+    const count = heap[base]! - 1;
+    heap[base] = count;
     this.indexedCount--;
     if (count === 0) {
-      this.heapSlot[size] = NIL;
-      this.spareSlots.push(slot);
+      this.heapBase[size] = NIL;
+      this.releaseRegion(base);
       this.freeSizes.clear(size);
     } else {
-      this.siftDown(heap, 1, count, heap[2 * count + 2]!, heap[2 * count + 3]!);
+      this.siftDown(base, 1, count, heap[base + 2 * count + 2]!, heap[base + 2 * count + 3]!);
     }
     // Take the block's low end; the rest becomes a free, indexed block after it.
-    const offsetUnits = this.offsetUnits[node]!;
     if (size > units) {
       const after = this.next[node]!;
       const rest = this.newNode(offsetUnits + units, size - units, node, after);
@@ -93,7 +95,7 @@ export class BestFitAllocator extends BestFitState implements BlockAllocator {
     this.isFree[node] = 0;
     this.userOffsetBytes[node] = offsetBytes;
     this.userSizeBytes[node] = sizeBytes;
-    this.liveAtUnit[userUnits] = node;
+    this.liveAtUnit[userUnits] = node + 1;
     this.liveCount++;
     this.usedBytesTotal += sizeBytes;
     this.reservedBytesTotal += units * pool;
@@ -104,7 +106,7 @@ export class BestFitAllocator extends BestFitState implements BlockAllocator {
   free(offsetBytes: number): void {
     const node = this.liveNodeOrNil(offsetBytes);
     if (node === NIL) throw badFree(offsetBytes);
-    this.liveAtUnit[offsetBytes * this.unitScale] = NIL;
+    this.liveAtUnit[offsetBytes * this.unitScale] = 0;
     this.liveCount--;
     this.usedBytesTotal -= this.userSizeBytes[node]!;
     this.reservedBytesTotal -= this.sizeUnits[node]! * this.poolAlignBytes;
@@ -116,15 +118,17 @@ export class BestFitAllocator extends BestFitState implements BlockAllocator {
       this.sizeUnits[node]! += this.sizeUnits[after]!;
       this.unlink(after);
     }
+    let merged = node;
     const before = this.prev[node]!;
     if (before !== NIL && this.isFree[before] === 1) {
       this.indexRemove(before);
       this.sizeUnits[before]! += this.sizeUnits[node]!;
       this.unlink(node);
-      this.indexInsert(before);
-    } else {
-      this.indexInsert(node);
+      merged = before;
     }
+    // One call site: the optimizing compiler inlines each call site on its own, within one
+    // bytecode budget for the whole compiled function.
+    this.indexInsert(merged);
     this.blocksValid = false;
   }
 
@@ -135,7 +139,7 @@ export class BestFitAllocator extends BestFitState implements BlockAllocator {
     // Rejects what the spelled-out test rejects (NaN, fractions, negatives, unsafe integers).
     const unit = offsetBytes * this.unitScale;
     if (!(unit >= 0 && unit < this.capacityUnits && (unit | 0) === unit)) return NIL;
-    return this.liveAtUnit[unit]!;
+    return this.liveAtUnit[unit]! - 1;
   }
 
   // --- the size index (protected for the bug catalog) ------------------------------------------
@@ -143,72 +147,104 @@ export class BestFitAllocator extends BestFitState implements BlockAllocator {
   /** Adds a free node to its size's heap. */
   protected indexInsert(node: number): void {
     const size = this.sizeUnits[node]!;
-    let slot = this.heapSlot[size]!;
-    if (slot === NIL) {
-      slot =
-        this.spareSlots.length > 0
-          ? this.spareSlots.pop()!
-          : this.heaps.push(new Int32Array(16)) - 1;
-      this.heapSlot[size] = slot;
+    let base = this.heapBase[size]!;
+    if (base === NIL) {
+      base = this.newRegion(HEAP_REGION_MIN_LOG);
+      this.heapBase[size] = base;
       this.freeSizes.set(size);
     }
-    let heap = this.heaps[slot]!;
-    const count = heap[0]! + 1;
-    if (2 * count + 1 >= heap.length) {
-      heap = grownCopy(heap, heap.length * 2);
-      this.heaps[slot] = heap;
-    }
-    heap[0] = count;
-    this.siftUp(heap, count, this.offsetUnits[node]!, node);
+    const count = this.heapArena[base]! + 1;
+    if (2 * count + 1 >= this.heapArena[base + 1]!) base = this.moveToLongerRegion(size, base);
+    this.heapArena[base] = count;
+    this.siftUp(base, count, this.offsetUnits[node]!, node);
     this.indexedCount++;
   }
 
   /** Removes a free node from its size's heap (it must be there, at its recorded position). */
   protected indexRemove(node: number): void {
     const size = this.sizeUnits[node]!;
-    const slot = this.heapSlot[size]!;
-    const heap = this.heaps[slot]!;
-    const count = heap[0]!;
+    const base = this.heapBase[size]!;
+    const heap = this.heapArena;
+    const count = heap[base]!;
     const at = this.heapPos[node]!;
-    heap[0] = count - 1;
+    heap[base] = count - 1;
     this.indexedCount--;
     if (count === 1) {
-      this.heapSlot[size] = NIL;
-      this.spareSlots.push(slot);
+      this.heapBase[size] = NIL;
+      this.releaseRegion(base);
       this.freeSizes.clear(size);
       return;
     }
     if (at === count) return;
     // The last entry fills the hole, then moves up or down to where its offset belongs.
-    const key = heap[2 * count]!;
-    const moved = heap[2 * count + 1]!;
-    if (at > 1 && heap[2 * (at >> 1)]! > key) this.siftUp(heap, at, key, moved);
-    else this.siftDown(heap, at, count - 1, key, moved);
+    const key = heap[base + 2 * count]!;
+    const moved = heap[base + 2 * count + 1]!;
+    if (at > 1 && heap[base + 2 * (at >> 1)]! > key) this.siftUp(base, at, key, moved);
+    else this.siftDown(base, at, count - 1, key, moved);
   }
 
-  // --- per-size heaps (min-heaps by offset in one Int32Array each) -----------------------------
+  // --- heap regions in the arena -----------------------------------------------------------------
 
-  /** Places (key, node) at entry `at` or above it, moving larger parents down. */
-  protected siftUp(heap: Int32Array, at: number, key: number, node: number): void {
+  /** An empty heap region of 2^log ints: a spare one of that length, or one carved at the arena's end. */
+  protected newRegion(log: number): number {
+    let base = this.spareRegions[log]?.pop();
+    if (base === undefined) {
+      base = this.arenaTop;
+      const end = base + (1 << log);
+      if (end > this.heapArena.length)
+        this.heapArena = grownCopy(this.heapArena, Math.max(2 * this.heapArena.length, end));
+      this.arenaTop = end;
+    }
+    this.heapArena[base] = 0;
+    this.heapArena[base + 1] = 1 << log;
+    return base;
+  }
+
+  /** Keeps an emptied (or moved) heap's region for the next heap of its length. */
+  protected releaseRegion(base: number): void {
+    const log = 31 - Math.clz32(this.heapArena[base + 1]!);
+    (this.spareRegions[log] ??= []).push(base);
+  }
+
+  /** Moves a full heap to a region twice as long; returns where it starts now. */
+  protected moveToLongerRegion(size: number, base: number): number {
+    const length = this.heapArena[base + 1]!;
+    const moved = this.newRegion(32 - Math.clz32(length));
+    this.heapArena.copyWithin(moved + 2, base + 2, base + length);
+    this.heapArena[moved] = this.heapArena[base]!;
+    this.releaseRegion(base);
+    this.heapBase[size] = moved;
+    return moved;
+  }
+
+  // --- per-size heaps (min-heaps by offset, in the arena) ---------------------------------------
+
+  /** Places (key, node) at entry `at` or above it in the heap at `base`, moving larger parents down. */
+  protected siftUp(base: number, at: number, key: number, node: number): void {
+    const heap = this.heapArena;
     const pos = this.heapPos;
     let i = at;
     while (i > 1) {
       const parent = i >> 1;
-      const parentKey = heap[2 * parent]!;
+      const parentKey = heap[base + 2 * parent]!;
       if (parentKey <= key) break;
-      const parentNode = heap[2 * parent + 1]!;
-      heap[2 * i] = parentKey;
-      heap[2 * i + 1] = parentNode;
+      const parentNode = heap[base + 2 * parent + 1]!;
+      heap[base + 2 * i] = parentKey;
+      heap[base + 2 * i + 1] = parentNode;
       pos[parentNode] = i;
       i = parent;
     }
-    heap[2 * i] = key;
-    heap[2 * i + 1] = node;
+    heap[base + 2 * i] = key;
+    heap[base + 2 * i + 1] = node;
     pos[node] = i;
   }
 
-  /** Places (key, node) at entry `at` or below it (in a heap of `count` entries), moving smaller children up. */
-  protected siftDown(heap: Int32Array, at: number, count: number, key: number, node: number): void {
+  /**
+   * Places (key, node) at entry `at` or below it in the heap at `base` (of `count` entries),
+   * moving smaller children up.
+   */
+  protected siftDown(base: number, at: number, count: number, key: number, node: number): void {
+    const heap = this.heapArena;
     const pos = this.heapPos;
     let i = at;
     for (;;) {
@@ -216,17 +252,17 @@ export class BestFitAllocator extends BestFitState implements BlockAllocator {
       if (child > count) break;
       // The lower of the two children, picked by arithmetic (which one is a coin toss, so a
       // branch there would mispredict every other level).
-      if (child < count) child += +(heap[2 * child + 2]! < heap[2 * child]!);
-      const childKey = heap[2 * child]!;
+      if (child < count) child += +(heap[base + 2 * child + 2]! < heap[base + 2 * child]!);
+      const childKey = heap[base + 2 * child]!;
       if (childKey >= key) break;
-      const childNode = heap[2 * child + 1]!;
-      heap[2 * i] = childKey;
-      heap[2 * i + 1] = childNode;
+      const childNode = heap[base + 2 * child + 1]!;
+      heap[base + 2 * i] = childKey;
+      heap[base + 2 * i + 1] = childNode;
       pos[childNode] = i;
       i = child;
     }
-    heap[2 * i] = key;
-    heap[2 * i + 1] = node;
+    heap[base + 2 * i] = key;
+    heap[base + 2 * i + 1] = node;
     pos[node] = i;
   }
 
@@ -271,5 +307,7 @@ export class BestFitAllocator extends BestFitState implements BlockAllocator {
     this.userSizeBytes = grownCopy(this.userSizeBytes, length);
     this.spareNodes = grownCopy(this.spareNodes, length);
     this.heapPos = grownCopy(this.heapPos, length);
+    // Ids up to length - 1 can now be handed out: from 2^16 on, id + 1 needs 32 bits.
+    if (length === 0x10000) this.liveAtUnit = Int32Array.from(this.liveAtUnit);
   }
 }

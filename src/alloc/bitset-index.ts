@@ -88,22 +88,25 @@ export class BitsetIndex {
     if (from >= this.bitCount) return -1;
     const words = this.words;
     let at = from < 0 ? 0 : from;
+    // Level 0 starts at word 0, and `from`'s own word is where most searches end (a best-fit
+    // pool's sizes cluster): that word first, outside the climb.
+    let w = at >>> 5;
+    const masked = words[w]! & (~0 << (at & 31));
+    if (masked !== 0) return (w << 5) + lowestBit(masked);
+    // Climb: from the word after the one just searched, one level up, until a word holds a set
+    // bit at or after `at`.
     let level = 0;
-    // Climb until a word holds a set bit at or after `at`.
     for (;;) {
-      const w = at >>> 5;
-      const levelWords = this.levelStart[level + 1]! - this.levelStart[level]!;
-      if (w < levelWords) {
-        const masked = words[this.levelStart[level]! + w]! & (~0 << (at & 31));
-        if (masked !== 0) {
-          at = (w << 5) + lowestBit(masked);
-          break;
-        }
-      }
       level++;
       if (level === this.levelCount) return -1;
       at = w + 1;
-      if (at >>> 5 >= this.levelStart[level + 1]! - this.levelStart[level]!) return -1;
+      w = at >>> 5;
+      if (w >= this.levelStart[level + 1]! - this.levelStart[level]!) return -1;
+      const found = words[this.levelStart[level]! + w]! & (~0 << (at & 31));
+      if (found !== 0) {
+        at = (w << 5) + lowestBit(found);
+        break;
+      }
     }
     // Descend: at each lower level take the lowest set bit of the word `at` names.
     while (level > 0) {
