@@ -187,11 +187,12 @@ export abstract class BestFitState {
       size >= 0;
       size = this.freeSizes.findNext(size + 1)
     ) {
-      const heap = this.heapView(size);
-      const count = heap[0]!;
+      const arena = this.heapArena;
+      const base = this.heapBase[size]!;
+      const count = arena[base]!;
       // A heap is ordered only from parent to child: its offsets, sorted, are the size's run.
       const offsets: number[] = [];
-      for (let i = 1; i <= count; i++) offsets.push(heap[2 * i]!);
+      for (let i = 1; i <= count; i++) offsets.push(arena[base + 2 * i]!);
       offsets.sort((a, b) => a - b);
       for (const offsetUnits of offsets)
         out.push({
@@ -226,22 +227,24 @@ export abstract class BestFitState {
       const base = this.heapBase[size]!;
       if (!(base >= 0 && base < this.arenaTop && this.heapArena[base]! >= 1))
         return `size ${size} has its bit set but no free blocks`;
-      const heap = this.heapView(size);
-      const count = heap[0]!;
-      if (2 * count + 1 >= heap.length)
-        return `size ${size}: the heap counts ${count} entries but has room for ${(heap.length >> 1) - 1}`;
+      // The heap's region, read in place (a view per size would allocate on every check).
+      const arena = this.heapArena;
+      const count = arena[base]!;
+      const regionLength = arena[base + 1]!;
+      if (2 * count + 1 >= regionLength)
+        return `size ${size}: the heap counts ${count} entries but has room for ${(regionLength >> 1) - 1}`;
       for (let i = 1; i <= count; i++) {
-        const node = heap[2 * i + 1]!;
+        const node = arena[base + 2 * i + 1]!;
         if (!(node >= 0 && node < this.nodeHighWater))
           return `size ${size}: heap entry ${i} names no node (${node})`;
         if (marks[node] === epoch) return `the size index reaches node ${node} twice`;
         if (this.isFree[node] !== 1 || this.sizeUnits[node] !== size)
           return `the size index lists node ${node} under size ${size} but it is not a free block of that size`;
-        if (heap[2 * i] !== this.offsetUnits[node])
-          return `size ${size}: heap entry ${i} keeps offset ${heap[2 * i]! * this.poolAlignBytes} for node ${node} at ${this.offsetUnits[node]! * this.poolAlignBytes}`;
+        if (arena[base + 2 * i] !== this.offsetUnits[node])
+          return `size ${size}: heap entry ${i} keeps offset ${arena[base + 2 * i]! * this.poolAlignBytes} for node ${node} at ${this.offsetUnits[node]! * this.poolAlignBytes}`;
         if (this.heapPos[node] !== i)
           return `size ${size}: node ${node} records heap position ${this.heapPos[node]} but sits at ${i}`;
-        if (i > 1 && heap[2 * (i >> 1)]! > heap[2 * i]!)
+        if (i > 1 && arena[base + 2 * (i >> 1)]! > arena[base + 2 * i]!)
           return `size ${size}: node ${node} sits below a parent with a higher offset`;
         marks[node] = epoch;
         indexedSize++;
