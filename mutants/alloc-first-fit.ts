@@ -188,6 +188,18 @@ class SkipsTreeUpdates extends SteppedFirstFit {
   }
 }
 
+/** A first fit whose alloc and free skip the tree's inner-node updates in `direction` (the leaves stay right). */
+function innerUpdatesSkipped(direction: 'fell' | 'rose') {
+  return class extends SkipsTreeUpdates {
+    override alloc(sizeBytes: number, alignBytes: number): number | null {
+      return this.allocSkipping(sizeBytes, alignBytes, direction, 'inner');
+    }
+    override free(offsetBytes: number): void {
+      this.skip(direction, 'inner', () => super.free(offsetBytes));
+    }
+  };
+}
+
 export const FIRST_FIT_MUTANTS: AnyMutant[] = [
   firstFit(
     'ff-power-of-two-by-log2',
@@ -594,27 +606,13 @@ export const FIRST_FIT_SELF_CHECK_MUTANTS: AnyMutant[] = [
     'ff-raise-skips-group-max',
     'block-structure',
     "A free block that grows (or a freed one) raises its chunk's leaf but not the maxima of the groups of chunks above it (the tree's inner nodes), so the search skips the group",
-    class extends SkipsTreeUpdates {
-      override alloc(sizeBytes: number, alignBytes: number): number | null {
-        return this.allocSkipping(sizeBytes, alignBytes, 'rose', 'inner');
-      }
-      override free(offsetBytes: number): void {
-        this.skip('rose', 'inner', () => super.free(offsetBytes));
-      }
-    },
+    innerUpdatesSkipped('rose'),
   ),
   // "tree node I of level D at alignment A holds X, the largest of its children is Y" (a value that fell)
   firstFit(
     'ff-fall-stays-in-leaf',
     'block-structure',
     "A chunk's value that falls (its largest free block taken or merged away) is lowered in its leaf but not in the maxima above it, so an inner node promises a fit none of its chunks holds: a descent that trusts it ends in a chunk without one and misses a fit further up the heap",
-    class extends SkipsTreeUpdates {
-      override alloc(sizeBytes: number, alignBytes: number): number | null {
-        return this.allocSkipping(sizeBytes, alignBytes, 'fell', 'inner');
-      }
-      override free(offsetBytes: number): void {
-        this.skip('fell', 'inner', () => super.free(offsetBytes));
-      }
-    },
+    innerUpdatesSkipped('fell'),
   ),
 ];

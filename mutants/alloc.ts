@@ -701,8 +701,7 @@ export const SELF_CHECK_MUTANTS: AnyMutant[] = [
       protected override indexInsert(node: number): void {
         const size = this.sizeUnits[node]!;
         const reused =
-          this.heapBase[size] === -1 &&
-          (this.spareRegions[HEAP_REGION_MIN_LOG]?.length ?? 0) > 0;
+          this.heapBase[size] === -1 && (this.spareRegions[HEAP_REGION_MIN_LOG]?.length ?? 0) > 0;
         super.indexInsert(node);
         if (reused) this.freeSizes.clear(size);
       }

@@ -9,9 +9,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { TEST_SEED } from './support.js';
+import { answerOf, firstTwinDifference, TEST_SEED } from './support.js';
 import { BestFitAllocator } from '../src/alloc/best-fit.js';
-import { ContractError } from '../src/contract.js';
 import { SteppedBestFit } from '../mutants/alloc.js';
 
 type Command =
@@ -33,16 +32,6 @@ const commandArb: fc.Arbitrary<Command> = fc.oneof(
     skew: fc.constantFrom(0, 0, 0, 256, 1, -256),
   }),
 );
-
-/** What a call answered: its result, or the error code it threw. */
-function answer<T>(call: () => T): T | string {
-  try {
-    return call();
-  } catch (error) {
-    if (error instanceof ContractError) return `error ${error.code}`;
-    throw error;
-  }
-}
 
 function state(pool: BestFitAllocator) {
   return {
@@ -70,31 +59,28 @@ function firstDifference(
   const shipped = new BestFitAllocator(config);
   const twin = new Twin(config);
   const live: number[] = [];
-  for (const [step, command] of commands.entries()) {
-    let a: unknown;
-    let b: unknown;
-    if (command.op === 'alloc') {
-      const size = command.units * unit + (command.extra * unit) / 256;
-      const align = 2 ** command.alignLog;
-      a = answer(() => shipped.alloc(size, align));
-      b = answer(() => twin.alloc(size, align));
-      if (typeof a === 'number') live.push(a);
-    } else {
+  return firstTwinDifference(
+    commands,
+    (command) => {
+      if (command.op === 'alloc') {
+        const size = command.units * unit + (command.extra * unit) / 256;
+        const align = 2 ** command.alignLog;
+        const a = answerOf(() => shipped.alloc(size, align));
+        if (typeof a === 'number') live.push(a);
+        return [a, answerOf(() => twin.alloc(size, align))];
+      }
       const offset =
         (live.length === 0 ? 0 : live[command.pick % live.length]!) + (command.skew * unit) / 256;
-      a = answer(() => shipped.free(offset));
-      b = answer(() => twin.free(offset));
+      const a = answerOf(() => shipped.free(offset));
       if (a === undefined) live.splice(live.indexOf(offset), 1);
-    }
-    if (a !== b)
-      return `step ${step} (${JSON.stringify(command)}): shipped ${String(a)}, twin ${String(b)}`;
-    expect(shipped.checkIndexes()).toBeNull();
-    expect(twin.checkIndexes()).toBeNull();
-    const sa = JSON.stringify(state(shipped));
-    const sb = JSON.stringify(state(twin));
-    if (sa !== sb) return `step ${step} (${JSON.stringify(command)}): shipped ${sa}, twin ${sb}`;
-  }
-  return null;
+      return [a, answerOf(() => twin.free(offset))];
+    },
+    () => {
+      expect(shipped.checkIndexes()).toBeNull();
+      expect(twin.checkIndexes()).toBeNull();
+      return [state(shipped), state(twin)];
+    },
+  );
 }
 
 describe('best fit: the catalog twin agrees with the shipped allocator', () => {

@@ -10,12 +10,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { TEST_SEED } from './support.js';
+import { answerOf, firstTwinDifference, TEST_SEED } from './support.js';
 import { FirstFitAllocator } from '../src/alloc/first-fit.js';
 import type { SubAllocatorConfig } from '../src/alloc/config.js';
 import type { BlockList } from '../src/alloc/first-fit-blocks.js';
 import type { ChunkDirectory } from '../src/alloc/first-fit-chunks.js';
-import { ContractError } from '../src/contract.js';
 import { SteppedFirstFit } from '../mutants/alloc-first-fit.js';
 
 type Command =
@@ -35,16 +34,6 @@ const commandArb: fc.Arbitrary<Command> = fc.oneof(
     skew: fc.constantFrom(0, 0, 0, 0, 1, -1, 16),
   }),
 );
-
-/** What a call answered: its result, or the error code it threw. */
-function answer<T>(call: () => T): T | string {
-  try {
-    return call();
-  } catch (error) {
-    if (error instanceof ContractError) return `error ${error.code}`;
-    throw error;
-  }
-}
 
 /** The protected units both sides keep (read only, for the comparison). */
 function internals(pool: FirstFitAllocator): { chunks: ChunkDirectory; list: BlockList } {
@@ -75,29 +64,26 @@ function firstDifference(
   const shipped = new FirstFitAllocator({ capacityBytes });
   const twin = new Twin({ capacityBytes });
   const live: number[] = [];
-  for (const [step, command] of commands.entries()) {
-    let a: unknown;
-    let b: unknown;
-    if (command.op === 'alloc') {
-      const align = 2 ** command.alignLog;
-      a = answer(() => shipped.alloc(command.size, align));
-      b = answer(() => twin.alloc(command.size, align));
-      if (typeof a === 'number') live.push(a);
-    } else {
+  return firstTwinDifference(
+    commands,
+    (command) => {
+      if (command.op === 'alloc') {
+        const align = 2 ** command.alignLog;
+        const a = answerOf(() => shipped.alloc(command.size, align));
+        if (typeof a === 'number') live.push(a);
+        return [a, answerOf(() => twin.alloc(command.size, align))];
+      }
       const offset = (live.length === 0 ? 0 : live[command.pick % live.length]!) + command.skew;
-      a = answer(() => shipped.free(offset));
-      b = answer(() => twin.free(offset));
+      const a = answerOf(() => shipped.free(offset));
       if (a === undefined) live.splice(live.indexOf(offset), 1);
-    }
-    if (a !== b)
-      return `step ${step} (${JSON.stringify(command)}): shipped ${String(a)}, twin ${String(b)}`;
-    expect(shipped.checkIndexes()).toBeNull();
-    expect(twin.checkIndexes()).toBeNull();
-    const sa = JSON.stringify(state(shipped));
-    const sb = JSON.stringify(state(twin));
-    if (sa !== sb) return `step ${step} (${JSON.stringify(command)}): shipped ${sa}, twin ${sb}`;
-  }
-  return null;
+      return [a, answerOf(() => twin.free(offset))];
+    },
+    () => {
+      expect(shipped.checkIndexes()).toBeNull();
+      expect(twin.checkIndexes()).toBeNull();
+      return [state(shipped), state(twin)];
+    },
+  );
 }
 
 describe('first fit: the catalog twin agrees with the shipped allocator', () => {

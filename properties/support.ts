@@ -10,6 +10,7 @@ import { describeSystem as describeSystemWith } from '../src/vitest.js';
 import { MUTANTS } from '../mutants/index.js';
 import { DEFAULT_SEED } from '../src/harness/seed.js';
 import { xorshift32 } from '../src/alloc/typed-arrays.js';
+import { ContractError } from '../src/contract.js';
 
 /** The fixed global seed of `npm test` (also the default of `npm run mutants` and `npm run fuzz`). */
 export const TEST_SEED = DEFAULT_SEED;
@@ -71,4 +72,34 @@ export function runFuzzCli(args: readonly string[], timeoutMs = 120_000): SpawnS
     ['--import', 'tsx', path.join(ROOT, 'src', 'cli', 'fuzz.ts'), ...args],
     { cwd: ROOT, encoding: 'utf8', timeout: timeoutMs },
   );
+}
+
+/** What a call answered: its result, or `error CODE` for the contract error it threw. */
+export function answerOf<T>(call: () => T): T | string {
+  try {
+    return call();
+  } catch (error) {
+    if (error instanceof ContractError) return `error ${error.code}`;
+    throw error;
+  }
+}
+
+/**
+ * Runs `commands` on a shipped allocator and its step-by-step twin (the bug catalog's), both
+ * through `apply`, which returns the two answers; after each, `states` returns what both must
+ * agree on. The first difference, worded with its step and command, or null.
+ */
+export function firstTwinDifference<C>(
+  commands: readonly C[],
+  apply: (command: C) => readonly [unknown, unknown],
+  states: () => readonly [unknown, unknown],
+): string | null {
+  for (const [step, command] of commands.entries()) {
+    const [a, b] = apply(command);
+    if (a !== b)
+      return `step ${step} (${JSON.stringify(command)}): shipped ${String(a)}, twin ${String(b)}`;
+    const [sa, sb] = states().map((state) => JSON.stringify(state));
+    if (sa !== sb) return `step ${step} (${JSON.stringify(command)}): shipped ${sa}, twin ${sb}`;
+  }
+  return null;
 }

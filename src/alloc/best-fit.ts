@@ -203,7 +203,9 @@ export class BestFitAllocator extends BestFitState implements BlockAllocator {
   /** Keeps an emptied (or moved) heap's region for the next heap of its length. */
   protected releaseRegion(base: number): void {
     const log = 31 - Math.clz32(this.heapArena[base + 1]!);
-    (this.spareRegions[log] ??= []).push(base);
+    const spare = this.spareRegions[log];
+    if (spare === undefined) this.spareRegions[log] = [base];
+    else spare.push(base);
   }
 
   /** Moves a full heap to a region twice as long; returns where it starts now. */

@@ -117,12 +117,12 @@ export class ChunkDirectory {
   /** The leaves (one per chunk from chunk 0; a power of two, doubled when a block starts beyond them). */
   leaves = FAN;
   /** The leaves' level (the tree has depth + 1 levels), and the tree's shape (treeShape). */
-  depth: number;
-  levels: Int32Array;
-  levelNodes: Int32Array;
+  depth!: number;
+  levels!: Int32Array;
+  levelNodes!: Int32Array;
   /** Where the leaves start in a slot's tree, and the nodes of one slot's tree. */
-  leafStart: number;
-  treeSize: number;
+  leafStart!: number;
+  treeSize!: number;
   /** first[c]: the first block starting in chunk c, or NIL. */
   first: Int32Array;
   /**
@@ -154,12 +154,7 @@ export class ChunkDirectory {
     this.slotAlign = new Float64Array(this.alignLevels + 1);
     this.scratch = new Float64Array(this.alignLevels + 1);
     this.first = new Int32Array(this.leaves).fill(NIL);
-    const shape = treeShape(this.leaves);
-    this.depth = shape.depth;
-    this.levels = shape.at;
-    this.levelNodes = shape.nodes;
-    this.leafStart = this.levels[this.depth]!;
-    this.treeSize = this.levels[this.depth + 1]!;
+    this.reshape();
     this.fit = new Float64Array(this.treeSize);
   }
 
@@ -355,18 +350,23 @@ export class ChunkDirectory {
     return slot;
   }
 
-  /** Twice the leaves: each slot's leaves move to the new tree, inner nodes rebuilt. */
-  private grow(): void {
-    const oldLeaves = this.leaves;
-    const oldLeafStart = this.leafStart;
-    const oldSize = this.treeSize;
-    this.leaves *= 2;
+  /** Sets the tree's shape fields for `leaves` leaves (treeShape). */
+  private reshape(): void {
     const shape = treeShape(this.leaves);
     this.depth = shape.depth;
     this.levels = shape.at;
     this.levelNodes = shape.nodes;
     this.leafStart = this.levels[this.depth]!;
     this.treeSize = this.levels[this.depth + 1]!;
+  }
+
+  /** Twice the leaves: each slot's leaves move to the new tree, inner nodes rebuilt. */
+  private grow(): void {
+    const oldLeaves = this.leaves;
+    const oldLeafStart = this.leafStart;
+    const oldSize = this.treeSize;
+    this.leaves *= 2;
+    this.reshape();
     const fit = new Float64Array(this.slotRoom * this.treeSize);
     for (let j = 0; j < this.slotCount; j++) {
       fit.set(
