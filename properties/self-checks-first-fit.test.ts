@@ -243,7 +243,7 @@ describe('first-fit checkIndexes: every condition reported when (and only when) 
 });
 
 describe('first-fit max trees', () => {
-  it('chunk sizes by heap: 2 chunks up to 16 KiB, 8 KiB chunks up to 8 MiB, 2 KiB above, at most 2^20 chunks', () => {
+  it('chunk sizes by heap: 2 chunks up to 16 KiB, 8 KiB chunks up to 8 MiB, 2 KiB above, at most 2^19 chunks', () => {
     const layout = (capacityBytes: number) => {
       const { chunkBytes, chunkCount } = new CorruptibleFirstFit(capacityBytes).directory;
       return [chunkBytes, chunkCount];
@@ -257,7 +257,8 @@ describe('first-fit max trees', () => {
     expect(layout(2 ** 23)).toEqual([8192, 1024]);
     expect(layout(2 ** 23 + 1)).toEqual([2048, 4097]);
     expect(layout(2 ** 30)).toEqual([2048, 2 ** 19]);
-    expect(layout(2 ** 34)).toEqual([2 ** 14, 2 ** 20]);
+    expect(layout(2 ** 31)).toEqual([4096, 2 ** 19]);
+    expect(layout(2 ** 34)).toEqual([2 ** 15, 2 ** 19]);
   });
 
   it('a search over a broken tree (an inner node above all its children) answers no fit, and the self-check names the node', () => {
