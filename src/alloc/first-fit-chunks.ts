@@ -16,9 +16,9 @@
  * Chunks are small (8 KiB on heaps of 16 KiB - 8 MiB, 2 KiB up to 1 GiB, 2 chunks on smaller
  * heaps, 2^19 chunks on larger ones), so a chunk holds few blocks: finding a block by its offset
  * (free()) and recomputing a chunk's values are short walks of the list from the chunk's first
- * block. The tree covers the chunks up to the highest one a block has started in (first fit keeps blocks
- * low): its leaves double when a block starts beyond them, and each level above holds the level
- * below divided by 8, so the tree stays about 8/7 of the chunks in use.
+ * block. The tree covers the chunks up to the highest one a block has started in (first fit
+ * keeps blocks low): its leaves double when a block starts beyond them, and each level above
+ * holds the level below divided by 8, so the tree stays about 8/7 of the chunks in use.
  */
 import {
   type BlockList,
