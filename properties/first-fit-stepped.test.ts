@@ -10,7 +10,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { answerOf, firstTwinDifference, TEST_SEED } from './support.js';
+import { firstTwinDifference, TEST_SEED } from './support.js';
 import { FirstFitAllocator } from '../src/alloc/first-fit.js';
 import type { SubAllocatorConfig } from '../src/alloc/config.js';
 import type { BlockList } from '../src/alloc/first-fit-blocks.js';
@@ -63,26 +63,15 @@ function firstDifference(
 ): string | null {
   const shipped = new FirstFitAllocator({ capacityBytes });
   const twin = new Twin({ capacityBytes });
-  const live: number[] = [];
   return firstTwinDifference(
-    commands,
-    (command) => {
-      if (command.op === 'alloc') {
-        const align = 2 ** command.alignLog;
-        const a = answerOf(() => shipped.alloc(command.size, align));
-        if (typeof a === 'number') live.push(a);
-        return [a, answerOf(() => twin.alloc(command.size, align))];
-      }
-      const offset = (live.length === 0 ? 0 : live[command.pick % live.length]!) + command.skew;
-      const a = answerOf(() => shipped.free(offset));
-      if (a === undefined) live.splice(live.indexOf(offset), 1);
-      return [a, answerOf(() => twin.free(offset))];
-    },
-    () => {
-      expect(shipped.checkIndexes()).toBeNull();
-      expect(twin.checkIndexes()).toBeNull();
-      return [state(shipped), state(twin)];
-    },
+    shipped,
+    twin,
+    commands.map((command) =>
+      command.op === 'alloc'
+        ? { op: 'alloc', sizeBytes: command.size, alignBytes: 2 ** command.alignLog }
+        : { op: 'free', pick: command.pick, skewBytes: command.skew },
+    ),
+    state,
   );
 }
 

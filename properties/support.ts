@@ -5,6 +5,7 @@
  */
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import path from 'node:path';
+import { expect } from 'vitest';
 import type { AnySystem } from '../src/harness/system.js';
 import { describeSystem as describeSystemWith } from '../src/vitest.js';
 import { MUTANTS } from '../mutants/index.js';
@@ -75,7 +76,7 @@ export function runFuzzCli(args: readonly string[], timeoutMs = 120_000): SpawnS
 }
 
 /** What a call answered: its result, or `error CODE` for the contract error it threw. */
-export function answerOf<T>(call: () => T): T | string {
+function answerOf<T>(call: () => T): T | string {
   try {
     return call();
   } catch (error) {
@@ -84,21 +85,51 @@ export function answerOf<T>(call: () => T): T | string {
   }
 }
 
+/** A command both sides of a twin comparison run: an alloc, or a free of a live offset (skewed for a bad free). */
+export type TwinCommand =
+  | { op: 'alloc'; sizeBytes: number; alignBytes: number }
+  | { op: 'free'; pick: number; skewBytes: number };
+
+/** What a twin comparison needs of each side. */
+interface TwinSide {
+  alloc(sizeBytes: number, alignBytes: number): number | null;
+  free(offsetBytes: number): void;
+  checkIndexes(): string | null;
+}
+
 /**
- * Runs `commands` on a shipped allocator and its step-by-step twin (the bug catalog's), both
- * through `apply`, which returns the two answers; after each, `states` returns what both must
- * agree on. The first difference, worded with its step and command, or null.
+ * Runs `commands` on a shipped allocator and its step-by-step twin (the bug catalog's). A free
+ * picks one of the shipped side's live offsets (`pick` modulo their count, 0 when none) plus its
+ * skew. After each command both self-checks must pass and `state` must read the same on both
+ * sides. The first difference, worded with its step and command, or null.
  */
-export function firstTwinDifference<C>(
-  commands: readonly C[],
-  apply: (command: C) => readonly [unknown, unknown],
-  states: () => readonly [unknown, unknown],
+export function firstTwinDifference<S extends TwinSide>(
+  shipped: S,
+  twin: S,
+  commands: readonly TwinCommand[],
+  state: (side: S) => unknown,
 ): string | null {
+  const live: number[] = [];
   for (const [step, command] of commands.entries()) {
-    const [a, b] = apply(command);
+    let a: unknown;
+    let b: unknown;
+    if (command.op === 'alloc') {
+      a = answerOf(() => shipped.alloc(command.sizeBytes, command.alignBytes));
+      b = answerOf(() => twin.alloc(command.sizeBytes, command.alignBytes));
+      if (typeof a === 'number') live.push(a);
+    } else {
+      const offset =
+        (live.length === 0 ? 0 : live[command.pick % live.length]!) + command.skewBytes;
+      a = answerOf(() => shipped.free(offset));
+      b = answerOf(() => twin.free(offset));
+      if (a === undefined) live.splice(live.indexOf(offset), 1);
+    }
     if (a !== b)
       return `step ${step} (${JSON.stringify(command)}): shipped ${String(a)}, twin ${String(b)}`;
-    const [sa, sb] = states().map((state) => JSON.stringify(state));
+    expect(shipped.checkIndexes()).toBeNull();
+    expect(twin.checkIndexes()).toBeNull();
+    const sa = JSON.stringify(state(shipped));
+    const sb = JSON.stringify(state(twin));
     if (sa !== sb) return `step ${step} (${JSON.stringify(command)}): shipped ${sa}, twin ${sb}`;
   }
   return null;
