@@ -226,9 +226,8 @@ export class ChunkDirectory {
   /** Records that `node`, a new block, starts at `start` (in its chunk). */
   noteStart(node: number, start: number): void {
     const chunk = this.chunkOf(start);
-    while (chunk >= this.leaves) this.grow();
-    const current = this.first[chunk]!;
-    if (current === NIL || this.list.start(current) > start) this.first[chunk] = node;
+    const current = chunk < this.leaves ? this.first[chunk]! : NIL;
+    if (current === NIL || this.list.start(current) > start) this.noteFirst(node, chunk);
   }
 
   /** Before `node` leaves the list: its chunk's first block becomes the next one, if it starts there. */
@@ -266,8 +265,9 @@ export class ChunkDirectory {
   }
 
   /**
-   * Whether the free block [start, start + sizeBytes) holds its chunk's value at some slot: only then can taking
-   * from it (which leaves parts with no more usable size) lower the chunk's values.
+   * Whether the free block [start, start + sizeBytes) holds its chunk's value at some slot: only
+   * then can taking from it (which leaves parts with no more usable size) lower the chunk's
+   * values.
    */
   holdsMaximum(start: number, sizeBytes: number): boolean {
     const leaf = this.leafStart + this.chunkOf(start);
