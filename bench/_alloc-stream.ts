@@ -1,6 +1,6 @@
 /**
- * The alloc bench's request streams (bench/alloc.ts), shared with the first-fit probe
- * (bench/_first-fit-parts.ts): 2^20 requests of a workload from a fixed xorshift state, each a
+ * The alloc bench's request streams (bench/alloc.ts), shared with the first-fit pair probe
+ * (bench/_first-fit-pairs.ts): 2^20 requests of a workload from a fixed xorshift state, each a
  * size, an alignment and a pick (which live allocation the step frees), the same on every run.
  */
 export const STREAM_LENGTH = 1 << 20;

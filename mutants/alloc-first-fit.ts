@@ -17,24 +17,24 @@ import {
 } from '../src/alloc/allocator.js';
 import type { SubAllocatorConfig } from '../src/alloc/config.js';
 import { NIL } from '../src/alloc/first-fit-blocks.js';
-import { usableAt, type ChunkDirectory } from '../src/alloc/first-fit-chunks.js';
-import { FirstFitAllocator } from '../src/alloc/first-fit.js';
+import { binOf, BINS, FreeIndex, NOT_INDEXED, padAt } from '../src/alloc/first-fit-index.js';
+import { FirstFitAllocator, OWN_INDEX_ALIGN } from '../src/alloc/first-fit.js';
 import { subAllocatorSide } from '../src/systems/alloc-sub.js';
 import { allocFirstFitSystem } from '../src/systems/alloc-first-fit.js';
 
 /**
  * First fit made of steps: the shipped allocator's alloc and free (src/alloc/first-fit.ts, each
  * written out in one piece) taken apart into the helpers the catalog's mutants override or call
- * (`carve`, `liveNodeAt`, `absorbNext`, `markFree`), doing the same work on the same node store
- * and chunk directory. properties/first-fit-stepped.test.ts holds the two to the same answers,
- * blocks and directory after every command, so a mutant of this twin is a bug of the shipped
- * allocator.
+ * (`search`, `carve`, `liveNodeAt`, `markFree`, `absorbNext`, `reindex`), on the same node store,
+ * free indexes and live offsets. Where the shipped code hands a block's index entry to its
+ * successor in place, the twin takes the entry out and puts the successor in: the same bins,
+ * counts and lowest starts (properties/first-fit-stepped.test.ts holds the two to that after every
+ * command), so a mutant of this twin is a bug of the shipped allocator.
  */
 export class SteppedFirstFit extends FirstFitAllocator {
   override alloc(sizeBytes: number, alignBytes: number): number | null {
     validateRequest(sizeBytes, alignBytes);
-    const chunks = this.chunks;
-    const node = chunks.search(sizeBytes, alignBytes, chunks.slotFor(alignBytes));
+    const node = this.search(sizeBytes, alignBytes);
     if (node === NIL) return null;
     return this.carve(node, sizeBytes, alignBytes);
   }
@@ -51,27 +51,32 @@ export class SteppedFirstFit extends FirstFitAllocator {
       this.absorbNext(before);
       survivor = before;
     }
-    this.chunks.raise(survivor);
+    this.reindex(survivor);
   }
 
   // --- the steps (called by alloc and free; the catalog's mutants call them too) ---------------
 
+  /** The request's index (its floor lowered first when the request's bin is below it), searched. */
+  protected search(sizeBytes: number, alignBytes: number): number {
+    const index = alignBytes < OWN_INDEX_ALIGN ? this.indexes[0]! : this.indexFor(alignBytes);
+    const bin = binOf(sizeBytes);
+    if (bin < index.floorBin) this.lowerFloor(index, bin & ~7);
+    return index.search(sizeBytes, alignBytes, this.list.f64);
+  }
+
   /**
    * Allocates `sizeBytes` at `alignBytes` from the free block `node` (which must fit) and returns
    * the offset: the padding in front stays free as `node` (or, with no padding, `node` becomes
-   * the allocation), the tail behind becomes a new free block. The padding and the tail have no
-   * more usable size than the block at any alignment, so the chunk's values are recomputed only
-   * when the block held one of them; a tail starting in a later chunk raises that chunk's.
+   * the allocation), the tail behind becomes a new free block. The block leaves the indexes; the
+   * padding and the tail enter them.
    */
   protected carve(node: number, sizeBytes: number, alignBytes: number): number {
     const list = this.list;
-    const chunks = this.chunks;
     const start = list.start(node);
-    const blockBytes = list.size(node);
-    const end = start + blockBytes;
-    const offsetBytes = end - usableAt(start, blockBytes, alignBytes);
+    const end = start + list.size(node);
+    const offsetBytes = start + padAt(start, alignBytes);
     const allocEnd = offsetBytes + sizeBytes;
-    const lowers = chunks.holdsMaximum(start, blockBytes);
+    this.unindex(node);
     let live = node;
     if (offsetBytes === start) {
       list.setFree(node, false);
@@ -80,16 +85,16 @@ export class SteppedFirstFit extends FirstFitAllocator {
       list.setSize(node, offsetBytes - start);
       live = list.create(offsetBytes, sizeBytes, false);
       list.insertAfter(node, live);
-      chunks.noteStart(live, offsetBytes);
     }
-    const chunk = chunks.chunkOf(start);
+    let tail = NIL;
     if (allocEnd < end) {
-      const tail = list.create(allocEnd, end - allocEnd, true);
+      tail = list.create(allocEnd, end - allocEnd, true);
       list.insertAfter(live, tail);
-      chunks.noteStart(tail, allocEnd);
-      if (chunks.chunkOf(allocEnd) !== chunk) chunks.raise(tail);
     }
-    if (lowers) chunks.rescan(chunk);
+    if (list.room !== this.indexes[0]!.bin.length) this.growIndexes();
+    if (live !== node) this.reindex(node);
+    if (tail !== NIL) this.reindex(tail);
+    this.offsets.put(offsetBytes, live);
     this.usedBytesTotal += sizeBytes;
     this.liveCount++;
     this.changes++;
@@ -98,33 +103,70 @@ export class SteppedFirstFit extends FirstFitAllocator {
 
   /** The allocated block starting at `offsetBytes`, or BAD_FREE. */
   protected liveNodeAt(offsetBytes: number): number {
-    const node = this.nodeAt(offsetBytes);
-    if (node === NIL || this.list.isFree(node)) throw badFree(offsetBytes);
+    const node = this.offsets.get(offsetBytes);
+    if (node === NIL) throw badFree(offsetBytes);
     return node;
   }
 
-  /** Turns the allocated block `node` into a free one (not yet merged, not yet in the tree). */
+  /** Turns the allocated block `node` into a free one (not yet merged, not yet indexed). */
   protected markFree(node: number): void {
-    this.usedBytesTotal -= this.list.size(node);
+    const list = this.list;
+    this.offsets.take(list.start(node));
+    this.usedBytesTotal -= list.size(node);
     this.liveCount--;
-    this.list.setFree(node, true);
+    list.setFree(node, true);
     this.changes++;
   }
 
-  /**
-   * `node` takes over the free block after it. When that block started in another chunk, the
-   * chunk is recomputed; in the same chunk its value stands (the merged block, ending at the same
-   * offset, has at least its usable size at any alignment), and the caller raises `node`.
-   */
+  /** `node` takes over the free block after it, which leaves the indexes (the caller reindexes `node`). */
   protected absorbNext(node: number): void {
     const list = this.list;
-    const chunks = this.chunks;
     const following = list.next(node);
-    const chunk = chunks.chunkOf(list.start(following));
-    chunks.forgetStart(following);
+    this.unindex(following);
     list.setSize(node, list.size(node) + list.size(following));
     list.remove(following);
-    if (chunk !== chunks.chunkOf(list.start(node))) chunks.rescan(chunk);
+  }
+
+  /** The free block `node` enters (or moves within) every index as it is now. */
+  protected reindex(node: number): void {
+    const list = this.list;
+    for (const index of this.indexes) index.update(node, list.start(node), list.size(node));
+  }
+
+  /** `node` leaves every index. */
+  protected unindex(node: number): void {
+    for (const index of this.indexes) index.remove(node);
+  }
+
+  /** The block (free or allocated) starting at `offsetBytes`, or NIL: a walk of the list. */
+  nodeAt(offsetBytes: number): number {
+    const list = this.list;
+    for (let node = list.head; node !== NIL; node = list.next(node)) {
+      if (list.start(node) === offsetBytes) return node;
+      if (list.start(node) > offsetBytes) break;
+    }
+    return NIL;
+  }
+
+  /** The free indexes (for the catalog's bookkeeping mutants and the tests). */
+  get freeIndexes(): readonly FreeIndex[] {
+    return this.indexes;
+  }
+}
+
+/** A free index whose sifts only write the entry at the hole (for ff-sift-skipped). */
+class UnsiftedIndex extends FreeIndex {
+  protected override sift(
+    heap: Float64Array,
+    at: number,
+    _count: number,
+    start: number,
+    node: number,
+  ): number {
+    heap[2 * at] = start;
+    heap[2 * at + 1] = node;
+    this.pos[node] = at;
+    return at;
   }
 }
 
@@ -134,68 +176,53 @@ const firstFit = mutantsOf(
     subAllocatorSide(new Allocator(config), config, env),
 );
 
+/** What a step changed in each index's tree, kept to put part of it back. */
+interface TopsSnapshot {
+  tops: Float64Array[];
+}
+
+function snapshotTops(indexes: readonly FreeIndex[]): TopsSnapshot {
+  return { tops: indexes.map((index) => index.tops.slice()) };
+}
+
 /**
- * After a step, puts back the max-tree values that changed in `direction` (leaves, inner nodes or
- * both): what the step leaves when it skips those updates. Nothing when the step added a slot or
- * grew the tree (the layout moved).
+ * After a step, puts back the tree values that changed in `direction` (leaves or inner nodes):
+ * what the step leaves when it skips those updates. Indexes made by the step are left alone.
  */
 function putBack(
-  chunks: ChunkDirectory,
-  before: Float64Array,
-  slots: number,
+  indexes: readonly FreeIndex[],
+  before: TopsSnapshot,
   direction: 'fell' | 'rose',
-  nodes: 'leaves' | 'inner' | 'all',
+  nodes: 'leaves' | 'inner',
 ): void {
-  if (chunks.fit.length !== before.length || chunks.slotCount !== slots) return;
-  const first = nodes === 'leaves' ? chunks.leafStart : 0;
-  const last = nodes === 'inner' ? chunks.leafStart : chunks.treeSize;
-  for (let j = 0; j < slots; j++) {
-    for (let at = first; at < last; at++) {
-      const i = j * chunks.treeSize + at;
-      if (direction === 'fell' ? chunks.fit[i]! < before[i]! : chunks.fit[i]! > before[i]!)
-        chunks.fit[i] = before[i]!;
+  for (let k = 0; k < before.tops.length; k++) {
+    const tops = indexes[k]!.tops;
+    const old = before.tops[k]!;
+    const first = nodes === 'leaves' ? 0 : BINS;
+    const last = nodes === 'leaves' ? BINS : tops.length;
+    for (let i = first; i < last; i++) {
+      if (direction === 'fell' ? tops[i]! < old[i]! : tops[i]! > old[i]!) tops[i] = old[i]!;
     }
   }
 }
 
-/** A first fit whose alloc or free skips some max-tree updates (see putBack). */
-class SkipsTreeUpdates extends SteppedFirstFit {
-  protected skip(
-    direction: 'fell' | 'rose',
-    nodes: 'leaves' | 'inner' | 'all',
-    step: () => void,
-    when: () => boolean = () => true,
-  ): void {
-    const before = this.chunks.fit.slice();
-    const slots = this.chunks.slotCount;
-    step();
-    if (when()) putBack(this.chunks, before, slots, direction, nodes);
-  }
-
-  /** alloc, skipping the updates `skip` names (the request's slot is added first, so its values are in the snapshot). */
-  protected allocSkipping(
-    sizeBytes: number,
-    alignBytes: number,
-    direction: 'fell' | 'rose',
-    nodes: 'leaves' | 'inner' | 'all',
-    when?: () => boolean,
-  ): number | null {
-    validateRequest(sizeBytes, alignBytes);
-    this.chunks.slotFor(alignBytes);
-    let offsetBytes: number | null = null;
-    this.skip(direction, nodes, () => (offsetBytes = super.alloc(sizeBytes, alignBytes)), when);
-    return offsetBytes;
-  }
-}
-
-/** A first fit whose alloc and free skip the tree's inner-node updates in `direction` (the leaves stay right). */
-function innerUpdatesSkipped(direction: 'fell' | 'rose') {
-  return class extends SkipsTreeUpdates {
+/** A first fit whose alloc and free skip some tree updates (see putBack). */
+function treeUpdatesSkipped(direction: 'fell' | 'rose', nodes: 'leaves' | 'inner') {
+  return class extends SteppedFirstFit {
     override alloc(sizeBytes: number, alignBytes: number): number | null {
-      return this.allocSkipping(sizeBytes, alignBytes, direction, 'inner');
+      validateRequest(sizeBytes, alignBytes);
+      // The request's index is made (and its floor lowered) before the snapshot.
+      const node = this.search(sizeBytes, alignBytes);
+      if (node === NIL) return null;
+      const before = snapshotTops(this.indexes);
+      const offsetBytes = this.carve(node, sizeBytes, alignBytes);
+      putBack(this.indexes, before, direction, nodes);
+      return offsetBytes;
     }
     override free(offsetBytes: number): void {
-      this.skip(direction, 'inner', () => super.free(offsetBytes));
+      const before = snapshotTops(this.indexes);
+      super.free(offsetBytes);
+      putBack(this.indexes, before, direction, nodes);
     }
   };
 }
@@ -365,7 +392,7 @@ export const FIRST_FIT_MUTANTS: AnyMutant[] = [
         this.markFree(node);
         const before = this.list.prev(node);
         if (before !== NIL && this.list.isFree(before)) this.absorbNext(before);
-        this.chunks.raise(before !== NIL && this.list.isFree(before) ? before : node);
+        this.reindex(before !== NIL && this.list.isFree(before) ? before : node);
       }
     },
   ),
@@ -454,33 +481,35 @@ export const FIRST_FIT_LIVENESS_MUTANTS: AnyMutant[] = [
 
 /**
  * First fit's self-check (`checkIndexes()`, src/alloc/first-fit-check.ts): each mutant breaks the
- * node store or the chunk directory the way a plausible bug would, and the comment above it
- * names the condition that reports it at the step it breaks (through `block-structure`).
+ * node store, a free index or the live offsets the way a plausible bug would, and the comment
+ * above it names the condition that reports it at the step it breaks (through `block-structure`).
  */
 export const FIRST_FIT_SELF_CHECK_MUTANTS: AnyMutant[] = [
-  // "chunk C: largest usable size at alignment A is X, should be Y" (a block taken whole)
+  // "the allocated block at X is in bin B of the index at alignment A"
   firstFit(
-    'ff-empty-chunk-kept',
+    'ff-taken-block-stays-indexed',
     'block-structure',
-    "A free block taken whole (no padding, no tail) skips its chunk's recomputation (only a split rescans), so the chunk keeps a largest usable size although the block is gone",
-    class extends SkipsTreeUpdates {
-      override alloc(sizeBytes: number, alignBytes: number): number | null {
-        const count = this.blocksView().length;
-        return this.allocSkipping(
-          sizeBytes,
-          alignBytes,
-          'fell',
-          'all',
-          () => this.blocksView().length === count,
-        );
+    'A free block taken whole (no padding, no tail) is marked allocated but stays in its bin, so a later search can hand the allocated block out again',
+    class extends SteppedFirstFit {
+      override carve(node: number, sizeBytes: number, alignBytes: number): number {
+        const list = this.list;
+        const start = list.start(node);
+        const whole = padAt(start, alignBytes) === 0 && sizeBytes === list.size(node);
+        if (!whole) return super.carve(node, sizeBytes, alignBytes);
+        const bins = this.indexes.map((index) => index.bin[node]!);
+        const offsetBytes = super.carve(node, sizeBytes, alignBytes);
+        this.indexes.forEach((index, k) => {
+          if (bins[k] !== NOT_INDEXED) index.insert(bins[k]!, node, start);
+        });
+        return offsetBytes;
       }
     },
   ),
-  // "chunk C: largest usable size at alignment A is X, should be Y" (a freed block, no merge)
+  // "the free block at X (usable U, floor bin F) belongs in bin B of the index at alignment A, it is in none" (a freed block)
   firstFit(
-    'ff-lone-free-not-raised',
+    'ff-lone-free-not-indexed',
     'block-structure',
-    "A freed block with no free neighbour is marked free but its chunk's values are not raised (only the merging paths raise), so the search never finds it",
+    'A freed block with no free neighbour is marked free but never enters the indexes (only the merging paths reindex), so the search never finds it',
     class extends SteppedFirstFit {
       override free(offsetBytes: number): void {
         const node = this.liveNodeAt(offsetBytes);
@@ -491,7 +520,44 @@ export const FIRST_FIT_SELF_CHECK_MUTANTS: AnyMutant[] = [
         const mergesBefore = before !== NIL && this.list.isFree(before);
         if (mergesNext) this.absorbNext(node);
         if (mergesBefore) this.absorbNext(before);
-        if (mergesNext || mergesBefore) this.chunks.raise(mergesBefore ? before : node);
+        if (mergesNext || mergesBefore) this.reindex(mergesBefore ? before : node);
+      }
+    },
+  ),
+  // "the free block at X ... belongs in bin B of the index at alignment A, it is in bin B'" (padding)
+  firstFit(
+    'ff-padding-keeps-bin',
+    'block-structure',
+    'The padding left free in front of an aligned allocation stays in the bin of the block it was cut from (a shrink that only touches the list), so the index promises a size the padding lacks',
+    class extends SteppedFirstFit {
+      override carve(node: number, sizeBytes: number, alignBytes: number): number {
+        const start = this.list.start(node);
+        const bins = this.indexes.map((index) => index.bin[node]!);
+        const offsetBytes = super.carve(node, sizeBytes, alignBytes);
+        if (offsetBytes === start) return offsetBytes;
+        this.indexes.forEach((index, k) => {
+          if (bins[k] === NOT_INDEXED) return;
+          index.remove(node);
+          index.insert(bins[k]!, node, start);
+        });
+        return offsetBytes;
+      }
+    },
+  ),
+  // "the free block at X ... belongs in bin B of the index at alignment A, it is in none" (a lowered floor)
+  firstFit(
+    'ff-floor-walk-from-request-bin',
+    'block-structure',
+    "Lowering an index's floor indexes only the blocks the request itself could use (bins from the request's up), not the whole octave the floor now covers: the blocks in the bins between are left out although the floor says they are kept, so a later, smaller request misses them",
+    class extends SteppedFirstFit {
+      private requestBin = BINS;
+      protected override search(sizeBytes: number, alignBytes: number): number {
+        this.requestBin = binOf(sizeBytes);
+        return super.search(sizeBytes, alignBytes);
+      }
+      protected override lowerFloor(index: FreeIndex, floorBin: number): void {
+        super.lowerFloor(index, Math.min(index.floorBin, Math.max(floorBin, this.requestBin)));
+        index.floorBin = floorBin;
       }
     },
   ),
@@ -505,40 +571,6 @@ export const FIRST_FIT_SELF_CHECK_MUTANTS: AnyMutant[] = [
         const mark = this.list.highWater;
         const offsetBytes = super.alloc(sizeBytes, alignBytes);
         this.list.highWater = mark;
-        return offsetBytes;
-      }
-    },
-  ),
-  // "chunk C: largest usable size at alignment A is X, should be Y" (a block behind an allocation)
-  firstFit(
-    'ff-chunk-copy-size-stale',
-    'block-structure',
-    "Recomputing a chunk's largest usable size walks its blocks only up to the first allocated one (a loop written for a list of free blocks), so a free block behind an allocation is missing from the chunk's copy of the value",
-    class extends SteppedFirstFit {
-      override alloc(sizeBytes: number, alignBytes: number): number | null {
-        const offsetBytes = super.alloc(sizeBytes, alignBytes);
-        if (offsetBytes === null) return null;
-        const list = this.list;
-        const chunks = this.chunks;
-        const live = this.nodeAt(offsetBytes);
-        const padding = list.prev(live);
-        const carvedStart =
-          padding !== NIL && list.isFree(padding) ? list.start(padding) : offsetBytes;
-        const chunk = chunks.chunkOf(carvedStart);
-        for (let j = 0; j < chunks.slotCount; j++) {
-          let value = 0;
-          for (
-            let node = chunks.first[chunk]!;
-            node !== NIL && list.isFree(node) && chunks.chunkOf(list.start(node)) === chunk;
-            node = list.next(node)
-          ) {
-            value = Math.max(
-              value,
-              usableAt(list.start(node), list.size(node), chunks.slotAlign[j]!),
-            );
-          }
-          chunks.setLeaf(j, chunk, value);
-        }
         return offsetBytes;
       }
     },
@@ -578,7 +610,7 @@ export const FIRST_FIT_SELF_CHECK_MUTANTS: AnyMutant[] = [
     class extends SteppedFirstFit {
       override free(offsetBytes: number): void {
         const list = this.list;
-        const node = this.nodeAt(offsetBytes);
+        const node = this.offsets.get(offsetBytes);
         const following = node === NIL ? NIL : list.next(node);
         const before = node === NIL ? NIL : list.prev(node);
         const both =
@@ -590,29 +622,85 @@ export const FIRST_FIT_SELF_CHECK_MUTANTS: AnyMutant[] = [
       }
     },
   ),
-  // "chunk C: largest usable size at alignment A is X, should be Y" (a block that shrank)
+  // "the live offsets hold C entries for D allocations"
   firstFit(
-    'ff-shrink-keeps-chunk-max',
+    'ff-free-keeps-offset',
     'block-structure',
-    'A free block that shrinks or is taken never has its chunk recomputed, so the chunk keeps a largest usable size none of its blocks has',
-    class extends SkipsTreeUpdates {
-      override alloc(sizeBytes: number, alignBytes: number): number | null {
-        return this.allocSkipping(sizeBytes, alignBytes, 'fell', 'all');
+    "free() looks the allocation up without taking its offset out of the live offsets (a get where a take belongs), so a second free of the offset finds the block's node again",
+    class extends SteppedFirstFit {
+      override free(offsetBytes: number): void {
+        const node = this.liveNodeAt(offsetBytes);
+        super.free(offsetBytes);
+        this.offsets.put(offsetBytes, node);
       }
     },
   ),
-  // "tree node I of level D at alignment A holds X, the largest of its children is Y" (a value that rose)
+  // "the free block at X (node N) records position P in bin B at alignment A, which holds node M at Y"
   firstFit(
-    'ff-raise-skips-group-max',
+    'ff-sift-keeps-old-position',
     'block-structure',
-    "A free block that grows (or a freed one) raises its chunk's leaf but not the maxima of the groups of chunks above it (the tree's inner nodes), so the search skips the group",
-    innerUpdatesSkipped('rose'),
+    "A heap sift moves entries without updating the positions their nodes record, so a later removal or re-key of such a block works on another block's entry",
+    class extends SteppedFirstFit {
+      override free(offsetBytes: number): void {
+        const before = this.indexes.map((index) => index.pos.slice());
+        super.free(offsetBytes);
+        this.indexes.forEach((index, k) => {
+          const old = before[k]!;
+          for (let node = 0; node < old.length; node++) {
+            if (index.bin[node] !== NOT_INDEXED && index.pos[node] !== old[node] && old[node] !== 0)
+              index.pos[node] = old[node]!;
+          }
+        });
+      }
+    },
   ),
-  // "tree node I of level D at alignment A holds X, the largest of its children is Y" (a value that fell)
+  // "bin B at alignment A: the entry at position I starts at X, not after its parent's Y"
   firstFit(
-    'ff-fall-stays-in-leaf',
+    'ff-sift-skipped',
     'block-structure',
-    "A chunk's value that falls (its largest free block taken or merged away) is lowered in its leaf but not in the maxima above it, so an inner node promises a fit none of its chunks holds: a descent that trusts it ends in a chunk without one and misses a fit further up the heap",
-    innerUpdatesSkipped('fell'),
+    "A bin's heap writes a moved entry where the hole is without sifting it (the fill after a removal, the in-place re-key of a block that stays in its bin), so the heap runs out of offset order and its top is not the bin's lowest start",
+    class extends SteppedFirstFit {
+      protected override newIndex(alignBytes: number): FreeIndex {
+        return new UnsiftedIndex(alignBytes, this.list.room);
+      }
+    },
+  ),
+  // "bin B at alignment A counts C entries, D free blocks are in it"
+  firstFit(
+    'ff-emptied-bin-keeps-count',
+    'block-structure',
+    "Removing a bin's last entry returns early before the count is lowered (the early return written for an empty heap), so the bin counts an entry it does not hold",
+    class extends SteppedFirstFit {
+      override carve(node: number, sizeBytes: number, alignBytes: number): number {
+        const counts = this.indexes.map((index) => index.counts.slice());
+        const offsetBytes = super.carve(node, sizeBytes, alignBytes);
+        this.indexes.forEach((index, k) => {
+          for (let b = 0; b < BINS; b++)
+            if (index.counts[b] === 0 && counts[k]![b] === 1) index.counts[b] = 1;
+        });
+        return offsetBytes;
+      }
+    },
+  ),
+  // "bin B at alignment A: its lowest start is X, the tree holds Y"
+  firstFit(
+    'ff-top-kept-after-removal',
+    'block-structure',
+    "A bin whose lowest entry leaves (taken, merged away or moved) keeps that entry's start in the tree, so the search picks a bin for a block it no longer holds",
+    treeUpdatesSkipped('rose', 'leaves'),
+  ),
+  // "tree node I of level L at alignment A holds X, the least of its children is Y" (a value that fell)
+  firstFit(
+    'ff-lower-top-not-raised-to-groups',
+    'block-structure',
+    "A bin's new lowest start (a freed block below its others) is written to its leaf but not to the minima of the groups of bins above it, so a search scanning those groups misses the block",
+    treeUpdatesSkipped('fell', 'inner'),
+  ),
+  // "tree node I of level L at alignment A holds X, the least of its children is Y" (a value that rose)
+  firstFit(
+    'ff-group-min-stays-low',
+    'block-structure',
+    "A bin's lowest start that rises (its lowest block taken) is raised in its leaf but not in the minima above it, so a group promises a start none of its bins holds and the descent to it finds no bin",
+    treeUpdatesSkipped('rose', 'inner'),
   ),
 ];

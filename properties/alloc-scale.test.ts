@@ -1,7 +1,8 @@
 /**
- * The allocators' indexes at a scale the generated sequences do not reach: first fit's chunked
- * index splits chunks past 32 free blocks and forms groups past 32 chunks, so a few thousand
- * free blocks are needed before those paths run. One deterministic stream of allocs and frees
+ * The allocators' indexes at a scale the generated sequences do not reach: first fit's size bins
+ * hold heaps of hundreds of free blocks each (deep sifts, many bins under one tree group), and
+ * best fit's size heaps widen their tables, so a few thousand free blocks are needed before those
+ * paths run. One deterministic stream of allocs and frees
  * (three phases: fill, drain, churn; sizes 1 B - 16 KiB, alignments 1 B - 8 MiB) drives each
  * implementation beside its model: every offset must match, and checkIndexes, the block tiling
  * and the live list are compared at intervals.
@@ -72,13 +73,13 @@ function drive(
 
 describe('allocator indexes at scale (thousands of free blocks)', () => {
   const capacityBytes = 3 * 2 ** 22 + 4096;
-  it('first fit: chunk splits, merges and groups agree with the model offset for offset', () => {
+  it('first fit: deep bin heaps and many bins agree with the model offset for offset', () => {
     const { maxLive } = drive(
       new FirstFitAllocator({ capacityBytes }),
       new FirstFitModel({ capacityBytes }),
       12000,
     );
-    expect(maxLive).toBeGreaterThan(1500); // enough free blocks for groups of chunks
+    expect(maxLive).toBeGreaterThan(1500); // enough free blocks for heaps of many levels
   });
   it('best fit agrees with the model over the same stream', () => {
     drive(

@@ -1,20 +1,22 @@
 /**
  * The bug catalog's step-by-step twin of first fit (mutants/alloc-first-fit.ts, SteppedFirstFit)
  * against the shipped allocator, whose alloc and free do the same work written out in one piece:
- * the same answers (offsets, nulls, error codes), the same blocks, byte counts and chunk
- * directory (first blocks and every max tree's values) after every command, both self-checks
- * clean. A mutant of the twin is a bug of the shipped allocator only while the two agree.
- * Sequences run on heaps of 2 to 8192 chunks (the tree's leaves double on the way), mix alignments
- * from 1 B to past the heap, sizes from a byte to past the heap, exact fits, merges on both sides
- * and across chunks, and bad frees (interior, one byte off, already free).
+ * the same answers (offsets, nulls, error codes), the same blocks and byte counts, and the same
+ * free indexes (alignments, floors, every block's bin, each bin's count and lowest start, every
+ * tree value) after every command, both self-checks clean. The heaps' inner order may differ (the
+ * shipped code re-keys an entry in place where the twin removes and inserts), which no answer
+ * depends on. A mutant of the twin is a bug of the shipped allocator only while the two agree.
+ * Sequences run on heaps of 4 KiB to 16 MiB, mix alignments from 1 B to past the heap (each
+ * from 1 KiB up gets its own index), sizes from a byte to past the heap, exact fits, merges on
+ * both sides, and bad frees (interior, one byte off, already free).
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { firstTwinDifference, TEST_SEED } from './support.js';
 import { FirstFitAllocator } from '../src/alloc/first-fit.js';
 import type { SubAllocatorConfig } from '../src/alloc/config.js';
-import type { BlockList } from '../src/alloc/first-fit-blocks.js';
-import type { ChunkDirectory } from '../src/alloc/first-fit-chunks.js';
+import { NIL, type BlockList } from '../src/alloc/first-fit-blocks.js';
+import type { FreeIndex } from '../src/alloc/first-fit-index.js';
 import { SteppedFirstFit } from '../mutants/alloc-first-fit.js';
 
 type Command =
@@ -36,22 +38,27 @@ const commandArb: fc.Arbitrary<Command> = fc.oneof(
 );
 
 /** The protected units both sides keep (read only, for the comparison). */
-function internals(pool: FirstFitAllocator): { chunks: ChunkDirectory; list: BlockList } {
-  return pool as unknown as { chunks: ChunkDirectory; list: BlockList };
+function internals(pool: FirstFitAllocator): { indexes: FreeIndex[]; list: BlockList } {
+  return pool as unknown as { indexes: FreeIndex[]; list: BlockList };
 }
 
-/** Everything both sides must agree on after a command, the chunk directory's arrays included. */
+/** Everything both sides must agree on after a command, the free indexes included. */
 function state(pool: FirstFitAllocator) {
-  const { chunks, list } = internals(pool);
+  const { indexes, list } = internals(pool);
+  const listed: number[] = [];
+  for (let node = list.head; node !== NIL; node = list.next(node)) listed.push(node);
   return {
     blocks: pool.blocks(),
     used: pool.usedBytes(),
     free: pool.freeBytes(),
     pristine: pool.isPristine(),
-    leaves: chunks.leaves,
-    slots: Array.from(chunks.slotAlign.subarray(0, chunks.slotCount)),
-    first: Array.from(chunks.first, (node) => (node < 0 ? -1 : list.start(node))),
-    fit: Array.from(chunks.fit.subarray(0, chunks.slotCount * chunks.treeSize)),
+    indexes: indexes.map((index) => ({
+      alignBytes: index.alignBytes,
+      floorBin: index.floorBin,
+      bins: listed.map((node) => index.bin[node]),
+      counts: Array.from(index.counts),
+      tops: Array.from(index.tops),
+    })),
   };
 }
 
@@ -76,10 +83,9 @@ function firstDifference(
 }
 
 describe('first fit: the catalog twin agrees with the shipped allocator', () => {
-  it('answer for answer, block for block, tree value for tree value', () => {
+  it('answer for answer, block for block, bin for bin, tree value for tree value', () => {
     fc.assert(
       fc.property(
-        // 4 KiB (2 chunks), 64 KiB and 1 MiB (8 and 128 chunks of 8 KiB), 16 MiB (8192 of 2 KiB).
         fc.constantFrom(1 << 12, 1 << 16, 1 << 20, 1 << 24),
         fc.array(commandArb, { maxLength: 80 }),
         (capacityBytes, commands) => {
@@ -98,7 +104,7 @@ describe('first fit: the catalog twin agrees with the shipped allocator', () => 
         this.markFree(node);
         const following = this.list.next(node);
         if (following !== -1 && this.list.isFree(following)) this.absorbNext(node);
-        this.chunks.raise(node);
+        this.reindex(node);
       }
     }
     const commands: Command[] = [

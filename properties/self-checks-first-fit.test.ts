@@ -1,28 +1,36 @@
 /**
  * Self-checks of the first-fit allocator: each condition of `checkIndexes()`
- * (src/alloc/first-fit-check.ts: the node store's list, its ids and counts, the chunk
- * directory's first-block records and max trees) and of `isPristine()` is switched on by
- * corrupting one piece of a real allocator on purpose, and the test expects exactly that
- * condition, worded as the validator words it. Besides: the tree grows and keeps its inner
- * nodes exact (a fall goes up at once) with the model's answers, node ids are recycled, every alignment slot works, and
- * the allocator answers like the model after every step of a long stream.
+ * (src/alloc/first-fit-check.ts: the node store's list, its ids and counts, the live offsets,
+ * each free index's bins, heap positions, counts, heap order and tree of lowest starts) and of
+ * `isPristine()` is switched on by corrupting one piece of a real allocator on purpose, and the
+ * test expects exactly that condition, worded as the validator words it. Besides: the size bins,
+ * the floor (lowered by a smaller request, which indexes what it now covers), the indexes of
+ * their own for large alignments, node ids recycled, and the allocator answering like the model
+ * after every step of a long stream.
  *
- * The corruption goes through a subclass that reaches the protected node store and directory
- * (the same state the bug catalog in mutants/ reaches). Nodes are found by their offsets.
+ * The corruption goes through a subclass that reaches the protected node store, indexes and
+ * offsets (the same state the bug catalog in mutants/ reaches). Nodes are found by their offsets.
  */
 import { describe, expect, it } from 'vitest';
 import { FirstFitAllocator } from '../src/alloc/first-fit.js';
 import { NIL, type BlockList } from '../src/alloc/first-fit-blocks.js';
-import { CHUNK_SHIFT, FAN, type ChunkDirectory } from '../src/alloc/first-fit-chunks.js';
+import {
+  BINS,
+  binOf,
+  LEVEL1,
+  LEVEL2,
+  NOT_INDEXED,
+  type FreeIndex,
+} from '../src/alloc/first-fit-index.js';
+import type { LiveOffsets } from '../src/alloc/first-fit-offsets.js';
 import type { FirstFitCheckScratch } from '../src/alloc/first-fit-check.js';
 import { AllocErrors } from '../src/alloc/allocator.js';
 import { FirstFitModel } from '../models/alloc-first-fit.js';
 import { takeRandom, thrownBy, uniformStream } from './support.js';
 
-/** 16 MiB: 8192 chunks of 2^CHUNK_SHIFT = 2 KiB, a tree of FAN = 8 leaves at first. */
 const CAPACITY = 1 << 24;
-/** The setups' block size: 16 blocks to a chunk. */
-const B = 2 ** CHUNK_SHIFT / 16;
+/** The setups' block size (bin 48). */
+const B = 128;
 
 class CorruptibleFirstFit extends FirstFitAllocator {
   constructor(capacityBytes = CAPACITY) {
@@ -31,8 +39,14 @@ class CorruptibleFirstFit extends FirstFitAllocator {
   get store(): BlockList {
     return this.list;
   }
-  get directory(): ChunkDirectory {
-    return this.chunks;
+  get index(): FreeIndex {
+    return this.indexes[0]!;
+  }
+  get allIndexes(): readonly FreeIndex[] {
+    return this.indexes;
+  }
+  get live_(): LiveOffsets {
+    return this.offsets;
   }
   /** The self-check's working arrays (after its first call). */
   get scratch(): FirstFitCheckScratch | undefined {
@@ -40,9 +54,9 @@ class CorruptibleFirstFit extends FirstFitAllocator {
   }
   /** The node of the block starting at `offsetBytes` (free or allocated). */
   nodeOf(offsetBytes: number): number {
-    const node = this.nodeAt(offsetBytes);
-    if (node === NIL) throw new Error(`test setup: no block at ${offsetBytes}`);
-    return node;
+    for (let node = this.list.head; node !== NIL; node = this.list.next(node))
+      if (this.list.start(node) === offsetBytes) return node;
+    throw new Error(`test setup: no block at ${offsetBytes}`);
   }
   /** Makes the views rebuild (a corruption does not count as a change). */
   touch(): void {
@@ -53,13 +67,6 @@ class CorruptibleFirstFit extends FirstFitAllocator {
   }
   recordLiveCount(count: number): void {
     this.liveCount = count;
-  }
-  /** The stored value of tree node `index` of level `depth` at alignment slot `slot`. */
-  treeValue(slot: number, depth: number, index: number): number {
-    return this.chunks.fit[slot * this.chunks.treeSize + this.chunks.levels[depth]! + index]!;
-  }
-  setTreeValue(slot: number, depth: number, index: number, value: number): void {
-    this.chunks.fit[slot * this.chunks.treeSize + this.chunks.levels[depth]! + index] = value;
   }
 }
 
@@ -72,11 +79,12 @@ function withHoles(holes: number): CorruptibleFirstFit {
 }
 
 describe('first-fit checkIndexes: every condition reported when (and only when) it is broken', () => {
-  it('the setups pass: 40 holes over 6 chunks', () => {
+  it('the setups pass: 40 holes of B bytes, all in one bin, and the free tail', () => {
     const pool = withHoles(40);
     expect(pool.checkIndexes()).toBeNull();
-    expect(pool.directory.slotCount).toBe(1);
+    expect(pool.allIndexes).toHaveLength(1);
     expect(pool.blocks().filter((block) => block.free)).toHaveLength(41);
+    expect(pool.index.counts[binOf(B)]).toBe(40);
   });
 
   it('a head that is not the block at offset 0', () => {
@@ -166,67 +174,108 @@ describe('first-fit checkIndexes: every condition reported when (and only when) 
     );
   });
 
-  it('a block starting in a chunk beyond the tree (split off by hand, not noted)', () => {
+  it('an allocation missing from the live offsets, and an offset held for no allocation', () => {
     const pool = withHoles(4);
-    expect(pool.directory.leaves).toBe(FAN);
-    const tail = pool.nodeOf(9 * B);
-    const far = FAN * pool.directory.chunkBytes + 8;
-    const split = pool.store.create(far, CAPACITY - far, true);
-    pool.store.setSize(tail, far - 9 * B);
-    pool.store.insertAfter(tail, split);
-    pool.directory.setLeaf(0, 0, far - 9 * B); // the shrunk tail's value: only the far block is wrong
+    const node = pool.nodeOf(2 * B);
+    expect(pool.live_.take(2 * B)).toBe(node);
     expect(pool.checkIndexes()).toBe(
-      `the block at ${far} starts in chunk ${FAN}, beyond the directory's ${FAN} chunks`,
+      `the allocation at ${2 * B} (node ${node}) is not in the live offsets (they name none)`,
+    );
+    pool.live_.put(2 * B, node);
+    pool.live_.put(B, pool.nodeOf(B));
+    expect(pool.checkIndexes()).toBe('the live offsets hold 6 entries for 5 allocations');
+  });
+
+  it('an allocated block left in a bin', () => {
+    const pool = withHoles(4);
+    pool.index.insert(binOf(B), pool.nodeOf(2 * B), 2 * B);
+    expect(pool.checkIndexes()).toBe(
+      `the allocated block at ${2 * B} is in bin ${binOf(B)} of the index at alignment 1`,
     );
   });
 
-  it("a chunk's first-block record that is not the first block starting in it", () => {
-    const pool = withHoles(40);
-    const chunk = pool.directory.chunkOf(16 * B);
-    expect(pool.directory.first[chunk]).toBe(pool.nodeOf(16 * B));
-    pool.directory.first[chunk] = pool.nodeOf(17 * B);
+  it('a free block in another bin than its size gives, in none, or in one below the floor', () => {
+    const pool = withHoles(4);
+    const hole = pool.nodeOf(B);
+    const bin = binOf(B);
+    pool.index.remove(hole);
     expect(pool.checkIndexes()).toBe(
-      `chunk ${chunk} records the block at ${17 * B} as its first block, the first block starting in it is the block at ${16 * B}`,
+      `the free block at ${B} (usable ${B}, floor bin ${pool.index.floorBin}) belongs in bin ${bin} of the index at alignment 1, it is in none`,
     );
-    pool.directory.first[chunk] = NIL;
+    pool.index.insert(bin + 1, hole, B);
     expect(pool.checkIndexes()).toBe(
-      `chunk ${chunk} records none as its first block, the first block starting in it is the block at ${16 * B}`,
+      `the free block at ${B} (usable ${B}, floor bin ${pool.index.floorBin}) belongs in bin ${bin} of the index at alignment 1, it is in bin ${bin + 1}`,
     );
-  });
-
-  it("a chunk's largest usable size that is not its free blocks' largest", () => {
-    const pool = withHoles(40);
-    const leaves = pool.directory.leaves;
-    const depth = pool.directory.depth;
-    expect(pool.treeValue(0, depth, 1)).toBe(B);
-    pool.setTreeValue(0, depth, 1, B + 1);
+    pool.index.remove(hole);
+    pool.index.insert(bin, hole, B);
+    expect(pool.checkIndexes()).toBeNull();
+    pool.index.floorBin = bin + 1; // a floor raised by hand: the hole is below it
     expect(pool.checkIndexes()).toBe(
-      `chunk 1: largest usable size at alignment 1 is ${B + 1}, should be ${B}`,
-    );
-    expect(leaves).toBe(FAN);
-  });
-
-  it('a value in the leaf of a chunk no block starts in', () => {
-    const pool = withHoles(40);
-    const depth = pool.directory.depth;
-    expect(pool.directory.first[7]).toBe(NIL); // covered by the free tail, which starts in chunk 5
-    pool.setTreeValue(0, depth, 7, 5);
-    expect(pool.checkIndexes()).toBe(
-      'chunk 7: largest usable size at alignment 1 is 5, should be 0',
+      `the free block at ${B} (usable ${B}, floor bin ${bin + 1}) belongs in none of the index at alignment 1, it is in bin ${bin}`,
     );
   });
 
-  it('an inner tree node below or above the largest of its children', () => {
-    const pool = withHoles(40);
-    const child = pool.directory.childMax(0, 0, 0);
-    expect(pool.treeValue(0, 0, 0)).toBe(child);
-    pool.setTreeValue(0, 0, 0, child - 1);
+  it("a recorded heap position that holds another block's entry, or none", () => {
+    const pool = withHoles(4);
+    const bin = binOf(B);
+    const hole = pool.nodeOf(3 * B);
+    const at = pool.index.pos[hole]!;
+    const other = at === 1 ? 2 : 1;
+    const heap = pool.index.heaps[bin]!;
+    pool.index.pos[hole] = other;
     expect(pool.checkIndexes()).toBe(
-      `tree node 0 of level 0 at alignment 1 holds ${child - 1}, the largest of its children is ${child}`,
+      `the free block at ${3 * B} (node ${hole}) records position ${other} in bin ${bin} at alignment 1, which holds node ${heap[2 * other + 1]} at ${heap[2 * other]}`,
     );
-    pool.setTreeValue(0, 0, 0, child + 1);
+    pool.index.pos[hole] = 9;
     expect(pool.checkIndexes()).toBe(
-      `tree node 0 of level 0 at alignment 1 holds ${child + 1}, the largest of its children is ${child}`,
+      `the free block at ${3 * B} (node ${hole}) records position 9 in bin ${bin} at alignment 1, which holds no entry`,
+    );
+  });
+
+  it('a bin count that is not the blocks in it', () => {
+    const pool = withHoles(4);
+    const bin = binOf(B);
+    pool.index.counts[bin] = 5;
+    expect(pool.checkIndexes()).toBe(
+      `bin ${bin} at alignment 1 counts 5 entries, 4 free blocks are in it`,
+    );
+  });
+
+  it('a heap out of order (an entry that starts before its parent)', () => {
+    const pool = withHoles(4);
+    const bin = binOf(B);
+    const heap = pool.index.heaps[bin]!;
+    const [top, second] = [heap[3]!, heap[5]!];
+    // Swap the first two entries, positions recorded: only the order is wrong.
+    [heap[2], heap[4]] = [heap[4]!, heap[2]!];
+    [heap[3], heap[5]] = [second, top];
+    pool.index.pos[second] = 1;
+    pool.index.pos[top] = 2;
+    expect(pool.checkIndexes()).toBe(
+      `bin ${bin} at alignment 1: the entry at position 2 starts at ${heap[4]}, not after its parent's ${heap[2]}`,
+    );
+  });
+
+  it("a bin's lowest start missing from the tree, and a tree node that is not the least of its children", () => {
+    const pool = withHoles(4);
+    const bin = binOf(B);
+    const tops = pool.index.tops;
+    expect(tops[bin]).toBe(B);
+    tops[bin] = 3 * B;
+    expect(pool.checkIndexes()).toBe(
+      `bin ${bin} at alignment 1: its lowest start is ${B}, the tree holds ${3 * B}`,
+    );
+    tops[bin] = B;
+    const group = bin >> 3;
+    expect(tops[LEVEL1 + group]).toBe(B);
+    tops[LEVEL1 + group] = 2 * B;
+    expect(pool.checkIndexes()).toBe(
+      `tree node ${group} of level 1 at alignment 1 holds ${2 * B}, the least of its children is ${B}`,
+    );
+    tops[LEVEL1 + group] = B;
+    tops[LEVEL2 + (bin >> 6)] = 0;
+    expect(pool.checkIndexes()).toBe(
+      `tree node ${bin >> 6} of level 2 at alignment 1 holds 0, the least of its children is ${B}`,
     );
   });
 
@@ -234,84 +283,76 @@ describe('first-fit checkIndexes: every condition reported when (and only when) 
     const pool = withHoles(40);
     expect(pool.checkIndexes()).toBeNull();
     const scratch = pool.scratch!;
-    const { seen, maxima } = scratch;
+    const { seen, tally } = scratch;
     expect(pool.checkIndexes()).toBeNull();
     expect(pool.scratch).toBe(scratch);
     expect(scratch.seen).toBe(seen);
-    expect(scratch.maxima).toBe(maxima);
+    expect(scratch.tally).toBe(tally);
   });
 });
 
-describe('first-fit max trees', () => {
-  it('chunk sizes by heap: 2 chunks up to 16 KiB, 8 KiB chunks up to 8 MiB, 2 KiB above, at most 2^19 chunks', () => {
-    const layout = (capacityBytes: number) => {
-      const { chunkBytes, chunkCount } = new CorruptibleFirstFit(capacityBytes).directory;
-      return [chunkBytes, chunkCount];
-    };
-    expect(layout(1)).toEqual([1, 1]);
-    expect(layout(3)).toEqual([2, 2]);
-    expect(layout(4096)).toEqual([2048, 2]);
-    expect(layout(5000)).toEqual([4096, 2]);
-    expect(layout(65536)).toEqual([8192, 8]);
-    expect(layout(65537)).toEqual([8192, 9]);
-    expect(layout(2 ** 23)).toEqual([8192, 1024]);
-    expect(layout(2 ** 23 + 1)).toEqual([2048, 4097]);
-    expect(layout(2 ** 30)).toEqual([2048, 2 ** 19]);
-    expect(layout(2 ** 31)).toEqual([4096, 2 ** 19]);
-    expect(layout(2 ** 34)).toEqual([2 ** 15, 2 ** 19]);
-  });
-
-  it('a search over a broken tree (an inner node above all its children) answers no fit, and the self-check names the node', () => {
-    const pool = withHoles(40);
-    const largest = pool.treeValue(0, 0, 0);
-    pool.setTreeValue(0, 0, 0, CAPACITY); // the root promises a fit no chunk holds
-    expect(pool.alloc(largest + 1, 1)).toBeNull();
-    expect(pool.checkIndexes()).toBe(
-      `tree node 0 of level 0 at alignment 1 holds ${CAPACITY}, the largest of its children is ${largest}`,
-    );
-  });
-
-  it("a block starting beyond the leaves doubles them: the values move to the new leaves, the answers stay the model's", () => {
-    const capacityBytes = CAPACITY; // 2 KiB chunks: 8192, beyond the first 8 leaves
-    const pool = new CorruptibleFirstFit(capacityBytes);
-    const model = new FirstFitModel({ capacityBytes });
-    expect(pool.directory.chunkBytes).toBe(2 ** CHUNK_SHIFT);
-    const live: number[] = [];
-    for (let i = 0; i < 40; i++) {
-      const offset = pool.alloc(12000, i % 3 === 0 ? 16384 : 16);
-      expect(offset).toBe(model.alloc(12000, i % 3 === 0 ? 16384 : 16));
-      live.push(offset!);
-      expect(pool.checkIndexes(), `alloc ${i}`).toBeNull();
+describe('first-fit free indexes', () => {
+  it('size bins: one per size below 16, then eight per power of two, up to 2^53', () => {
+    for (let size = 0; size < 16; size++) expect(binOf(size)).toBe(size);
+    expect([16, 17, 18, 31, 32, 36, 63, 64].map(binOf)).toEqual([16, 16, 17, 23, 24, 25, 31, 32]);
+    expect([2 ** 31 - 1, 2 ** 31, 2 ** 31 + 2 ** 28, 2 ** 32 - 1, 2 ** 32].map(binOf)).toEqual([
+      231, 232, 233, 239, 240,
+    ]);
+    expect(binOf(2 ** 53 - 1)).toBe(407);
+    expect(binOf(2 ** 53 - 1)).toBeLessThan(BINS);
+    for (let size = 16; size < 5000; size++) {
+      expect(binOf(size + 1) - binOf(size), `${size}`).toBeLessThanOrEqual(1);
+      expect(binOf(size + 1)).toBeGreaterThanOrEqual(binOf(size));
     }
-    // The last block starts near 600 KiB, in chunk 300 or so: 512 leaves, levels of 512, 64, 8, 1 nodes.
-    expect(pool.directory.leaves).toBe(512);
-    expect(pool.directory.depth).toBe(3);
-    expect([...pool.directory.levelNodes]).toEqual([1, FAN, FAN * FAN, 512]);
-    for (const offset of live.filter((_, i) => i % 2 === 0)) {
-      pool.free(offset);
-      model.free(offset);
+  });
+
+  it('a search over a broken tree (a group minimum above its bins) skips the group, and the self-check names the node', () => {
+    const pool = withHoles(40);
+    const group = binOf(B) >> 3;
+    expect(pool.index.tops[LEVEL1 + group]).toBe(B);
+    pool.index.tops[LEVEL1 + group] = Infinity; // the group of bins holding the holes looks empty
+    expect(pool.checkIndexes()).toBe(
+      `tree node ${group} of level 1 at alignment 1 holds Infinity, the least of its children is ${B}`,
+    );
+    // 100 bytes: sure in the bins from 37 up, scanned as bins 37-39, then groups 5-7 (5 looks empty), ...
+    expect(pool.alloc(100, 1)).toBe(81 * B); // the free tail: the hole at B (the model's answer) is skipped
+  });
+
+  it('the floor: blocks smaller than every request so far stay out, a smaller request lowers it and indexes them', () => {
+    const pool = new CorruptibleFirstFit(1 << 16);
+    const model = new FirstFitModel({ capacityBytes: 1 << 16 });
+    expect(pool.index.floorBin).toBe(BINS); // nothing indexed before the first request
+    // 1000-byte blocks at 16-byte alignment leave 8-byte paddings between them.
+    for (let i = 0; i < 10; i++) expect(pool.alloc(1000, 16)).toBe(model.alloc(1000, 16));
+    expect(pool.index.floorBin).toBe(binOf(1000) & ~7);
+    const padding = pool.blocks().find((block) => block.free && block.sizeBytes === 8)!;
+    expect(pool.index.bin[pool.nodeOf(padding.offsetBytes)]).toBe(NOT_INDEXED);
+    expect(pool.checkIndexes()).toBeNull();
+    expect(pool.alloc(8, 1)).toBe(model.alloc(8, 1)); // the floor falls to bin 8: the first padding is found
+    expect(pool.alloc(8, 1)).toBe(padding.offsetBytes + 1000 + 8);
+    expect(pool.index.floorBin).toBe(8);
+    expect(pool.checkIndexes()).toBeNull();
+  });
+
+  it('alignments from 1 KiB up search an index of their own (usable sizes at that alignment), smaller ones the size index', () => {
+    const pool = new CorruptibleFirstFit(1 << 20);
+    const model = new FirstFitModel({ capacityBytes: 1 << 20 });
+    for (const [size, align] of [
+      [100, 16],
+      [3000, 4096],
+      [100, 512],
+      [5000, 1024],
+      [70, 4096],
+      [1, 65536],
+      [9, 1],
+    ] as const) {
+      expect(pool.alloc(size, align), `alloc(${size}, ${align})`).toBe(model.alloc(size, align));
       expect(pool.checkIndexes()).toBeNull();
     }
-    expect(pool.alloc(24000, 16)).toBe(model.alloc(24000, 16));
-    expect(pool.blocks()).toEqual(model.blocks());
+    expect(pool.allIndexes.map((index) => index.alignBytes)).toEqual([1, 4096, 1024, 65536]);
   });
 
-  it('a fall goes up the tree at once: the root holds the largest leaf, and the search answers like the model', () => {
-    const pool = withHoles(40); // holes of B bytes in chunks 0 - 4, the tail from 81 B in chunk 5
-    const tailStart = 81 * B;
-    expect(pool.treeValue(0, 0, 0)).toBe(CAPACITY - tailStart);
-    expect(pool.alloc(CAPACITY - tailStart, 1)).toBe(tailStart); // the tail taken whole: chunk 5 (no hole) falls to 0
-    expect(pool.directory.depth).toBe(1); // the root's children are the leaves
-    expect(pool.treeValue(0, 1, 5)).toBe(0);
-    expect(pool.treeValue(0, 1, 4)).toBe(B);
-    expect(pool.treeValue(0, 0, 0)).toBe(B); // the fall reached the root: no stale value is left
-    expect(pool.checkIndexes()).toBeNull();
-    expect(pool.alloc(B + 1, 1)).toBeNull();
-    expect(pool.alloc(B, 1)).toBe(B);
-    expect(pool.checkIndexes()).toBeNull();
-  });
-
-  it("every alignment slot in use (1 B up to twice the heap): offsets the model's, a sound directory after every step", () => {
+  it("every alignment in use (1 B up to twice the heap): offsets the model's, sound indexes after every step", () => {
     const capacityBytes = 1 << 12;
     const pool = new CorruptibleFirstFit(capacityBytes);
     const model = new FirstFitModel({ capacityBytes });
@@ -331,7 +372,10 @@ describe('first-fit max trees', () => {
       }
       expect(pool.checkIndexes(), `step ${step}`).toBeNull();
     }
-    expect(pool.directory.slotCount).toBe(pool.directory.alignLevels + 1);
+    // The size index, and one for each alignment from 1 KiB to 8 KiB the stream asked for.
+    expect(pool.allIndexes.map((index) => index.alignBytes).sort((a, b) => a - b)).toEqual([
+      1, 1024, 2048, 4096, 8192,
+    ]);
   });
 });
 

@@ -1,15 +1,17 @@
 /**
- * First fit's self-check (`checkIndexes()`): the node store and the chunk directory against
- * each other, one condition a line, each reported with what it found. The caller's block
- * invariants (the tiling, one live range per allocated block, no adjacent free blocks) read
- * blocks(), which walks the same list; this check adds what they cannot see: the links back,
- * the ids, the byte and block counts, and the directory's records and maxima.
+ * First fit's self-check (`checkIndexes()`): the node store, the free indexes and the live
+ * offsets against each other, one condition a line, each reported with what it found. The
+ * caller's block invariants (the tiling, one live range per allocated block, no adjacent free
+ * blocks) read blocks(), which walks the same list; this check adds what they cannot see: the
+ * links back, the ids, the byte and block counts, every free block's bin and heap entry, the heap
+ * order, the tree of lowest starts, and the offsets free() looks up.
  *
  * The campaign runs it after every step, so it allocates nothing: its working arrays live in a
- * FirstFitCheckScratch the allocator keeps and grow with the store and the directory.
+ * FirstFitCheckScratch the allocator keeps and grow with the store.
  */
 import { NIL, type BlockList } from './first-fit-blocks.js';
-import { usableAt, type ChunkDirectory } from './first-fit-chunks.js';
+import { BINS, LEVEL1, LEVEL2, NOT_INDEXED, padAt, type FreeIndex } from './first-fit-index.js';
+import type { LiveOffsets } from './first-fit-offsets.js';
 
 /** The check's working arrays, kept between calls (one per allocator). */
 export class FirstFitCheckScratch {
@@ -19,8 +21,8 @@ export class FirstFitCheckScratch {
    */
   seen = new Float64Array(0);
   mark = 0;
-  /** Per-slot maxima of the chunk being checked. */
-  maxima = new Float64Array(0);
+  /** Per bin: the listed blocks found in it (one index at a time). */
+  readonly tally = new Int32Array(BINS);
   /** A fresh mark for `room` ids (the array grows with the store). */
   nextMark(room: number): number {
     if (this.seen.length < room) this.seen = new Float64Array(room);
@@ -28,20 +30,26 @@ export class FirstFitCheckScratch {
   }
 }
 
-/** Null when the list and the directory agree, otherwise the first condition that fails. */
+/** Null when the list, the indexes and the offsets agree, otherwise the first condition that fails. */
 export function checkFirstFit(
   list: BlockList,
-  chunks: ChunkDirectory,
+  indexes: readonly FreeIndex[],
+  offsets: LiveOffsets,
   capacityBytes: number,
   usedBytes: number,
   liveCount: number,
   scratch: FirstFitCheckScratch = new FirstFitCheckScratch(),
 ): string | null {
-  return (
+  const problem =
     checkList(list, capacityBytes, usedBytes, liveCount) ??
     checkIds(list, scratch) ??
-    checkDirectory(list, chunks, scratch)
-  );
+    checkOffsets(list, offsets, liveCount);
+  if (problem !== null) return problem;
+  for (const index of indexes) {
+    const found = checkIndex(list, index, scratch);
+    if (found !== null) return found;
+  }
+  return null;
 }
 
 /**
@@ -108,61 +116,85 @@ export function checkIds(
   return null;
 }
 
-/**
- * Each chunk's first block, each slot's leaves from the free blocks, each inner node exactly the
- * largest of its children (the search trusts both: a node above its children would send a
- * descent to a chunk with no fit). The chunks are visited in order beside the list (its blocks
- * ascend), so the check costs O(blocks + chunks) per slot and allocates nothing.
- */
-function blockAt(list: BlockList, node: number): string {
-  return node === NIL ? 'none' : `the block at ${list.start(node)}`;
+/** Every allocation's offset finds its node, and nothing else is held. */
+export function checkOffsets(
+  list: BlockList,
+  offsets: LiveOffsets,
+  liveCount: number,
+): string | null {
+  for (let node = list.head; node !== NIL; node = list.next(node)) {
+    if (list.isFree(node)) continue;
+    const found = offsets.get(list.start(node));
+    if (found !== node)
+      return `the allocation at ${list.start(node)} (node ${node}) is not in the live offsets (they name ${found === NIL ? 'none' : `node ${found}`})`;
+  }
+  if (offsets.count !== liveCount)
+    return `the live offsets hold ${offsets.count} entries for ${liveCount} allocations`;
+  return null;
 }
 
-export function checkDirectory(
+function binName(bin: number): string {
+  return bin === NOT_INDEXED ? 'none' : `bin ${bin}`;
+}
+
+/**
+ * One free index against the list: each block in the bin its usable size and the floor give it
+ * (allocated blocks in none), at a heap position that holds it; each bin's count, heap order and
+ * lowest start; each tree node the least of its children (the search trusts the tree: a node
+ * above its children hides a bin, one below them sends the search to an empty one).
+ */
+export function checkIndex(
   list: BlockList,
-  chunks: ChunkDirectory,
+  index: FreeIndex,
   scratch: FirstFitCheckScratch = new FirstFitCheckScratch(),
 ): string | null {
-  const { leaves, slotCount, treeSize, leafStart, fit, slotAlign } = chunks;
-  if (scratch.maxima.length < slotCount) scratch.maxima = new Float64Array(chunks.slotAlign.length);
-  const maxima = scratch.maxima;
-  let node = list.head;
-  // Leaves past the heap's last chunk are never written (no block starts there): read only as
-  // children by the inner nodes' check below.
-  const chunkCount = Math.min(leaves, chunks.chunkCount);
-  for (let chunk = 0; chunk < chunkCount; chunk++) {
-    const chunkEnd = (chunk + 1) * chunks.chunkBytes;
-    const firstSeen = node !== NIL && list.start(node) < chunkEnd ? node : NIL;
-    if (chunks.first[chunk] !== firstSeen)
-      return `chunk ${chunk} records ${blockAt(list, chunks.first[chunk]!)} as its first block, the first block starting in it is ${blockAt(list, firstSeen)}`;
-    for (let j = 0; j < slotCount; j++) maxima[j] = 0;
-    for (; node !== NIL && list.start(node) < chunkEnd; node = list.next(node)) {
-      if (!list.isFree(node)) continue;
-      const start = list.start(node);
-      const sizeBytes = list.size(node);
-      for (let j = 0; j < slotCount; j++) {
-        // A block's usable size is at most its size: one no larger than the maximum so far is passed.
-        if (sizeBytes <= maxima[j]!) continue;
-        const usable = usableAt(start, sizeBytes, slotAlign[j]!);
-        if (usable > maxima[j]!) maxima[j] = usable;
-      }
+  const { alignBytes, bin, pos, heaps, counts, tops } = index;
+  const at = `at alignment ${alignBytes}`;
+  const tally = scratch.tally;
+  tally.fill(0);
+  for (let node = list.head; node !== NIL; node = list.next(node)) {
+    const start = list.start(node);
+    const sizeBytes = list.size(node);
+    const held = bin[node]!;
+    if (!list.isFree(node)) {
+      if (held !== NOT_INDEXED)
+        return `the allocated block at ${start} is in bin ${held} of the index ${at}`;
+      continue;
     }
-    for (let j = 0; j < slotCount; j++) {
-      const stored = fit[j * treeSize + leafStart + chunk]!;
-      if (stored !== maxima[j])
-        return `chunk ${chunk}: largest usable size at alignment ${slotAlign[j]} is ${stored}, should be ${maxima[j]}`;
+    const belongs = index.binFor(start, sizeBytes);
+    if (held !== belongs) {
+      const usable = sizeBytes - padAt(start, alignBytes);
+      return `the free block at ${start} (usable ${usable}, floor bin ${index.floorBin}) belongs in ${binName(belongs)} of the index ${at}, it is in ${binName(held)}`;
     }
+    if (held === NOT_INDEXED) continue;
+    tally[held]!++;
+    const p = pos[node]!;
+    const heap = heaps[held]!;
+    if (!(p >= 1 && p <= counts[held]!) || heap[2 * p + 1] !== node || heap[2 * p] !== start)
+      return `the free block at ${start} (node ${node}) records position ${p} in bin ${held} ${at}, which holds ${p >= 1 && p <= counts[held]! ? `node ${heap[2 * p + 1]} at ${heap[2 * p]}` : 'no entry'}`;
   }
-  if (node !== NIL)
-    return `the block at ${list.start(node)} starts in chunk ${chunks.chunkOf(list.start(node))}, beyond the directory's ${chunkCount} chunks`;
-  for (let j = 0; j < slotCount; j++) {
-    for (let d = chunks.depth - 1; d >= 0; d--) {
-      for (let i = 0; i < chunks.levelNodes[d]!; i++) {
-        const larger = chunks.childMax(j, d, i);
-        const stored = fit[j * treeSize + chunks.levels[d]! + i]!;
-        if (stored !== larger)
-          return `tree node ${i} of level ${d} at alignment ${slotAlign[j]} holds ${stored}, the largest of its children is ${larger}`;
-      }
+  for (let b = 0; b < BINS; b++) {
+    const count = counts[b]!;
+    if (count !== tally[b])
+      return `bin ${b} ${at} counts ${count} entries, ${tally[b]} free blocks are in it`;
+    const heap = heaps[b]!;
+    for (let i = 2; i <= count; i++) {
+      if (!(heap[2 * (i >> 1)]! < heap[2 * i]!))
+        return `bin ${b} ${at}: the entry at position ${i} starts at ${heap[2 * i]}, not after its parent's ${heap[2 * (i >> 1)]}`;
+    }
+    const lowest = count === 0 ? Infinity : heap[2]!;
+    if (tops[b] !== lowest)
+      return `bin ${b} ${at}: its lowest start is ${lowest}, the tree holds ${tops[b]}`;
+  }
+  const levels = [0, LEVEL1, LEVEL2];
+  for (let level = 1; level <= 2; level++) {
+    const base = levels[level]!;
+    const below = levels[level - 1]!;
+    for (let i = 0; i < BINS >> (3 * level); i++) {
+      let least = Infinity;
+      for (let j = 0; j < 8; j++) least = Math.min(least, tops[below + 8 * i + j]!);
+      if (tops[base + i] !== least)
+        return `tree node ${i} of level ${level} ${at} holds ${tops[base + i]}, the least of its children is ${least}`;
     }
   }
   return null;

@@ -4,21 +4,23 @@
  * (models/alloc-first-fit.ts): the lowest-offset free block whose aligned start plus the size
  * fits wins, the padding in front stays free, a free merges with both free neighbours.
  *
- * Two units do the work:
+ * Three units do the work:
  * - the node store (first-fit-blocks.ts): every block, free or allocated, in one offset-ordered
  *   doubly linked list, so a free() reaches both neighbours through links;
- * - the chunk directory (first-fit-chunks.ts): the first block of each fixed-size chunk of the
- *   offsets (what turns an offset into its node) and, per requested alignment, a max tree of the
- *   chunks' largest usable sizes (what finds the first fit in one descent).
- * An alloc is a descent, a short walk of one chunk and one or two node inserts; a free is a short
- * walk of one chunk, at most two merges through links, and O(log chunks) tree updates. No hash
- * map is involved.
+ * - the free indexes (first-fit-index.ts): the free blocks in size bins, each bin a heap by
+ *   offset, under a min tree of the bins' lowest offsets. One index takes sizes as they are and
+ *   serves every alignment below OWN_INDEX_ALIGN (testing each candidate exactly); each larger
+ *   alignment requested gets an index of usable sizes at that alignment, so a 4 KiB-aligned
+ *   request does not test the many small blocks that cannot hold it;
+ * - the live offsets (first-fit-offsets.ts): a hash table from each allocation's offset to its
+ *   node, for free().
+ * An alloc is a search, a carve into at most three blocks and a few heap updates; a free is a
+ * lookup, at most two merges through links and a few heap updates. Nothing walks the heap.
  *
  * alloc and free are each written out in one piece (the hot path). The bug catalog
  * (mutants/alloc-first-fit.ts) re-creates its pitfalls on SteppedFirstFit, a twin whose alloc and
- * free are made of steps (`carve`, `liveNodeAt`, `absorbNext`, `markFree`) a mutant can override
- * or call, held to this class answer for answer by properties/first-fit-stepped.test.ts; both
- * reach the two units through `list` and `chunks`. Nothing in src/ depends on that catalog.
+ * free are made of steps a mutant can override or call, held to this class answer for answer and
+ * index for index by properties/first-fit-stepped.test.ts. Nothing in src/ depends on that catalog.
  */
 import {
   badFree,
@@ -43,15 +45,26 @@ import {
   SIZE,
   START,
 } from './first-fit-blocks.js';
-import { ChunkDirectory, usableAt } from './first-fit-chunks.js';
 import { checkFirstFit, FirstFitCheckScratch } from './first-fit-check.js';
+import { binOf, FreeIndex, NOT_INDEXED, padAt } from './first-fit-index.js';
+import { LiveOffsets } from './first-fit-offsets.js';
+
+/** Alignments from this up get a free index of their own (smaller ones share the size index). */
+export const OWN_INDEX_ALIGN = 1024;
 
 export class FirstFitAllocator implements BlockAllocator {
   readonly capacityBytes: number;
   /** Every block in offset order (the node store). */
   protected readonly list: BlockList;
-  /** The search structure over the list. */
-  protected readonly chunks: ChunkDirectory;
+  /**
+   * The free indexes: [0] by size (alignment 1), then one per alignment >= OWN_INDEX_ALIGN in the
+   * order first requested. Every free block is in each index whose floor its usable size reaches.
+   */
+  protected readonly indexes: FreeIndex[];
+  /** indexOfLog[log2 alignment]: that alignment's position in `indexes` (0: none of its own yet). */
+  protected readonly indexOfLog = new Int32Array(64);
+  /** The allocations' offsets and nodes. */
+  protected readonly offsets = new LiveOffsets();
   /** Bytes handed out (the allocated blocks' sizes: no padding or rounding is reserved). */
   protected usedBytesTotal = 0;
   /** Allocated blocks in the list. */
@@ -70,59 +83,52 @@ export class FirstFitAllocator implements BlockAllocator {
     checkSubAllocatorConfig('first-fit', config);
     this.capacityBytes = config.capacityBytes;
     this.list = new BlockList();
-    this.chunks = new ChunkDirectory(this.capacityBytes, this.list);
     const whole = this.list.create(0, this.capacityBytes, true);
     this.list.head = whole;
-    this.chunks.noteStart(whole, 0);
+    // The floor starts above every bin: the first request indexes the whole block.
+    this.indexes = [this.newIndex(1)];
   }
 
   /**
-   * The lowest-offset fit (the directory's search), carved in place: the padding in front stays
-   * free as the found block (or, with no padding, the block becomes the allocation), the tail
-   * behind becomes a new free block. The padding and the tail have no more usable size than the
-   * block at any alignment, so the chunk's values are recomputed only when the block held one of
-   * them; a tail starting in a later chunk raises that chunk's. Written out in one piece (the hot
-   * path); the bug catalog's step-by-step twin is SteppedFirstFit in mutants/alloc-first-fit.ts.
+   * The lowest-offset fit (the index's search), carved in place: the padding in front stays free
+   * as the found block (or, with no padding, the block becomes the allocation), the tail behind
+   * becomes a new free block. Written out in one piece (the hot path); the bug catalog's
+   * step-by-step twin is SteppedFirstFit in mutants/alloc-first-fit.ts.
    */
   alloc(sizeBytes: number, alignBytes: number): number | null {
     validateRequest(sizeBytes, alignBytes);
-    const chunks = this.chunks;
-    const node = chunks.search(sizeBytes, alignBytes, chunks.slotFor(alignBytes));
-    if (node === NIL) return null;
+    const indexes = this.indexes;
+    const index = alignBytes < OWN_INDEX_ALIGN ? indexes[0]! : this.indexFor(alignBytes);
+    const bin = binOf(sizeBytes);
+    if (bin < index.floorBin) this.lowerFloor(index, bin & ~7);
     const list = this.list;
-    const f64 = list.f64;
-    const i32 = list.i32;
+    const node = index.search(sizeBytes, alignBytes, list.f64);
+    if (node === NIL) return null;
+    let f64 = list.f64;
     const start = f64[node * F64_PER_NODE + START]!;
-    const blockBytes = f64[node * F64_PER_NODE + SIZE]!;
-    const end = start + blockBytes;
-    const offsetBytes = end - usableAt(start, blockBytes, alignBytes);
+    const end = start + f64[node * F64_PER_NODE + SIZE]!;
+    const offsetBytes = start + padAt(start, alignBytes);
     const allocEnd = offsetBytes + sizeBytes;
-    const chunk = chunks.chunkOf(start);
-    // Only a block holding its chunk's value at some slot can lower it.
-    const lowers = chunks.holdsMaximum(start, blockBytes);
     let live = node;
-    if (offsetBytes === start) {
-      i32[node * I32_PER_NODE + FREE] = 0;
-      f64[node * F64_PER_NODE + SIZE] = sizeBytes;
-    } else {
-      f64[node * F64_PER_NODE + SIZE] = offsetBytes - start;
+    let tail = NIL;
+    // New nodes first (the store may grow, and the indexes' per-node arrays with it).
+    if (offsetBytes !== start) {
       live = list.create(offsetBytes, sizeBytes, false);
       list.insertAfter(node, live);
-      // A block starting inside the carved one is the first of its chunk unless it shares the
-      // carved block's chunk (the directory's noteStart without its comparison).
-      const liveChunk = chunks.chunkOf(offsetBytes);
-      if (liveChunk !== chunk) chunks.noteFirst(live, liveChunk);
     }
     if (allocEnd < end) {
-      const tail = list.create(allocEnd, end - allocEnd, true);
+      tail = list.create(allocEnd, end - allocEnd, true);
       list.insertAfter(live, tail);
-      const tailChunk = chunks.chunkOf(allocEnd);
-      if (tailChunk !== chunk) {
-        if (tailChunk !== chunks.chunkOf(offsetBytes)) chunks.noteFirst(tail, tailChunk);
-        chunks.raise(tail);
-      }
     }
-    if (lowers) chunks.rescan(chunk);
+    if (list.room !== indexes[0]!.bin.length) this.growIndexes();
+    f64 = list.f64;
+    // No padding: the block becomes the allocation (the tail takes over its index entries).
+    const paddingBytes = offsetBytes - start;
+    if (live === node) list.i32[node * I32_PER_NODE + FREE] = 0;
+    f64[node * F64_PER_NODE + SIZE] = live === node ? sizeBytes : paddingBytes;
+    for (let k = 0; k < indexes.length; k++)
+      indexes[k]!.carved(node, start, paddingBytes, tail, allocEnd, end - allocEnd);
+    this.offsets.put(offsetBytes, live);
     this.usedBytesTotal += sizeBytes;
     this.liveCount++;
     this.changes++;
@@ -131,56 +137,81 @@ export class FirstFitAllocator implements BlockAllocator {
 
   /**
    * Frees the allocation at `offsetBytes` (BAD_FREE unless one starts there) and merges it with
-   * its free neighbours through the links: the lower block survives. A neighbour that started in
-   * another chunk leaves that chunk (recomputed); the survivor's chunk is raised. One piece, like
-   * alloc.
+   * its free neighbours through the links: the lower block survives, a free block after it hands
+   * its index entries to the survivor. One piece, like alloc.
    */
   free(offsetBytes: number): void {
-    const node = this.nodeAt(offsetBytes);
+    const node = this.offsets.take(offsetBytes);
+    if (node === NIL) throw badFree(offsetBytes);
     const list = this.list;
     const f64 = list.f64;
     const i32 = list.i32;
-    if (node === NIL || i32[node * I32_PER_NODE + FREE] === 1) throw badFree(offsetBytes);
-    const chunks = this.chunks;
-    const chunk = chunks.chunkOf(offsetBytes);
-    this.usedBytesTotal -= f64[node * F64_PER_NODE + SIZE]!;
+    const indexes = this.indexes;
+    let merged = f64[node * F64_PER_NODE + SIZE]!;
+    this.usedBytesTotal -= merged;
     this.liveCount--;
     this.changes++;
     i32[node * I32_PER_NODE + FREE] = 1;
-    let survivor = node;
+    let absorbed = NIL;
     const following = i32[node * I32_PER_NODE + NEXT]!;
     if (following !== NIL && i32[following * I32_PER_NODE + FREE] === 1) {
-      const followingChunk = chunks.chunkOf(f64[following * F64_PER_NODE + START]!);
-      chunks.forgetStart(following);
-      f64[node * F64_PER_NODE + SIZE] =
-        f64[node * F64_PER_NODE + SIZE]! + f64[following * F64_PER_NODE + SIZE]!;
-      list.remove(following);
-      if (followingChunk !== chunk) chunks.rescan(followingChunk);
+      absorbed = following;
+      merged += f64[following * F64_PER_NODE + SIZE]!;
     }
-    const before = i32[node * I32_PER_NODE + PREV]!;
+    let before = i32[node * I32_PER_NODE + PREV]!;
+    let beforeStart = 0;
     if (before !== NIL && i32[before * I32_PER_NODE + FREE] === 1) {
-      chunks.forgetStart(node);
-      f64[before * F64_PER_NODE + SIZE] =
-        f64[before * F64_PER_NODE + SIZE]! + f64[node * F64_PER_NODE + SIZE]!;
-      list.remove(node);
-      if (chunks.chunkOf(f64[before * F64_PER_NODE + START]!) !== chunk) chunks.rescan(chunk);
-      survivor = before;
+      beforeStart = f64[before * F64_PER_NODE + START]!;
+      merged += f64[before * F64_PER_NODE + SIZE]!;
+    } else {
+      before = NIL;
     }
-    chunks.raise(survivor);
+    for (let k = 0; k < indexes.length; k++)
+      indexes[k]!.freed(node, offsetBytes, merged, absorbed, before, beforeStart);
+    if (absorbed !== NIL) list.remove(absorbed);
+    if (before !== NIL) {
+      f64[before * F64_PER_NODE + SIZE] = merged;
+      list.remove(node);
+    } else {
+      f64[node * F64_PER_NODE + SIZE] = merged;
+    }
   }
 
-  /** The block (free or allocated) starting at `offsetBytes`, or NIL: a walk from its chunk's first block. */
-  protected nodeAt(offsetBytes: number): number {
-    if (!(offsetBytes >= 0 && offsetBytes < this.capacityBytes)) return NIL;
+  /** The index a request at `alignBytes` (>= OWN_INDEX_ALIGN) searches, made empty on first use. */
+  protected indexFor(alignBytes: number): FreeIndex {
+    const log = Math.log2(alignBytes);
+    let at = this.indexOfLog[log]!;
+    if (at === 0) {
+      at = this.indexes.length;
+      this.indexes.push(this.newIndex(alignBytes));
+      this.indexOfLog[log] = at;
+    }
+    return this.indexes[at]!;
+  }
+
+  /**
+   * Lowers `index`'s floor to `floorBin` and indexes the free blocks whose bins it now covers:
+   * one walk of the list, at most once per power of two a request size falls to.
+   */
+  protected lowerFloor(index: FreeIndex, floorBin: number): void {
+    const above = index.floorBin;
+    index.floorBin = floorBin;
     const list = this.list;
-    const chunks = this.chunks;
-    const chunk = chunks.chunkOf(offsetBytes);
-    const f64 = list.f64;
-    const i32 = list.i32;
-    let node = chunk < chunks.leaves ? chunks.first[chunk]! : NIL;
-    while (node !== NIL && f64[node * F64_PER_NODE + START]! < offsetBytes)
-      node = i32[node * I32_PER_NODE + NEXT]!;
-    return node !== NIL && f64[node * F64_PER_NODE + START] === offsetBytes ? node : NIL;
+    for (let node = list.head; node !== NIL; node = list.next(node)) {
+      if (!list.isFree(node)) continue;
+      const bin = index.binFor(list.start(node), list.size(node));
+      if (bin !== NOT_INDEXED && bin < above) index.add(node, list.start(node), list.size(node));
+    }
+  }
+
+  /** A new empty free index at `alignBytes` (a seam for the bug catalog: made once per alignment, never on the hot path). */
+  protected newIndex(alignBytes: number): FreeIndex {
+    return new FreeIndex(alignBytes, this.list.room);
+  }
+
+  /** Grows every index's per-node arrays to the node store's room. */
+  protected growIndexes(): void {
+    for (const index of this.indexes) index.growNodes(this.list.room);
   }
 
   // --- inspection ------------------------------------------------------------------------------
@@ -250,12 +281,13 @@ export class FirstFitAllocator implements BlockAllocator {
     return view;
   }
 
-  /** The node store and the chunk directory against each other (first-fit-check.ts). */
+  /** The node store, the free indexes and the live offsets against each other (first-fit-check.ts). */
   checkIndexes(): string | null {
     this.checkScratch ??= new FirstFitCheckScratch();
     return checkFirstFit(
       this.list,
-      this.chunks,
+      this.indexes,
+      this.offsets,
       this.capacityBytes,
       this.usedBytesTotal,
       this.liveCount,
