@@ -18,7 +18,7 @@ import {
 import type { SubAllocatorConfig } from '../src/alloc/config.js';
 import { NIL } from '../src/alloc/first-fit-blocks.js';
 import { binOf, BINS, FreeIndex, NOT_INDEXED, padAt } from '../src/alloc/first-fit-index.js';
-import { FirstFitAllocator, OWN_INDEX_ALIGN } from '../src/alloc/first-fit.js';
+import { FirstFitAllocator } from '../src/alloc/first-fit.js';
 import { subAllocatorSide } from '../src/systems/alloc-sub.js';
 import { allocFirstFitSystem } from '../src/systems/alloc-first-fit.js';
 
@@ -58,7 +58,7 @@ export class SteppedFirstFit extends FirstFitAllocator {
 
   /** The request's index (its floor lowered first when the request's bin is below it), searched. */
   protected search(sizeBytes: number, alignBytes: number): number {
-    const index = alignBytes < OWN_INDEX_ALIGN ? this.indexes[0]! : this.indexFor(alignBytes);
+    const index = alignBytes < this.ownIndexAlign ? this.indexes[0]! : this.indexFor(alignBytes);
     const bin = binOf(sizeBytes);
     if (bin < index.floorBin) this.lowerFloor(index, bin & ~7);
     return index.search(sizeBytes, alignBytes, this.list.f64);

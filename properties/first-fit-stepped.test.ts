@@ -7,7 +7,7 @@
  * shipped code re-keys an entry in place where the twin removes and inserts), which no answer
  * depends on. A mutant of the twin is a bug of the shipped allocator only while the two agree.
  * Sequences run on heaps of 4 KiB to 16 MiB, mix alignments from 1 B to past the heap (each
- * from 1 KiB up gets its own index), sizes from a byte to past the heap, exact fits, merges on
+ * from 4 KiB up gets its own index on heaps from 64 KiB, up to three), sizes from a byte to past the heap, exact fits, merges on
  * both sides, and bad frees (interior, one byte off, already free).
  */
 import { describe, expect, it } from 'vitest';

@@ -334,22 +334,26 @@ describe('first-fit free indexes', () => {
     expect(pool.checkIndexes()).toBeNull();
   });
 
-  it('alignments from 1 KiB up search an index of their own (usable sizes at that alignment), smaller ones the size index', () => {
-    const pool = new CorruptibleFirstFit(1 << 20);
-    const model = new FirstFitModel({ capacityBytes: 1 << 20 });
+  it('alignments from 4 KiB up search an index of their own (usable sizes at that alignment), at most three, smaller ones the size index', () => {
+    const pool = new CorruptibleFirstFit(1 << 24);
+    const model = new FirstFitModel({ capacityBytes: 1 << 24 });
     for (const [size, align] of [
       [100, 16],
       [3000, 4096],
-      [100, 512],
-      [5000, 1024],
-      [70, 4096],
-      [1, 65536],
+      [100, 1024],
+      [5000, 2048],
+      [70, 65536],
+      [1, 8192],
       [9, 1],
+      [300, 1 << 20], // a fourth: searches the index of 65536
+      [5, 32768], // searches the index of 8192
+      [70, 65536],
+      [1, 1 << 22],
     ] as const) {
       expect(pool.alloc(size, align), `alloc(${size}, ${align})`).toBe(model.alloc(size, align));
       expect(pool.checkIndexes()).toBeNull();
     }
-    expect(pool.allIndexes.map((index) => index.alignBytes)).toEqual([1, 4096, 1024, 65536]);
+    expect(pool.allIndexes.map((index) => index.alignBytes)).toEqual([1, 4096, 65536, 8192]);
   });
 
   it("every alignment in use (1 B up to twice the heap): offsets the model's, sound indexes after every step", () => {
@@ -372,10 +376,8 @@ describe('first-fit free indexes', () => {
       }
       expect(pool.checkIndexes(), `step ${step}`).toBeNull();
     }
-    // The size index, and one for each alignment from 1 KiB to 8 KiB the stream asked for.
-    expect(pool.allIndexes.map((index) => index.alignBytes).sort((a, b) => a - b)).toEqual([
-      1, 1024, 2048, 4096, 8192,
-    ]);
+    // A heap below 64 KiB: every alignment searches the size index.
+    expect(pool.allIndexes.map((index) => index.alignBytes)).toEqual([1]);
   });
 });
 

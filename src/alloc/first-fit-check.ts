@@ -148,54 +148,67 @@ export function checkIndex(
   index: FreeIndex,
   scratch: FirstFitCheckScratch = new FirstFitCheckScratch(),
 ): string | null {
-  const { alignBytes, bin, pos, heaps, counts, tops } = index;
-  const at = `at alignment ${alignBytes}`;
+  const { alignBytes, bin, pos, heaps, counts, tops, highBin } = index;
   const tally = scratch.tally;
-  tally.fill(0);
+  // Bins above highBin never held an entry: only those up to it are counted and compared (the
+  // tree's groups above it must be empty, checked below).
+  tally.fill(0, 0, highBin + 1);
   for (let node = list.head; node !== NIL; node = list.next(node)) {
     const start = list.start(node);
     const sizeBytes = list.size(node);
     const held = bin[node]!;
     if (!list.isFree(node)) {
       if (held !== NOT_INDEXED)
-        return `the allocated block at ${start} is in bin ${held} of the index ${at}`;
+        return `the allocated block at ${start} is in bin ${held} of the index at alignment ${alignBytes}`;
       continue;
     }
     const belongs = index.binFor(start, sizeBytes);
-    if (held !== belongs) {
+    if (held !== belongs || held > highBin) {
       const usable = sizeBytes - padAt(start, alignBytes);
-      return `the free block at ${start} (usable ${usable}, floor bin ${index.floorBin}) belongs in ${binName(belongs)} of the index ${at}, it is in ${binName(held)}`;
+      return `the free block at ${start} (usable ${usable}, floor bin ${index.floorBin}) belongs in ${binName(belongs)} of the index at alignment ${alignBytes}, it is in ${binName(held)}`;
     }
     if (held === NOT_INDEXED) continue;
     tally[held]!++;
     const p = pos[node]!;
     const heap = heaps[held]!;
     if (!(p >= 1 && p <= counts[held]!) || heap[2 * p + 1] !== node || heap[2 * p] !== start)
-      return `the free block at ${start} (node ${node}) records position ${p} in bin ${held} ${at}, which holds ${p >= 1 && p <= counts[held]! ? `node ${heap[2 * p + 1]} at ${heap[2 * p]}` : 'no entry'}`;
+      return `the free block at ${start} (node ${node}) records position ${p} in bin ${held} at alignment ${alignBytes}, which holds ${p >= 1 && p <= counts[held]! ? `node ${heap[2 * p + 1]} at ${heap[2 * p]}` : 'no entry'}`;
   }
-  for (let b = 0; b < BINS; b++) {
+  for (let b = 0; b <= highBin; b++) {
     const count = counts[b]!;
     if (count !== tally[b])
-      return `bin ${b} ${at} counts ${count} entries, ${tally[b]} free blocks are in it`;
+      return `bin ${b} at alignment ${alignBytes} counts ${count} entries, ${tally[b]} free blocks are in it`;
+    if (count === 0 && tops[b] === Infinity) continue;
     const heap = heaps[b]!;
     for (let i = 2; i <= count; i++) {
       if (!(heap[2 * (i >> 1)]! < heap[2 * i]!))
-        return `bin ${b} ${at}: the entry at position ${i} starts at ${heap[2 * i]}, not after its parent's ${heap[2 * (i >> 1)]}`;
+        return `bin ${b} at alignment ${alignBytes}: the entry at position ${i} starts at ${heap[2 * i]}, not after its parent's ${heap[2 * (i >> 1)]}`;
     }
     const lowest = count === 0 ? Infinity : heap[2]!;
     if (tops[b] !== lowest)
-      return `bin ${b} ${at}: its lowest start is ${lowest}, the tree holds ${tops[b]}`;
+      return `bin ${b} at alignment ${alignBytes}: its lowest start is ${lowest}, the tree holds ${tops[b]}`;
   }
-  const levels = [0, LEVEL1, LEVEL2];
-  for (let level = 1; level <= 2; level++) {
-    const base = levels[level]!;
-    const below = levels[level - 1]!;
-    for (let i = 0; i < BINS >> (3 * level); i++) {
-      let least = Infinity;
-      for (let j = 0; j < 8; j++) least = Math.min(least, tops[below + 8 * i + j]!);
-      if (tops[base + i] !== least)
-        return `tree node ${i} of level ${level} ${at} holds ${tops[base + i]}, the least of its children is ${least}`;
+  // The tree above the bins in use: the level-1 nodes under the level-2 nodes that cover bins up
+  // to highBin (a group past highBin's must hold Infinity: its leaves were never written), then
+  // every level-2 node (those past the covered ones hold Infinity).
+  const usedGroups = (highBin >> 3) + 1;
+  const coveredGroups = ((highBin >> 6) + 1) << 3;
+  for (let i = 0; i < coveredGroups; i++) {
+    let least = Infinity;
+    if (i < usedGroups) {
+      for (let j = 8 * i; j < 8 * i + 8; j++) if (tops[j]! < least) least = tops[j]!;
     }
+    if (tops[LEVEL1 + i] !== least)
+      return `tree node ${i} of level 1 at alignment ${alignBytes} holds ${tops[LEVEL1 + i]}, the least of its children is ${least}`;
+  }
+  for (let i = 0; i < BINS >> 6; i++) {
+    let least = Infinity;
+    if (8 * i < coveredGroups) {
+      for (let j = LEVEL1 + 8 * i; j < LEVEL1 + 8 * i + 8; j++)
+        if (tops[j]! < least) least = tops[j]!;
+    }
+    if (tops[LEVEL2 + i] !== least)
+      return `tree node ${i} of level 2 at alignment ${alignBytes} holds ${tops[LEVEL2 + i]}, the least of its children is ${least}`;
   }
   return null;
 }

@@ -58,6 +58,8 @@ export function padAt(start: number, alignBytes: number): number {
 export class FreeIndex {
   /** Lowest bin kept (BINS: none yet). */
   floorBin = BINS;
+  /** The highest bin any entry was ever put in (-1: none): every bin above it is empty. */
+  highBin = -1;
   /** Per node: its bin, or NOT_INDEXED. */
   bin: Int32Array;
   /** Per node: its heap position (meaningful while indexed). */
@@ -306,6 +308,7 @@ export class FreeIndex {
       if (count >= this.stack.length) this.stack = new Int32Array(2 * count);
     }
     this.bin[node] = bin;
+    if (bin > this.highBin) this.highBin = bin;
     const pos = this.pos;
     while (count > 1) {
       const parent = count >> 1;

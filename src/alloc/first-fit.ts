@@ -9,9 +9,11 @@
  *   doubly linked list, so a free() reaches both neighbours through links;
  * - the free indexes (first-fit-index.ts): the free blocks in size bins, each bin a heap by
  *   offset, under a min tree of the bins' lowest offsets. One index takes sizes as they are and
- *   serves every alignment below OWN_INDEX_ALIGN (testing each candidate exactly); each larger
- *   alignment requested gets an index of usable sizes at that alignment, so a 4 KiB-aligned
- *   request does not test the many small blocks that cannot hold it;
+ *   serves every alignment below OWN_INDEX_ALIGN (testing each candidate exactly); on heaps from
+ *   OWN_INDEX_MIN_CAPACITY up, each larger alignment requested (up to MAX_OWN_INDEXES of them)
+ *   gets an index of usable sizes at that
+ *   alignment, so a 4 KiB-aligned request does not test the many small blocks that cannot hold
+ *   it, while every free block change costs one update per index;
  * - the live offsets (first-fit-offsets.ts): a hash table from each allocation's offset to its
  *   node, for free().
  * An alloc is a search, a carve into at most three blocks and a few heap updates; a free is a
@@ -50,7 +52,17 @@ import { binOf, FreeIndex, NOT_INDEXED, padAt } from './first-fit-index.js';
 import { LiveOffsets } from './first-fit-offsets.js';
 
 /** Alignments from this up get a free index of their own (smaller ones share the size index). */
-export const OWN_INDEX_ALIGN = 1024;
+export const OWN_INDEX_ALIGN = 4096;
+/**
+ * Heaps below this size keep the size index only: they hold too few blocks for an index per
+ * alignment to pay for its upkeep on every free block change (and the self-check's per step).
+ */
+export const OWN_INDEX_MIN_CAPACITY = 65536;
+/**
+ * At most this many alignments get an index of their own (the first ones requested); a later
+ * one searches the index of the largest alignment below it, or the size index.
+ */
+export const MAX_OWN_INDEXES = 3;
 
 export class FirstFitAllocator implements BlockAllocator {
   readonly capacityBytes: number;
@@ -61,6 +73,8 @@ export class FirstFitAllocator implements BlockAllocator {
    * order first requested. Every free block is in each index whose floor its usable size reaches.
    */
   protected readonly indexes: FreeIndex[];
+  /** Requests from this alignment up search an index of their own (Infinity below OWN_INDEX_MIN_CAPACITY). */
+  protected readonly ownIndexAlign: number;
   /** indexOfLog[log2 alignment]: that alignment's position in `indexes` (0: none of its own yet). */
   protected readonly indexOfLog = new Int32Array(64);
   /** The allocations' offsets and nodes. */
@@ -87,6 +101,7 @@ export class FirstFitAllocator implements BlockAllocator {
     this.list.head = whole;
     // The floor starts above every bin: the first request indexes the whole block.
     this.indexes = [this.newIndex(1)];
+    this.ownIndexAlign = this.capacityBytes >= OWN_INDEX_MIN_CAPACITY ? OWN_INDEX_ALIGN : Infinity;
   }
 
   /**
@@ -98,7 +113,7 @@ export class FirstFitAllocator implements BlockAllocator {
   alloc(sizeBytes: number, alignBytes: number): number | null {
     validateRequest(sizeBytes, alignBytes);
     const indexes = this.indexes;
-    const index = alignBytes < OWN_INDEX_ALIGN ? indexes[0]! : this.indexFor(alignBytes);
+    const index = alignBytes < this.ownIndexAlign ? indexes[0]! : this.indexFor(alignBytes);
     const bin = binOf(sizeBytes);
     if (bin < index.floorBin) this.lowerFloor(index, bin & ~7);
     const list = this.list;
@@ -177,16 +192,24 @@ export class FirstFitAllocator implements BlockAllocator {
     }
   }
 
-  /** The index a request at `alignBytes` (>= OWN_INDEX_ALIGN) searches, made empty on first use. */
+  /**
+   * The index a request at `alignBytes` (>= OWN_INDEX_ALIGN) searches: its own, made empty on
+   * first use while fewer than MAX_OWN_INDEXES exist, else the one of the largest alignment below.
+   */
   protected indexFor(alignBytes: number): FreeIndex {
     const log = Math.log2(alignBytes);
-    let at = this.indexOfLog[log]!;
-    if (at === 0) {
-      at = this.indexes.length;
-      this.indexes.push(this.newIndex(alignBytes));
-      this.indexOfLog[log] = at;
+    const at = this.indexOfLog[log]!;
+    if (at !== 0) return this.indexes[at]!;
+    const indexes = this.indexes;
+    if (indexes.length <= MAX_OWN_INDEXES) {
+      this.indexOfLog[log] = indexes.length;
+      indexes.push(this.newIndex(alignBytes));
+      return indexes[indexes.length - 1]!;
     }
-    return this.indexes[at]!;
+    let below = indexes[0]!;
+    for (const index of indexes)
+      if (index.alignBytes < alignBytes && index.alignBytes > below.alignBytes) below = index;
+    return below;
   }
 
   /**
