@@ -213,7 +213,8 @@ export class FreeIndex {
     const sureBin = binOf(sizeBytes + slack - 1) + 1;
     let found = NIL;
     let best = Infinity;
-    const topBin = sureBin < BINS ? this.lowestTopFrom(sureBin) : -1;
+    // (sureBin <= 416 < BINS: binOf of any double below 2^54 is at most 415.)
+    const topBin = this.lowestTopFrom(sureBin);
     if (topBin >= 0) {
       const heap = this.heaps[topBin]!;
       best = heap[2]!;
@@ -380,7 +381,6 @@ export class FreeIndex {
   protected setTop(bin: number, value: number): void {
     const tops = this.tops;
     let old = tops[bin]!;
-    if (old === value) return;
     tops[bin] = value;
     let fresh = value;
     let node = bin >> 3;
@@ -398,7 +398,6 @@ export class FreeIndex {
           const top = tops[first + i]!;
           if (top < least) least = top;
         }
-        if (least === held) return;
         tops[base + node] = least;
         fresh = least;
       } else {
