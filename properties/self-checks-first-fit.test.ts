@@ -356,6 +356,39 @@ describe('first-fit free indexes', () => {
     expect(pool.allIndexes.map((index) => index.alignBytes)).toEqual([1, 4096, 65536, 8192]);
   });
 
+  it('a fourth large alignment searches the index of the largest alignment below it (one above would miss a fit)', () => {
+    const capacityBytes = 1 << 20;
+    const pool = new CorruptibleFirstFit(capacityBytes);
+    const model = new FirstFitModel({ capacityBytes });
+    const both = (sizeBytes: number, alignBytes: number) => {
+      const offset = pool.alloc(sizeBytes, alignBytes);
+      expect(offset, `alloc(${sizeBytes}, ${alignBytes})`).toBe(model.alloc(sizeBytes, alignBytes));
+      return offset!;
+    };
+    both(32768, 1);
+    const hole = both(1000, 1); // [32768, 33768): 32 KiB-aligned, too short for 64 KiB alignment
+    both(100, 1);
+    pool.free(hole);
+    model.free(hole);
+    both(2000, 4096);
+    both(2000, 8192);
+    both(2000, 65536);
+    expect(pool.allIndexes.map((index) => index.alignBytes)).toEqual([1, 4096, 8192, 65536]);
+    // 32 KiB has no index of its own: the 8 KiB one (the largest below) holds the hole, the 64 KiB one does not.
+    expect(both(500, 32768)).toBe(hole);
+    expect(pool.checkIndexes()).toBeNull();
+  });
+
+  it('own indexes from a 64 KiB heap up (a heap of 64 KiB - 1 keeps the size index only)', () => {
+    const at = (capacityBytes: number) => {
+      const pool = new CorruptibleFirstFit(capacityBytes);
+      pool.alloc(1, 4096);
+      return pool.allIndexes.length;
+    };
+    expect(at(65535)).toBe(1);
+    expect(at(65536)).toBe(2);
+  });
+
   it("every alignment in use (1 B up to twice the heap): offsets the model's, sound indexes after every step", () => {
     const capacityBytes = 1 << 12;
     const pool = new CorruptibleFirstFit(capacityBytes);
