@@ -174,16 +174,39 @@ describe('first-fit checkIndexes: every condition reported when (and only when) 
     );
   });
 
-  it('an allocation missing from the live offsets, and an offset held for no allocation', () => {
+  it('an allocation missing from the live offsets, an offset held for no allocation, a wrong node, a lost probe, a wrong count', () => {
     const pool = withHoles(4);
     const node = pool.nodeOf(2 * B);
     expect(pool.live_.take(2 * B)).toBe(node);
-    expect(pool.checkIndexes()).toBe(
-      `the allocation at ${2 * B} (node ${node}) is not in the live offsets (they name none)`,
-    );
+    expect(pool.checkIndexes()).toBe('the live offsets hold 4 entries for 5 allocations');
     pool.live_.put(2 * B, node);
-    pool.live_.put(B, pool.nodeOf(B));
-    expect(pool.checkIndexes()).toBe('the live offsets hold 6 entries for 5 allocations');
+    expect(pool.checkIndexes()).toBeNull();
+    pool.live_.put(B, pool.nodeOf(B)); // a free block
+    expect(pool.checkIndexes()).toBe(
+      `the live offsets map ${B} to node ${pool.nodeOf(B)}, which is not an allocation starting there (or another entry names it too)`,
+    );
+    pool.live_.take(B);
+    pool.live_.put(4 * B + 1, node); // the node of 2B, a second time
+    expect(pool.checkIndexes()).toBe(
+      `the live offsets map ${4 * B + 1} to node ${node}, which is not an allocation starting there (or another entry names it too)`,
+    );
+    pool.live_.take(4 * B + 1);
+    expect(pool.checkIndexes()).toBeNull();
+    pool.live_.count++;
+    expect(pool.checkIndexes()).toBe('the live offsets count 6 entries, their table holds 5');
+    pool.live_.count--;
+    // An entry moved two slots on from its home: the slot it left is empty, so a lookup stops there.
+    const { offsets: table, nodes } = pool.live_;
+    const slot = table.findIndex((offset) => offset === 4 * B);
+    expect(pool.live_.slotOf(4 * B)).toBe(slot); // at its home: the slot it leaves is the hole
+    const hole = (slot + 1) & (table.length - 1);
+    expect(table[hole]).toBe(-1); // (the setup's table is sparse enough)
+    const after = (hole + 1) & (table.length - 1);
+    expect(table[after]).toBe(-1);
+    [table[after], nodes[after], table[slot]] = [4 * B, nodes[slot]!, -1];
+    expect(pool.checkIndexes()).toBe(
+      `the live offsets hold ${4 * B} in slot ${after}, past the empty slot ${slot} after its home: a lookup stops there`,
+    );
   });
 
   it('an allocated block left in a bin', () => {

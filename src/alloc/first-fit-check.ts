@@ -11,7 +11,14 @@
  */
 import { NIL, type BlockList } from './first-fit-blocks.js';
 import { BINS, LEVEL1, LEVEL2, NOT_INDEXED, padAt, type FreeIndex } from './first-fit-index.js';
-import type { LiveOffsets } from './first-fit-offsets.js';
+import { EMPTY_SLOT, type LiveOffsets } from './first-fit-offsets.js';
+
+/**
+ * Per bin: the listed blocks the check found in it. One array for every allocator (the check runs
+ * to its end before another starts, and a buffer per allocator would cost each campaign run a
+ * microsecond).
+ */
+const TALLY = new Int32Array(BINS);
 
 /** The check's working arrays, kept between calls (one per allocator). */
 export class FirstFitCheckScratch {
@@ -21,8 +28,10 @@ export class FirstFitCheckScratch {
    */
   seen = new Float64Array(0);
   mark = 0;
-  /** Per bin: the listed blocks found in it (one index at a time). */
-  readonly tally = new Int32Array(BINS);
+  /** Per bin: the listed blocks found in it (one index at a time; shared by every scratch, see TALLY). */
+  get tally(): Int32Array {
+    return TALLY;
+  }
   /** A fresh mark for `room` ids (the array grows with the store). */
   nextMark(room: number): number {
     if (this.seen.length < room) this.seen = new Float64Array(room);
@@ -43,7 +52,7 @@ export function checkFirstFit(
   const problem =
     checkList(list, capacityBytes, usedBytes, liveCount) ??
     checkIds(list, scratch) ??
-    checkOffsets(list, offsets, liveCount);
+    checkOffsets(list, offsets, liveCount, scratch);
   if (problem !== null) return problem;
   for (const index of indexes) {
     const found = checkIndex(list, index, scratch);
@@ -116,22 +125,48 @@ export function checkIds(
   return null;
 }
 
-/** Every allocation's offset finds its node, and nothing else is held. */
+/**
+ * The live offsets hold exactly the allocations: each entry names a listed allocated block that
+ * starts at its offset, no block twice, one entry per allocation, and no empty slot between an
+ * entry's home slot and its own (a lookup would stop there and miss it). A scan of the table,
+ * not a lookup per allocation: the campaign runs this after every step.
+ */
 export function checkOffsets(
   list: BlockList,
   offsets: LiveOffsets,
   liveCount: number,
+  scratch: FirstFitCheckScratch = new FirstFitCheckScratch(),
 ): string | null {
-  for (let node = list.head; node !== NIL; node = list.next(node)) {
-    if (list.isFree(node)) continue;
-    const found = offsets.get(list.start(node));
-    if (found !== node)
-      return `the allocation at ${list.start(node)} (node ${node}) is not in the live offsets (they name ${found === NIL ? 'none' : `node ${found}`})`;
+  const mark = scratch.nextMark(list.room);
+  const seen = scratch.seen;
+  for (let node = list.head; node !== NIL; node = list.next(node))
+    if (!list.isFree(node)) seen[node] = mark;
+  const table = offsets.offsets;
+  const nodes = offsets.nodes;
+  const mask = table.length - 1;
+  let held = 0;
+  for (let slot = 0; slot < table.length; slot++) {
+    const offset = table[slot]!;
+    if (offset === EMPTY_SLOT) continue;
+    held++;
+    const node = nodes[slot]!;
+    if (!(node >= 0 && node < list.room) || seen[node] !== mark || list.start(node) !== offset)
+      return `the live offsets map ${offset} to node ${node}, which is not an allocation starting there (or another entry names it too)`;
+    seen[node] = -mark;
+    for (let home = offsets.slotOf(offset); home !== slot; home = (home + 1) & mask) {
+      if (table[home] === EMPTY_SLOT)
+        return `the live offsets hold ${offset} in slot ${slot}, past the empty slot ${home} after its home: a lookup stops there`;
+    }
   }
-  if (offsets.count !== liveCount)
-    return `the live offsets hold ${offsets.count} entries for ${liveCount} allocations`;
+  if (held !== offsets.count)
+    return `the live offsets count ${offsets.count} entries, their table holds ${held}`;
+  if (held !== liveCount)
+    return `the live offsets hold ${held} entries for ${liveCount} allocations`;
   return null;
 }
+
+/** A heap never made (a corrupt count or position may name its bin). */
+const EMPTY = new Float64Array(0);
 
 function binName(bin: number): string {
   return bin === NOT_INDEXED ? 'none' : `bin ${bin}`;
@@ -150,9 +185,10 @@ export function checkIndex(
 ): string | null {
   const { alignBytes, bin, pos, heaps, counts, tops, highBin } = index;
   const tally = scratch.tally;
-  // Bins above highBin never held an entry: only those up to it are counted and compared (the
-  // tree's groups above it must be empty, checked below).
-  tally.fill(0, 0, highBin + 1);
+  // Bins above highBin never held an entry: the bins of the groups up to highBin's are counted
+  // and compared, the tree's groups above must be empty (checked below).
+  const usedGroups = (highBin >> 3) + 1;
+  tally.fill(0, 0, 8 * usedGroups);
   for (let node = list.head; node !== NIL; node = list.next(node)) {
     const start = list.start(node);
     const sizeBytes = list.size(node);
@@ -170,36 +206,42 @@ export function checkIndex(
     if (held === NOT_INDEXED) continue;
     tally[held]!++;
     const p = pos[node]!;
-    const heap = heaps[held]!;
+    const heap = heaps[held] ?? EMPTY;
     if (!(p >= 1 && p <= counts[held]!) || heap[2 * p + 1] !== node || heap[2 * p] !== start)
       return `the free block at ${start} (node ${node}) records position ${p} in bin ${held} at alignment ${alignBytes}, which holds ${p >= 1 && p <= counts[held]! ? `node ${heap[2 * p + 1]} at ${heap[2 * p]}` : 'no entry'}`;
   }
-  for (let b = 0; b <= highBin; b++) {
+  // Each bin's count, heap order and lowest start; each group's least start, gathered on the
+  // way, against its level-1 node.
+  let groupLeast = Infinity;
+  for (let b = 0; b < 8 * usedGroups; b++) {
     const count = counts[b]!;
     if (count !== tally[b])
       return `bin ${b} at alignment ${alignBytes} counts ${count} entries, ${tally[b]} free blocks are in it`;
-    if (count === 0 && tops[b] === Infinity) continue;
-    const heap = heaps[b]!;
-    for (let i = 2; i <= count; i++) {
-      if (!(heap[2 * (i >> 1)]! < heap[2 * i]!))
-        return `bin ${b} at alignment ${alignBytes}: the entry at position ${i} starts at ${heap[2 * i]}, not after its parent's ${heap[2 * (i >> 1)]}`;
+    const top = tops[b]!;
+    if (count !== 0 || top !== Infinity) {
+      const heap = heaps[b] ?? EMPTY;
+      for (let i = 2; i <= count; i++) {
+        if (!(heap[2 * (i >> 1)]! < heap[2 * i]!))
+          return `bin ${b} at alignment ${alignBytes}: the entry at position ${i} starts at ${heap[2 * i]}, not after its parent's ${heap[2 * (i >> 1)]}`;
+      }
+      const lowest = count === 0 ? Infinity : heap[2]!;
+      if (top !== lowest)
+        return `bin ${b} at alignment ${alignBytes}: its lowest start is ${lowest}, the tree holds ${top}`;
+      if (top < groupLeast) groupLeast = top;
     }
-    const lowest = count === 0 ? Infinity : heap[2]!;
-    if (tops[b] !== lowest)
-      return `bin ${b} at alignment ${alignBytes}: its lowest start is ${lowest}, the tree holds ${tops[b]}`;
+    if ((b & 7) === 7) {
+      const group = b >> 3;
+      if (tops[LEVEL1 + group] !== groupLeast)
+        return `tree node ${group} of level 1 at alignment ${alignBytes} holds ${tops[LEVEL1 + group]}, the least of its children is ${groupLeast}`;
+      groupLeast = Infinity;
+    }
   }
-  // The tree above the bins in use: the level-1 nodes under the level-2 nodes that cover bins up
-  // to highBin (a group past highBin's must hold Infinity: its leaves were never written), then
-  // every level-2 node (those past the covered ones hold Infinity).
-  const usedGroups = (highBin >> 3) + 1;
+  // The level-1 nodes past the groups in use, up to the end of their level-2 node, hold Infinity
+  // (their leaves were never written); then every level-2 node (those past hold Infinity).
   const coveredGroups = ((highBin >> 6) + 1) << 3;
-  for (let i = 0; i < coveredGroups; i++) {
-    let least = Infinity;
-    if (i < usedGroups) {
-      for (let j = 8 * i; j < 8 * i + 8; j++) if (tops[j]! < least) least = tops[j]!;
-    }
-    if (tops[LEVEL1 + i] !== least)
-      return `tree node ${i} of level 1 at alignment ${alignBytes} holds ${tops[LEVEL1 + i]}, the least of its children is ${least}`;
+  for (let i = usedGroups; i < coveredGroups; i++) {
+    if (tops[LEVEL1 + i] !== Infinity)
+      return `tree node ${i} of level 1 at alignment ${alignBytes} holds ${tops[LEVEL1 + i]}, the least of its children is Infinity`;
   }
   for (let i = 0; i < BINS >> 6; i++) {
     let least = Infinity;

@@ -64,12 +64,15 @@ export class FreeIndex {
   bin: Int32Array;
   /** Per node: its heap position (meaningful while indexed). */
   pos: Int32Array;
-  /** Per bin: its heap (entries from index 2), EMPTY_HEAP until first used. */
-  readonly heaps: Float64Array[] = new Array<Float64Array>(BINS).fill(EMPTY_HEAP);
-  /** Per bin: its entry count. */
-  readonly counts = new Int32Array(BINS);
+  /**
+   * Per bin: its heap (entries from index 2), made on the bin's first entry (a hole until then:
+   * every reader but `insert` reads only bins that hold entries).
+   */
+  readonly heaps: Float64Array[] = new Array<Float64Array>(BINS);
   /** The min tree over the bins' lowest starts (see the header). */
-  readonly tops = new Float64Array(TOPS_LENGTH).fill(Infinity);
+  readonly tops: Float64Array;
+  /** Per bin: its entry count. */
+  readonly counts: Int32Array;
   /** The search's stack of heap positions (as long as the longest heap). */
   private stack = new Int32Array(16);
 
@@ -80,6 +83,10 @@ export class FreeIndex {
   ) {
     this.bin = new Int32Array(nodes).fill(NOT_INDEXED);
     this.pos = new Int32Array(nodes);
+    // One buffer for both (an allocator is made per campaign run: each buffer costs a microsecond).
+    const buffer = new ArrayBuffer(TOPS_LENGTH * 8 + BINS * 4);
+    this.tops = new Float64Array(buffer, 0, TOPS_LENGTH).fill(Infinity);
+    this.counts = new Int32Array(buffer, TOPS_LENGTH * 8, BINS);
   }
 
   /** Grows the per-node arrays to `nodes` (the node store grew). */
@@ -301,7 +308,7 @@ export class FreeIndex {
   insert(bin: number, node: number, start: number): void {
     let count = this.counts[bin]! + 1;
     this.counts[bin] = count;
-    let heap = this.heaps[bin]!;
+    let heap = this.heaps[bin] ?? EMPTY_HEAP;
     if (2 * count + 1 >= heap.length) {
       const longer = new Float64Array(heap.length < 8 ? 16 : heap.length * 2);
       longer.set(heap);

@@ -7,8 +7,11 @@
  */
 import { NIL } from './first-fit-blocks.js';
 
-const EMPTY = -1;
-const INITIAL_LOG = 4;
+/** The offset of an empty slot. */
+export const EMPTY_SLOT = -1;
+const EMPTY = EMPTY_SLOT;
+/** 8 slots: a float64 table of 64 bytes, which V8 keeps on its heap (a larger one costs an off-heap buffer). */
+const INITIAL_LOG = 3;
 
 export class LiveOffsets {
   /** offsets[i]: the offset held in slot i, or EMPTY. */
