@@ -228,8 +228,11 @@ export class FreeIndex {
       found = heap[3]!;
     }
     // The bins below may hold a fit: their entries that start below the best, tested exactly.
+    // Largest first: a larger block more likely holds the request, and each fit found lowers the
+    // bound the smaller bins are pruned at.
     const first = binOf(sizeBytes);
-    for (let bin = first > this.floorBin ? first : this.floorBin; bin < sureBin; bin++) {
+    const lowest = first > this.floorBin ? first : this.floorBin;
+    for (let bin = sureBin - 1; bin >= lowest; bin--) {
       const count = this.counts[bin]!;
       if (count === 0) continue;
       const heap = this.heaps[bin]!;
