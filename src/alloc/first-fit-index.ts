@@ -320,6 +320,7 @@ export class FreeIndex {
     }
     this.bin[node] = bin;
     if (bin > this.highBin) this.highBin = bin;
+    // sift's upward loop, written out: through sift the pair loop ran 2 % slower (W1 and W2).
     const pos = this.pos;
     while (count > 1) {
       const parent = count >> 1;
