@@ -64,7 +64,7 @@ export const allocFirstFitSystem = subAllocatorSystem({
   createModel: (config) => new FirstFitModel(config),
   createImpl: (config) => new FirstFitAllocator(config),
   structure: blockStructure<AllocFirstFitConfig>(
-    'blocks tile the capacity; no two free blocks are adjacent; the offset-ordered free index holds exactly the free blocks',
+    'blocks tile the capacity; no two free blocks are adjacent; every free block sits in the size bin its usable size gives, in each free index (checkIndexes)',
     (blocks) => noAdjacentFreeBlocks(blocks),
   ),
   policyProbes: ['padding-kept-free', 'free-merged-twice'],
