@@ -221,8 +221,9 @@ export function checkIndex(
     if (count !== 0 || top !== Infinity) {
       const heap = heaps[b] ?? EMPTY;
       for (let i = 2; i <= count; i++) {
-        if (!(heap[2 * (i >> 1)]! < heap[2 * i]!))
-          return `bin ${b} at alignment ${alignBytes}: the entry at position ${i} starts at ${heap[2 * i]}, not after its parent's ${heap[2 * (i >> 1)]}`;
+        const parent = (i + 2) >> 2;
+        if (!(heap[2 * parent]! < heap[2 * i]!))
+          return `bin ${b} at alignment ${alignBytes}: the entry at position ${i} starts at ${heap[2 * i]}, not after its parent's ${heap[2 * parent]}`;
       }
       const lowest = count === 0 ? Infinity : heap[2]!;
       if (top !== lowest)
