@@ -217,6 +217,15 @@ describe('first-fit checkIndexes: every condition reported when (and only when) 
     );
   });
 
+  it('a spare node id still recorded in a bin', () => {
+    const pool = withHoles(4);
+    pool.free(2 * B); // merges the holes at B and 3B: their two ids go back
+    const spare = pool.store.spare[pool.store.spareCount - 1]!;
+    expect(pool.checkIndexes()).toBeNull();
+    pool.index.bin[spare] = 7;
+    expect(pool.checkIndexes()).toBe(`spare node ${spare} is in bin 7 of the index at alignment 1`);
+  });
+
   it('a free block in another bin than its size gives, in none, or in one below the floor', () => {
     const pool = withHoles(4);
     const hole = pool.nodeOf(B);

@@ -186,7 +186,9 @@ export function checkIndex(
   const { alignBytes, bin, pos, heaps, counts, tops, highBin } = index;
   const tally = scratch.tally;
   // Bins above highBin never held an entry: the bins of the groups up to highBin's are counted
-  // and compared, the tree's groups above must be empty (checked below).
+  // and compared, the tree's groups above must be empty (checked below). This trusts that only
+  // the index's own methods write its arrays (`insert` raises highBin before it writes a bin): a
+  // count or leaf written by hand above highBin's group is not seen here.
   const usedGroups = (highBin >> 3) + 1;
   tally.fill(0, 0, 8 * usedGroups);
   for (let node = list.head; node !== NIL; node = list.next(node)) {
@@ -209,6 +211,12 @@ export function checkIndex(
     const heap = heaps[held] ?? EMPTY;
     if (!(p >= 1 && p <= counts[held]!) || heap[2 * p + 1] !== node || heap[2 * p] !== start)
       return `the free block at ${start} (node ${node}) records position ${p} in bin ${held} at alignment ${alignBytes}, which holds ${p >= 1 && p <= counts[held]! ? `node ${heap[2 * p + 1]} at ${heap[2 * p]}` : 'no entry'}`;
+  }
+  // Ids given back are in no bin (a stale one would be a second entry once the id is reused).
+  for (let i = 0; i < list.spareCount; i++) {
+    const spare = list.spare[i]!;
+    if (bin[spare] !== NOT_INDEXED)
+      return `spare node ${spare} is in bin ${bin[spare]} of the index at alignment ${alignBytes}`;
   }
   // Each bin's count, heap order and lowest start; each group's least start, gathered on the
   // way, against its level-1 node.
