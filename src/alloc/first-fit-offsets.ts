@@ -4,6 +4,12 @@
  * over typed arrays (offsets as float64, -1 for an empty slot), at most half full; a removal
  * shifts the entries behind it back (no tombstones, so probes stay short). The slot is the top
  * bits of a multiplicative hash of the offset's two 32-bit halves.
+ *
+ * The same mechanism as NumberMap (typed-arrays.ts), kept apart on purpose: first fit built on
+ * NumberMap (a subclass naming what it uses, even with NumberMap given this hash) ran its pair
+ * loop 3-5 % slower on W1 (`bench/_first-fit-pairs.ts`, five rounds alternating): NumberMap's
+ * set probes for an existing key, its values are float64, and the extra call layer falls outside
+ * alloc's and free's inlining budget.
  */
 import { NIL } from './first-fit-blocks.js';
 
