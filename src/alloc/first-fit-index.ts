@@ -25,6 +25,7 @@
  * best start found: each candidate is tested exactly.
  */
 import { F64_PER_NODE, NIL, SIZE } from './first-fit-blocks.js';
+import { grownCopy } from './typed-arrays.js';
 
 /** A node that is not in the index (allocated, below the floor, or without a usable byte). */
 export const NOT_INDEXED = -1;
@@ -91,12 +92,9 @@ export class FreeIndex {
 
   /** Grows the per-node arrays to `nodes` (the node store grew). */
   growNodes(nodes: number): void {
-    const bin = new Int32Array(nodes).fill(NOT_INDEXED);
-    bin.set(this.bin);
-    this.bin = bin;
-    const pos = new Int32Array(nodes);
-    pos.set(this.pos);
-    this.pos = pos;
+    const held = this.bin.length;
+    this.bin = grownCopy(this.bin, nodes).fill(NOT_INDEXED, held);
+    this.pos = grownCopy(this.pos, nodes);
   }
 
   /** The bin a free block [start, start + sizeBytes) belongs in here, or NOT_INDEXED. */
@@ -310,9 +308,7 @@ export class FreeIndex {
     this.counts[bin] = count;
     let heap = this.heaps[bin] ?? EMPTY_HEAP;
     if (2 * count + 1 >= heap.length) {
-      const longer = new Float64Array(heap.length < 8 ? 16 : heap.length * 2);
-      longer.set(heap);
-      this.heaps[bin] = heap = longer;
+      this.heaps[bin] = heap = grownCopy(heap, heap.length < 8 ? 16 : heap.length * 2);
       if (count >= this.stack.length) this.stack = new Int32Array(2 * count);
     }
     this.bin[node] = bin;

@@ -11,9 +11,9 @@
  *   offset, under a min tree of the bins' lowest offsets. One index takes sizes as they are and
  *   serves every alignment below OWN_INDEX_ALIGN (testing each candidate exactly); on heaps from
  *   OWN_INDEX_MIN_CAPACITY up, each larger alignment requested (up to MAX_OWN_INDEXES of them)
- *   gets an index of usable sizes at that
- *   alignment, so a 4 KiB-aligned request does not test the many small blocks that cannot hold
- *   it, while every free block change costs one update per index;
+ *   gets an index of usable sizes at that alignment, so a 4 KiB-aligned request does not test the
+ *   many small blocks that cannot hold it, while every free block change costs one update per
+ *   index;
  * - the live offsets (first-fit-offsets.ts): a hash table from each allocation's offset to its
  *   node, for free().
  * An alloc is a search, a carve into at most three blocks and a few heap updates; a free is a
