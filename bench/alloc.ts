@@ -39,12 +39,18 @@
  * with every size divided by 64 (alignment extras unchanged) to show that dependence; it is not
  * the workload the other rows run (default workload only).
  *
+ * 'first-fit C++ port (wasm)' is not a peer but a yardstick: our first fit's algorithm ported to
+ * C++ (bench/_first-fit-wasm, the same answers offset for offset), compiled to wasm and called once
+ * per operation like TLSF. Beside the first-fit row it shows what compiled code of the same
+ * algorithm reaches on this machine in this run; a note under the table gives the ratio.
+ *
  * `metadata B/live` (ours and their models' rows left empty): the bytes of typed arrays the
  * allocator object reaches (its node pools, indexes and maps, counted by walking its fields), at
  * the end of the run, divided by the live allocations. It includes the per-capacity tables
  * (a size-indexed root table, per-unit lookup arrays), so it falls as the live count grows.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { WASI } from 'node:wasi';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -179,6 +185,30 @@ function asTlsf(capacityBytes: number, sizeDivisor = 1): Subject {
   };
 }
 
+/**
+ * Our first fit's C++ port compiled to wasm (a WASI reactor, bench/_first-fit-wasm/first_fit_port.wasm,
+ * rebuilt by that folder's build.sh): ff_alloc answers -1 for no room, like a Subject.
+ */
+function firstFitPort(capacityBytes: number): Subject {
+  const wasmPath = path.join(here, '_first-fit-wasm', 'first_fit_port.wasm');
+  const wasi = new WASI({ version: 'preview1', args: [], env: {} });
+  const instance = new wasm.Instance(
+    new wasm.Module(readFileSync(wasmPath)),
+    wasi.getImportObject() as object,
+  );
+  wasi.initialize(instance);
+  const exports = instance.exports as {
+    ff_init(capacityBytes: number): void;
+    ff_alloc(sizeBytes: number, alignBytes: number): number;
+    ff_free(offsetBytes: number): void;
+  };
+  exports.ff_init(capacityBytes);
+  return {
+    alloc: (sizeBytes, alignBytes) => exports.ff_alloc(sizeBytes, alignBytes),
+    free: (handle) => exports.ff_free(handle),
+  };
+}
+
 interface Contestant {
   readonly name: string;
   /** Which of our implementations this one is the model of (for the ratio column). */
@@ -223,6 +253,7 @@ const contestants: Contestant[] = [
     modelOf: 'first-fit',
     make: (capacityBytes) => ours(new FirstFitModel({ capacityBytes }), false),
   },
+  { name: 'first-fit C++ port (wasm)', make: (capacityBytes) => firstFitPort(capacityBytes) },
   { name: '@thi.ng/malloc', make: (capacityBytes) => thingMalloc(capacityBytes) },
   { name: 'AS TLSF (wasm)', make: (capacityBytes) => asTlsf(capacityBytes) },
   {
@@ -453,6 +484,12 @@ if (caseName !== undefined) {
             `${contestant.name}: wasm memory ${(memoryBytes / GiB).toFixed(2)} GiB at the end`,
           );
       }
+      const firstFit = results.get('first-fit');
+      const port = results.get('first-fit C++ port (wasm)');
+      if (firstFit !== undefined && port !== undefined)
+        console.log(
+          `first-fit runs at ${(firstFit.pairsPerSecond / port.pairsPerSecond).toFixed(2)}x its C++ port in wasm (the same algorithm and answers, compiled).`,
+        );
       if (tlsf !== undefined && workload === 'default') {
         console.log(
           'Note: AS TLSF writes its block headers into the heap it manages (here up to the capacity above), ' +
