@@ -268,8 +268,9 @@ const contestants: Contestant[] = [
 const HELP = `usage: npm run bench -- alloc [--workload default,small,mixed] [--live 1000,10000] [--seconds 2] [--only NAME,NAME]
 
 Alloc+free pairs per CPU second (the case's own process time, not wall time) at a steady number
-of live allocations: our sub-allocators, their models, @thi.ng/malloc and AssemblyScript's TLSF
-(wasm), each case in its own child process.
+of live allocations: our sub-allocators, their models, our first fit's C++ port in wasm (a
+yardstick: the same algorithm compiled), @thi.ng/malloc and AssemblyScript's TLSF (wasm), each
+case in its own child process.
 
   --workload W,W  request streams (default all): default (256 B - 4 MiB, 3 GiB), small
                   (256 B - 64 KiB log-uniform, align 16, 1 GiB), mixed (small's sizes,
