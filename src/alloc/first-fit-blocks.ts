@@ -7,6 +7,13 @@
  * and size as float64 (any safe integer), the links and the free flag as int32. A walk of the
  * list touches one record per block. Node ids are recycled through a stack of spare ids, so the
  * buffer grows with the most blocks ever held at once, never with the number of operations.
+ *
+ * The constants below name the layout, but first fit's code (first-fit*.ts, not its self-check)
+ * writes them as literals tagged with the name, `node * 4 /* F64_PER_NODE *\/ + 1 /* SIZE *\/`:
+ * V8's optimizing compiler loads an imported (or module-level) const from its module cell on
+ * every use instead of folding it, and the folded index arithmetic made the pair loop 15-18 %
+ * faster (docs/measurements.md, fifth round). properties/first-fit-literals.test.ts holds every
+ * tag to the constant it names.
  */
 
 /** "No node" in links and records. */
@@ -39,7 +46,7 @@ export class BlockList {
   /** Ids below this have been handed out (each is listed or spare). */
   highWater = 0;
   /** The block at offset 0 (never merged away: merges keep the lower block's node). */
-  head = NIL;
+  head = -1 /* NIL */;
 
   constructor() {
     const buffer = new ArrayBuffer(INITIAL_NODES * NODE_BYTES);
@@ -53,37 +60,37 @@ export class BlockList {
   }
 
   start(node: number): number {
-    return this.f64[node * F64_PER_NODE + START]!;
+    return this.f64[node * 4 /* F64_PER_NODE */ + 0 /* START */]!;
   }
   size(node: number): number {
-    return this.f64[node * F64_PER_NODE + SIZE]!;
+    return this.f64[node * 4 /* F64_PER_NODE */ + 1 /* SIZE */]!;
   }
   /** The block before `node` in offset order, or NIL. */
   prev(node: number): number {
-    return this.i32[node * I32_PER_NODE + PREV]!;
+    return this.i32[node * 8 /* I32_PER_NODE */ + 4 /* PREV */]!;
   }
   /** The block after `node` in offset order, or NIL. */
   next(node: number): number {
-    return this.i32[node * I32_PER_NODE + NEXT]!;
+    return this.i32[node * 8 /* I32_PER_NODE */ + 5 /* NEXT */]!;
   }
   isFree(node: number): boolean {
-    return this.i32[node * I32_PER_NODE + FREE] === 1;
+    return this.i32[node * 8 /* I32_PER_NODE */ + 6 /* FREE */] === 1;
   }
 
   setStart(node: number, start: number): void {
-    this.f64[node * F64_PER_NODE + START] = start;
+    this.f64[node * 4 /* F64_PER_NODE */ + 0 /* START */] = start;
   }
   setSize(node: number, sizeBytes: number): void {
-    this.f64[node * F64_PER_NODE + SIZE] = sizeBytes;
+    this.f64[node * 4 /* F64_PER_NODE */ + 1 /* SIZE */] = sizeBytes;
   }
   setPrev(node: number, prev: number): void {
-    this.i32[node * I32_PER_NODE + PREV] = prev;
+    this.i32[node * 8 /* I32_PER_NODE */ + 4 /* PREV */] = prev;
   }
   setNext(node: number, next: number): void {
-    this.i32[node * I32_PER_NODE + NEXT] = next;
+    this.i32[node * 8 /* I32_PER_NODE */ + 5 /* NEXT */] = next;
   }
   setFree(node: number, free: boolean): void {
-    this.i32[node * I32_PER_NODE + FREE] = free ? 1 : 0;
+    this.i32[node * 8 /* I32_PER_NODE */ + 6 /* FREE */] = free ? 1 : 0;
   }
 
   /** A new unlinked node for [start, start + sizeBytes). */
@@ -98,8 +105,8 @@ export class BlockList {
     this.setStart(node, start);
     this.setSize(node, sizeBytes);
     this.setFree(node, free);
-    this.setPrev(node, NIL);
-    this.setNext(node, NIL);
+    this.setPrev(node, -1 /* NIL */);
+    this.setNext(node, -1 /* NIL */);
     return node;
   }
 
@@ -109,7 +116,7 @@ export class BlockList {
     this.setPrev(node, prior);
     this.setNext(node, following);
     this.setNext(prior, node);
-    if (following !== NIL) this.setPrev(following, node);
+    if (following !== -1 /* NIL */) this.setPrev(following, node);
   }
 
   /** Unlinks `node` (not the head) and gives its id back. */
@@ -117,13 +124,13 @@ export class BlockList {
     const before = this.prev(node);
     const following = this.next(node);
     this.setNext(before, following);
-    if (following !== NIL) this.setPrev(following, before);
+    if (following !== -1 /* NIL */) this.setPrev(following, before);
     this.spare[this.spareCount++] = node;
   }
 
   private grow(): void {
     const nodes = this.spare.length * 2;
-    const f64 = new Float64Array(nodes * F64_PER_NODE);
+    const f64 = new Float64Array(nodes * 4 /* F64_PER_NODE */);
     f64.set(this.f64);
     this.f64 = f64;
     this.i32 = new Int32Array(f64.buffer);

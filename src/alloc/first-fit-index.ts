@@ -24,7 +24,6 @@
  * much), then visits the bins below those that may still hold a fit, in heap order, pruned at the
  * best start found: each candidate is tested exactly.
  */
-import { F64_PER_NODE, NIL, SIZE } from './first-fit-blocks.js';
 import { grownCopy } from './typed-arrays.js';
 
 /** A node that is not in the index (allocated, below the floor, or without a usable byte). */
@@ -58,7 +57,7 @@ export function padAt(start: number, alignBytes: number): number {
 
 export class FreeIndex {
   /** Lowest bin kept (BINS: none yet). */
-  floorBin = BINS;
+  floorBin = 512 /* BINS */;
   /** The highest bin any entry was ever put in (-1: none): every bin above it is empty. */
   highBin = -1;
   /** Per node: its bin, or NOT_INDEXED. */
@@ -69,7 +68,7 @@ export class FreeIndex {
    * Per bin: its heap (entries from index 2), made on the bin's first entry (a hole until then:
    * every reader but `insert` reads only bins that hold entries).
    */
-  readonly heaps: Float64Array[] = new Array<Float64Array>(BINS);
+  readonly heaps: Float64Array[] = new Array<Float64Array>(512 /* BINS */);
   /** The min tree over the bins' lowest starts (see the header). */
   readonly tops: Float64Array;
   /** Per bin: its entry count. */
@@ -82,40 +81,40 @@ export class FreeIndex {
     readonly alignBytes: number,
     nodes: number,
   ) {
-    this.bin = new Int32Array(nodes).fill(NOT_INDEXED);
+    this.bin = new Int32Array(nodes).fill(-1 /* NOT_INDEXED */);
     this.pos = new Int32Array(nodes);
     // One buffer for both (an allocator is made per campaign run: each buffer costs a microsecond).
-    const buffer = new ArrayBuffer(TOPS_LENGTH * 8 + BINS * 4);
+    const buffer = new ArrayBuffer(TOPS_LENGTH * 8 + 512 /* BINS */ * 4);
     this.tops = new Float64Array(buffer, 0, TOPS_LENGTH).fill(Infinity);
-    this.counts = new Int32Array(buffer, TOPS_LENGTH * 8, BINS);
+    this.counts = new Int32Array(buffer, TOPS_LENGTH * 8, 512 /* BINS */);
   }
 
   /** Grows the per-node arrays to `nodes` (the node store grew). */
   growNodes(nodes: number): void {
     const held = this.bin.length;
-    this.bin = grownCopy(this.bin, nodes).fill(NOT_INDEXED, held);
+    this.bin = grownCopy(this.bin, nodes).fill(-1 /* NOT_INDEXED */, held);
     this.pos = grownCopy(this.pos, nodes);
   }
 
   /** The bin a free block [start, start + sizeBytes) belongs in here, or NOT_INDEXED. */
   binFor(start: number, sizeBytes: number): number {
     const usable = this.alignBytes === 1 ? sizeBytes : sizeBytes - padAt(start, this.alignBytes);
-    if (usable <= 0) return NOT_INDEXED;
+    if (usable <= 0) return -1 /* NOT_INDEXED */;
     const bin = binOf(usable);
-    return bin < this.floorBin ? NOT_INDEXED : bin;
+    return bin < this.floorBin ? -1 /* NOT_INDEXED */ : bin;
   }
 
   /** Indexes the free block `node` (not indexed now). */
   add(node: number, start: number, sizeBytes: number): void {
     const bin = this.binFor(start, sizeBytes);
-    if (bin !== NOT_INDEXED) this.insert(bin, node, start);
+    if (bin !== -1 /* NOT_INDEXED */) this.insert(bin, node, start);
   }
 
   /** Takes `node` out of the index (nothing when it is not in it). */
   remove(node: number): void {
     const bin = this.bin[node]!;
-    if (bin === NOT_INDEXED) return;
-    this.bin[node] = NOT_INDEXED;
+    if (bin === -1 /* NOT_INDEXED */) return;
+    this.bin[node] = -1 /* NOT_INDEXED */;
     const count = this.counts[bin]!;
     this.counts[bin] = count - 1;
     const at = this.pos[node]!;
@@ -135,7 +134,7 @@ export class FreeIndex {
   update(node: number, start: number, sizeBytes: number): void {
     const bin = this.binFor(start, sizeBytes);
     const was = this.bin[node]!;
-    if (bin === was && bin !== NOT_INDEXED) {
+    if (bin === was && bin !== -1 /* NOT_INDEXED */) {
       const heap = this.heaps[bin]!;
       const at = this.pos[node]!;
       if (heap[2 * at] === start) return;
@@ -144,15 +143,15 @@ export class FreeIndex {
       return;
     }
     this.remove(node);
-    if (bin !== NOT_INDEXED) this.insert(bin, node, start);
+    if (bin !== -1 /* NOT_INDEXED */) this.insert(bin, node, start);
   }
 
   /** `node` takes over `old`'s entry (old leaves the index), then spans [start, start + sizeBytes). */
   replace(old: number, node: number, start: number, sizeBytes: number): void {
     const bin = this.bin[old]!;
-    if (bin !== NOT_INDEXED) {
+    if (bin !== -1 /* NOT_INDEXED */) {
       const at = this.pos[old]!;
-      this.bin[old] = NOT_INDEXED;
+      this.bin[old] = -1 /* NOT_INDEXED */;
       this.bin[node] = bin;
       this.pos[node] = at;
       this.heaps[bin]![2 * at + 1] = node;
@@ -176,12 +175,12 @@ export class FreeIndex {
     tailBytes: number,
   ): void {
     if (paddingBytes === 0) {
-      if (tail === NIL) this.remove(node);
+      if (tail === -1 /* NIL */) this.remove(node);
       else this.replace(node, tail, tailStart, tailBytes);
       return;
     }
     this.update(node, start, paddingBytes);
-    if (tail !== NIL) this.add(tail, tailStart, tailBytes);
+    if (tail !== -1 /* NIL */) this.add(tail, tailStart, tailBytes);
   }
 
   /**
@@ -198,10 +197,10 @@ export class FreeIndex {
     before: number,
     beforeStart: number,
   ): void {
-    if (before !== NIL) {
-      if (absorbed !== NIL) this.remove(absorbed);
+    if (before !== -1 /* NIL */) {
+      if (absorbed !== -1 /* NIL */) this.remove(absorbed);
       this.update(before, beforeStart, mergedBytes);
-    } else if (absorbed !== NIL) {
+    } else if (absorbed !== -1 /* NIL */) {
       this.replace(absorbed, node, start, mergedBytes);
     } else {
       this.add(node, start, mergedBytes);
@@ -216,7 +215,7 @@ export class FreeIndex {
     const slack = alignBytes - this.alignBytes;
     // Every block from this bin up holds sizeBytes + slack usable bytes here, so sizeBytes at alignBytes.
     const sureBin = binOf(sizeBytes + slack - 1) + 1;
-    let found = NIL;
+    let found = -1 /* NIL */;
     let best = Infinity;
     // (sureBin <= 416 < BINS: binOf of any double below 2^54 is at most 415.)
     const topBin = this.lowestTopFrom(sureBin);
@@ -243,7 +242,10 @@ export class FreeIndex {
         const start = heap[2 * at]!;
         if (start >= best) continue;
         const node = heap[2 * at + 1]!;
-        if (f64[node * F64_PER_NODE + SIZE]! - padAt(start, alignBytes) >= sizeBytes) {
+        if (
+          f64[node * 4 /* F64_PER_NODE */ + 1 /* SIZE */]! - padAt(start, alignBytes) >=
+          sizeBytes
+        ) {
           best = start;
           found = node;
           continue;
@@ -272,7 +274,7 @@ export class FreeIndex {
     const group = (from >> 3) + 1;
     end = ((group - 1) | 7) + 1;
     for (let i = group; i < end; i++) {
-      const top = tops[LEVEL1 + i]!;
+      const top = tops[512 /* LEVEL1 */ + i]!;
       if (top < best) {
         best = top;
         where = i;
@@ -280,7 +282,7 @@ export class FreeIndex {
       }
     }
     for (let i = (from >> 6) + 1; i < 8; i++) {
-      const top = tops[LEVEL2 + i]!;
+      const top = tops[576 /* LEVEL2 */ + i]!;
       if (top < best) {
         best = top;
         where = i;
@@ -289,9 +291,9 @@ export class FreeIndex {
     }
     if (where < 0) return -1;
     if (level === 2) {
-      let child = LEVEL1 + (where << 3);
+      let child = 512 /* LEVEL1 */ + (where << 3);
       while (tops[child] !== best) child++;
-      where = child - LEVEL1;
+      where = child - 512 /* LEVEL1 */;
       level = 1;
     }
     if (level === 1) {
@@ -391,7 +393,7 @@ export class FreeIndex {
     tops[bin] = value;
     let fresh = value;
     let node = bin >> 3;
-    let base = LEVEL1;
+    let base = 512 /* LEVEL1 */;
     let childBase = 0;
     for (let level = 1; level <= 2; level++) {
       const held = tops[base + node]!;
@@ -411,7 +413,7 @@ export class FreeIndex {
         return;
       }
       childBase = base;
-      base = LEVEL2;
+      base = 576 /* LEVEL2 */;
       node >>= 3;
     }
   }

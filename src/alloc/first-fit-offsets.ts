@@ -11,17 +11,15 @@
  * set probes for an existing key, its values are float64, and the extra call layer falls outside
  * alloc's and free's inlining budget.
  */
-import { NIL } from './first-fit-blocks.js';
 
 /** The offset of an empty slot. */
 export const EMPTY_SLOT = -1;
-const EMPTY = EMPTY_SLOT;
 /** 8 slots: a float64 table of 64 bytes, which V8 keeps on its heap (a larger one costs an off-heap buffer). */
 const INITIAL_LOG = 3;
 
 export class LiveOffsets {
-  /** offsets[i]: the offset held in slot i, or EMPTY. */
-  offsets = new Float64Array(1 << INITIAL_LOG).fill(EMPTY);
+  /** offsets[i]: the offset held in slot i, or EMPTY_SLOT. */
+  offsets = new Float64Array(1 << INITIAL_LOG).fill(-1 /* EMPTY_SLOT */);
   /** nodes[i]: the node of the offset in slot i. */
   nodes = new Int32Array(1 << INITIAL_LOG);
   /** Entries held. */
@@ -40,27 +38,27 @@ export class LiveOffsets {
     const offsets = this.offsets;
     const mask = this.mask;
     let i = this.slotOf(offset);
-    while (offsets[i] !== EMPTY) i = (i + 1) & mask;
+    while (offsets[i] !== -1 /* EMPTY_SLOT */) i = (i + 1) & mask;
     offsets[i] = offset;
     this.nodes[i] = node;
     this.count++;
   }
 
-  /** The node held at `offset`, or NIL (for any number: a negative one would match EMPTY). */
+  /** The node held at `offset`, or NIL (for any number: a negative one would match EMPTY_SLOT). */
   get(offset: number): number {
-    if (!(offset >= 0)) return NIL;
+    if (!(offset >= 0)) return -1 /* NIL */;
     const offsets = this.offsets;
     const mask = this.mask;
     for (let i = this.slotOf(offset); ; i = (i + 1) & mask) {
       const held = offsets[i]!;
       if (held === offset) return this.nodes[i]!;
-      if (held === EMPTY) return NIL;
+      if (held === -1 /* EMPTY_SLOT */) return -1 /* NIL */;
     }
   }
 
   /** Removes `offset` and returns its node, or NIL when it is not held (any number, like get). */
   take(offset: number): number {
-    if (!(offset >= 0)) return NIL;
+    if (!(offset >= 0)) return -1 /* NIL */;
     const offsets = this.offsets;
     const nodes = this.nodes;
     const mask = this.mask;
@@ -68,7 +66,7 @@ export class LiveOffsets {
     for (;;) {
       const held = offsets[hole]!;
       if (held === offset) break;
-      if (held === EMPTY) return NIL;
+      if (held === -1 /* EMPTY_SLOT */) return -1 /* NIL */;
       hole = (hole + 1) & mask;
     }
     const node = nodes[hole]!;
@@ -76,14 +74,14 @@ export class LiveOffsets {
     // Entries after the hole whose home is not between the hole and them move back into it.
     for (let i = (hole + 1) & mask; ; i = (i + 1) & mask) {
       const held = offsets[i]!;
-      if (held === EMPTY) break;
+      if (held === -1 /* EMPTY_SLOT */) break;
       if (((i - this.slotOf(held)) & mask) >= ((i - hole) & mask)) {
         offsets[hole] = held;
         nodes[hole] = nodes[i]!;
         hole = i;
       }
     }
-    offsets[hole] = EMPTY;
+    offsets[hole] = -1 /* EMPTY_SLOT */;
     return node;
   }
 
@@ -91,13 +89,13 @@ export class LiveOffsets {
     const offsets = this.offsets;
     const nodes = this.nodes;
     const length = offsets.length * 2;
-    this.offsets = new Float64Array(length).fill(EMPTY);
+    this.offsets = new Float64Array(length).fill(-1 /* EMPTY_SLOT */);
     this.nodes = new Int32Array(length);
     this.mask = length - 1;
     this.shift--;
     this.count = 0;
     for (let i = 0; i < offsets.length; i++) {
-      if (offsets[i] !== EMPTY) this.put(offsets[i]!, nodes[i]!);
+      if (offsets[i] !== -1 /* EMPTY_SLOT */) this.put(offsets[i]!, nodes[i]!);
     }
   }
 }

@@ -36,19 +36,9 @@ import {
   type LiveAllocation,
 } from './allocator.js';
 import { checkSubAllocatorConfig, type SubAllocatorConfig } from './config.js';
-import {
-  BlockList,
-  F64_PER_NODE,
-  FREE,
-  I32_PER_NODE,
-  NEXT,
-  NIL,
-  PREV,
-  SIZE,
-  START,
-} from './first-fit-blocks.js';
+import { BlockList } from './first-fit-blocks.js';
 import { checkFirstFit, FirstFitCheckScratch } from './first-fit-check.js';
-import { binOf, FreeIndex, NOT_INDEXED, padAt } from './first-fit-index.js';
+import { binOf, FreeIndex, padAt } from './first-fit-index.js';
 import { LiveOffsets } from './first-fit-offsets.js';
 
 /** Alignments from this up get a free index of their own (smaller ones share the size index). */
@@ -118,14 +108,14 @@ export class FirstFitAllocator implements BlockAllocator {
     if (bin < index.floorBin) this.lowerFloor(index, bin & ~7);
     const list = this.list;
     const node = index.search(sizeBytes, alignBytes, list.f64);
-    if (node === NIL) return null;
+    if (node === -1 /* NIL */) return null;
     let f64 = list.f64;
-    const start = f64[node * F64_PER_NODE + START]!;
-    const end = start + f64[node * F64_PER_NODE + SIZE]!;
+    const start = f64[node * 4 /* F64_PER_NODE */ + 0 /* START */]!;
+    const end = start + f64[node * 4 /* F64_PER_NODE */ + 1 /* SIZE */]!;
     const offsetBytes = start + padAt(start, alignBytes);
     const allocEnd = offsetBytes + sizeBytes;
     let live = node;
-    let tail = NIL;
+    let tail = -1 /* NIL */;
     // New nodes first (the store may grow, and the indexes' per-node arrays with it).
     if (offsetBytes !== start) {
       live = list.create(offsetBytes, sizeBytes, false);
@@ -139,8 +129,8 @@ export class FirstFitAllocator implements BlockAllocator {
     f64 = list.f64;
     // No padding: the block becomes the allocation (the tail takes over its index entries).
     const paddingBytes = offsetBytes - start;
-    if (live === node) list.i32[node * I32_PER_NODE + FREE] = 0;
-    f64[node * F64_PER_NODE + SIZE] = live === node ? sizeBytes : paddingBytes;
+    if (live === node) list.i32[node * 8 /* I32_PER_NODE */ + 6 /* FREE */] = 0;
+    f64[node * 4 /* F64_PER_NODE */ + 1 /* SIZE */] = live === node ? sizeBytes : paddingBytes;
     for (let k = 0; k < indexes.length; k++)
       indexes[k]!.carved(node, start, paddingBytes, tail, allocEnd, end - allocEnd);
     this.offsets.put(offsetBytes, live);
@@ -157,38 +147,38 @@ export class FirstFitAllocator implements BlockAllocator {
    */
   free(offsetBytes: number): void {
     const node = this.offsets.take(offsetBytes);
-    if (node === NIL) throw badFree(offsetBytes);
+    if (node === -1 /* NIL */) throw badFree(offsetBytes);
     const list = this.list;
     const f64 = list.f64;
     const i32 = list.i32;
     const indexes = this.indexes;
-    let merged = f64[node * F64_PER_NODE + SIZE]!;
+    let merged = f64[node * 4 /* F64_PER_NODE */ + 1 /* SIZE */]!;
     this.usedBytesTotal -= merged;
     this.liveCount--;
     this.changes++;
-    i32[node * I32_PER_NODE + FREE] = 1;
-    let absorbed = NIL;
-    const following = i32[node * I32_PER_NODE + NEXT]!;
-    if (following !== NIL && i32[following * I32_PER_NODE + FREE] === 1) {
+    i32[node * 8 /* I32_PER_NODE */ + 6 /* FREE */] = 1;
+    let absorbed = -1 /* NIL */;
+    const following = i32[node * 8 /* I32_PER_NODE */ + 5 /* NEXT */]!;
+    if (following !== -1 /* NIL */ && i32[following * 8 /* I32_PER_NODE */ + 6 /* FREE */] === 1) {
       absorbed = following;
-      merged += f64[following * F64_PER_NODE + SIZE]!;
+      merged += f64[following * 4 /* F64_PER_NODE */ + 1 /* SIZE */]!;
     }
-    let before = i32[node * I32_PER_NODE + PREV]!;
+    let before = i32[node * 8 /* I32_PER_NODE */ + 4 /* PREV */]!;
     let beforeStart = 0;
-    if (before !== NIL && i32[before * I32_PER_NODE + FREE] === 1) {
-      beforeStart = f64[before * F64_PER_NODE + START]!;
-      merged += f64[before * F64_PER_NODE + SIZE]!;
+    if (before !== -1 /* NIL */ && i32[before * 8 /* I32_PER_NODE */ + 6 /* FREE */] === 1) {
+      beforeStart = f64[before * 4 /* F64_PER_NODE */ + 0 /* START */]!;
+      merged += f64[before * 4 /* F64_PER_NODE */ + 1 /* SIZE */]!;
     } else {
-      before = NIL;
+      before = -1 /* NIL */;
     }
     for (let k = 0; k < indexes.length; k++)
       indexes[k]!.freed(node, offsetBytes, merged, absorbed, before, beforeStart);
-    if (absorbed !== NIL) list.remove(absorbed);
-    if (before !== NIL) {
-      f64[before * F64_PER_NODE + SIZE] = merged;
+    if (absorbed !== -1 /* NIL */) list.remove(absorbed);
+    if (before !== -1 /* NIL */) {
+      f64[before * 4 /* F64_PER_NODE */ + 1 /* SIZE */] = merged;
       list.remove(node);
     } else {
-      f64[node * F64_PER_NODE + SIZE] = merged;
+      f64[node * 4 /* F64_PER_NODE */ + 1 /* SIZE */] = merged;
     }
   }
 
@@ -220,10 +210,11 @@ export class FirstFitAllocator implements BlockAllocator {
     const above = index.floorBin;
     index.floorBin = floorBin;
     const list = this.list;
-    for (let node = list.head; node !== NIL; node = list.next(node)) {
+    for (let node = list.head; node !== -1 /* NIL */; node = list.next(node)) {
       if (!list.isFree(node)) continue;
       const bin = index.binFor(list.start(node), list.size(node));
-      if (bin !== NOT_INDEXED && bin < above) index.add(node, list.start(node), list.size(node));
+      if (bin !== -1 /* NOT_INDEXED */ && bin < above)
+        index.add(node, list.start(node), list.size(node));
     }
   }
 
@@ -259,7 +250,7 @@ export class FirstFitAllocator implements BlockAllocator {
       list.isFree(head) &&
       list.start(head) === 0 &&
       list.size(head) === this.capacityBytes &&
-      list.next(head) === NIL
+      list.next(head) === -1 /* NIL */
     );
   }
 
@@ -276,7 +267,7 @@ export class FirstFitAllocator implements BlockAllocator {
     let steps = 0;
     for (
       let node = list.head;
-      node !== NIL && steps <= list.highWater;
+      node !== -1 /* NIL */ && steps <= list.highWater;
       node = list.next(node), steps++
     ) {
       if (!list.isFree(node)) setLiveEntry(view, count++, list.start(node), list.size(node));
@@ -296,7 +287,11 @@ export class FirstFitAllocator implements BlockAllocator {
     if (this.blocksAt === this.changes) return view;
     const list = this.list;
     let count = 0;
-    for (let node = list.head; node !== NIL && count <= list.highWater; node = list.next(node)) {
+    for (
+      let node = list.head;
+      node !== -1 /* NIL */ && count <= list.highWater;
+      node = list.next(node)
+    ) {
       setBlockEntry(view, count++, list.start(node), list.size(node), list.isFree(node));
     }
     view.length = count;
