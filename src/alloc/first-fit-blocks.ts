@@ -11,8 +11,8 @@
  * The constants below name the layout, but first fit's code (first-fit*.ts, not its self-check)
  * writes them as literals tagged with the name, `node * 4 /* F64_PER_NODE *\/ + 1 /* SIZE *\/`:
  * V8's optimizing compiler loads an imported (or module-level) const from its module cell on
- * every use instead of folding it, and the folded index arithmetic made the pair loop 15-18 %
- * faster (docs/measurements.md, fifth round). properties/first-fit-literals.test.ts holds every
+ * every use instead of folding it; with the index arithmetic folded the pair loop takes 6-28 % less
+ * time (docs/measurements.md, fifth round). properties/first-fit-literals.test.ts holds every
  * tag to the constant it names.
  */
 
