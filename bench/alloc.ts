@@ -437,6 +437,8 @@ if (caseName !== undefined) {
           process.execPath,
           [
             ...process.execArgv,
+            // node:wasi (the C++ port's row) warns that it is experimental, once per child.
+            '--disable-warning=ExperimentalWarning',
             fileURLToPath(import.meta.url),
             '--case',
             contestant.name,
