@@ -37,3 +37,22 @@ export function fillStream(workload: Workload): void {
     picks[i] = next();
   }
 }
+
+/**
+ * The probes' fill: allocates the stream's requests from the first on until `live` of them got
+ * room. Returns the offsets (with room for one more) and the index of the next request.
+ */
+export function fillLive(
+  pool: { alloc(sizeBytes: number, alignBytes: number): number | null },
+  live: number,
+): { handles: Float64Array; cursor: number } {
+  const handles = new Float64Array(live + 1);
+  let held = 0;
+  let cursor = 0;
+  while (held < live) {
+    const offset = pool.alloc(stream.sizes[cursor]!, stream.aligns[cursor]!);
+    cursor = (cursor + 1) & (STREAM_LENGTH - 1);
+    if (offset !== null) handles[held++] = offset;
+  }
+  return { handles, cursor };
+}

@@ -11,7 +11,7 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { FirstFitAllocator } from '../src/alloc/first-fit.js';
-import { fillStream, STREAM_LENGTH, stream } from './_alloc-stream.js';
+import { fillLive, fillStream, STREAM_LENGTH, stream } from './_alloc-stream.js';
 
 const USAGE = 'usage: node --import tsx bench/_first-fit-ab.ts OTHER_ROOT [small|mixed] [chunks]';
 const args = process.argv.slice(2);
@@ -46,14 +46,7 @@ async function load(root: string): Promise<FirstFitClass> {
 function pairLoop(Allocator: FirstFitClass): (count: number) => number {
   const { sizes, aligns, picks } = stream;
   const pool = new Allocator({ capacityBytes: 2 ** 30 });
-  const handles = new Float64Array(LIVE + 1);
-  let liveCount = 0;
-  let cursor = 0;
-  while (liveCount < LIVE) {
-    const offset = pool.alloc(sizes[cursor]!, aligns[cursor]!);
-    cursor = (cursor + 1) & (STREAM_LENGTH - 1);
-    if (offset !== null) handles[liveCount++] = offset;
-  }
+  const { handles, cursor } = fillLive(pool, LIVE);
   return new Function(
     'pool',
     'handles',
@@ -77,7 +70,7 @@ function pairLoop(Allocator: FirstFitClass): (count: number) => number {
       }
       return sum;
     };`,
-  )(pool, handles, sizes, aligns, picks, { cursor, liveCount }) as (count: number) => number;
+  )(pool, handles, sizes, aligns, picks, { cursor, liveCount: LIVE }) as (count: number) => number;
 }
 
 fillStream(workload);

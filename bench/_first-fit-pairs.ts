@@ -7,7 +7,7 @@
  * code (run it in two work trees, alternating) without the bench's child processes and tables.
  */
 import { FirstFitAllocator } from '../src/alloc/first-fit.js';
-import { fillStream, STREAM_LENGTH, stream } from './_alloc-stream.js';
+import { fillLive, fillStream, STREAM_LENGTH, stream } from './_alloc-stream.js';
 
 const args = process.argv.slice(2);
 if (args.includes('-h') || args.includes('--help')) {
@@ -24,14 +24,9 @@ fillStream(workload);
 const { sizes, aligns, picks } = stream;
 const LIVE = 10_000;
 const pool = new FirstFitAllocator({ capacityBytes: 2 ** 30 });
-const handles = new Float64Array(LIVE + 1);
-let liveCount = 0;
-let cursor = 0;
-while (liveCount < LIVE) {
-  const offset = pool.alloc(sizes[cursor]!, aligns[cursor]!);
-  cursor = (cursor + 1) & (STREAM_LENGTH - 1);
-  if (offset !== null) handles[liveCount++] = offset;
-}
+const { handles, cursor: first } = fillLive(pool, LIVE);
+let liveCount = LIVE;
+let cursor = first;
 
 /** Runs `count` pairs (free a picked allocation, then allocate the next request); the offsets' sum. */
 function run(count: number): number {

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Builds into out/ (scratch, not committed), from /work/main or anywhere:
-#   out/native        g++ -O2 (the port, and the two lean experiments: argument 3 ff|lean|chunk|oracle)
+#   out/native        g++ -O2 (the port, or the no-index oracle: argument 3 ff|oracle)
 #   out/ff.wasm       clang++ --target=wasm32-wasi -O2, a WASI reactor (run.mjs drives it)
 #   out/oracle.wasm  the no-index floor (oracle.hpp) as a wasm reactor
 #   out/ff-wasmopt.wasm  the same after binaryen's wasm-opt -O3 (AS TLSF is built by asc -O3,
@@ -14,7 +14,7 @@ mkdir -p out
 CXX=${CXX:-g++}
 WCXX=${WCXX:-clang++}
 t="--target=wasm32-wasi"
-$CXX -std=c++17 -O2 -Wall -Wextra -DWITH_LEAN -o out/native native.cpp
+$CXX -std=c++17 -O2 -Wall -Wextra -o out/native native.cpp
 $WCXX $t -std=c++17 -O2 -fno-exceptions -fno-rtti -Wall -Wextra -c -o out/ff.o wasm_exports.cpp
 $WCXX $t -mexec-model=reactor -Wl,--strip-debug -o out/ff.wasm out/ff.o
 $WCXX $t -std=c++17 -O2 -fno-exceptions -fno-rtti -Wall -Wextra -DORACLE -c -o out/oracle.o wasm_exports.cpp

@@ -1,14 +1,10 @@
-// Native driver: ./native [small|mixed] [pairs] [ff|lean|chunk|oracle]
+// Native driver: ./native [small|mixed] [pairs] [ff|oracle]
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include "first_fit.hpp"
 #include "pairs.hpp"
-#ifdef WITH_LEAN
-#include "lean_first_fit.hpp"
-#include "chunk_first_fit.hpp"
-#endif
 #include "oracle.hpp"
 
 static double cpuNs() {
@@ -39,7 +35,7 @@ int main(int argc, char **argv) {
   const char *which = argc > 3 ? argv[3] : "ff";
   int w = strcmp(workload, "small") == 0 ? 1 : strcmp(workload, "mixed") == 0 ? 2 : 0;
   if (w == 0 || count <= 0) {
-    fprintf(stderr, "usage: native [small|mixed] [pairs] [ff|lean|chunk|oracle]\n");
+    fprintf(stderr, "usage: native [small|mixed] [pairs] [ff|oracle]\n");
     return 2;
   }
   pairs::fillStream(stream, w);
@@ -64,17 +60,6 @@ int main(int argc, char **argv) {
     pool.record = rec.record;
     measure(pool, "oracle (no free index) C++ native", workload, count);
   }
-#ifdef WITH_LEAN
-  else if (strcmp(which, "lean") == 0) {
-    static lean::LeanFirstFit pool;
-    pool.init(int64_t(1) << 30);
-    measure(pool, "lean first fit C++ native", workload, count);
-  } else if (strcmp(which, "chunk") == 0) {
-    static chunked::ChunkFirstFit pool;
-    pool.init(int64_t(1) << 30);
-    measure(pool, "chunk first fit C++ native", workload, count);
-  }
-#endif
   else {
     fprintf(stderr, "unknown allocator %s\n", which);
     return 2;

@@ -3,17 +3,12 @@
 // Numbers cross the boundary as f64 (offsets are any safe integer in the TS allocator).
 #include "first_fit.hpp"
 #include "pairs.hpp"
-#ifdef WITH_LEAN
-#include "lean_first_fit.hpp"
-#endif
 
 #define EXPORT(name) extern "C" __attribute__((export_name(name)))
 
 #ifdef ORACLE
 #include "oracle.hpp"
 typedef oracle::OracleFirstFit Pool;
-#elif defined(WITH_LEAN)
-typedef lean::LeanFirstFit Pool;
 #else
 typedef ff::FirstFit Pool;
 #endif
