@@ -46,18 +46,10 @@ int main(int argc, char **argv) {
   }
   else if (strcmp(which, "oracle") == 0) {
     // Record the port's choices (untimed), then replay them without the index.
-    static oracle::RecordingFirstFit rec;
-    rec.init(int64_t(1) << 30);
-    rec.record = static_cast<int32_t *>(malloc(sizeof(int32_t) * (count + 600000 + 20000)));
-    static pairs::Pairs<oracle::RecordingFirstFit> p;
-    p.pool = &rec;
-    p.s = &stream;
-    p.fill();
-    p.run(500000);
-    p.run(count);
+    int32_t *record = oracle::recordChoices(stream, count);
     static oracle::OracleFirstFit pool;
     pool.init(int64_t(1) << 30);
-    pool.record = rec.record;
+    pool.record = record;
     measure(pool, "oracle (no free index) C++ native", workload, count);
   }
   else {

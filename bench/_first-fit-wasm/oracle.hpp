@@ -5,6 +5,7 @@
 // the same answers and checksum. native.cpp's "oracle" runs the recording untimed first.
 #pragma once
 #include "first_fit.hpp"
+#include "pairs.hpp"
 
 namespace oracle {
 
@@ -90,5 +91,24 @@ struct OracleFirstFit {
     return true;
   }
 };
+
+// Runs the port over the pair loop's whole sequence on `s` (the fill, 500k pairs, then `count`)
+// and returns the node each search chose, for OracleFirstFit to replay.
+inline i32 *recordChoices(const pairs::Stream &s, int count) {
+  static RecordingFirstFit rec;
+  rec.init(int64_t(1) << 30);
+  rec.at = 0;
+  rec.record = static_cast<i32 *>(malloc(sizeof(i32) * (count + 600000 + 20000)));
+  static pairs::Pairs<RecordingFirstFit> p;  // static: its handles are too large for wasm's stack
+  p.pool = &rec;
+  p.s = &s;
+  p.liveCount = 0;
+  p.cursor = 0;
+  p.fill();
+  p.run(500000);
+  p.run(count);
+  rec.destroy();
+  return rec.record;
+}
 
 }  // namespace oracle

@@ -25,16 +25,7 @@ static int32_t *record = nullptr;
 EXPORT("oracle_record") void oracleRecord(int workload, int count) {
   static pairs::Stream recStream;
   pairs::fillStream(recStream, workload);
-  static oracle::RecordingFirstFit rec;
-  rec.init(int64_t(1) << 30);
-  rec.record = record = static_cast<int32_t *>(malloc(sizeof(int32_t) * (count + 600000 + 20000)));
-  static pairs::Pairs<oracle::RecordingFirstFit> p;
-  p.pool = &rec;
-  p.s = &recStream;
-  p.fill();
-  p.run(500000);
-  p.run(count);
-  rec.destroy();
+  record = oracle::recordChoices(recStream, count);
 }
 #endif
 
