@@ -30,12 +30,18 @@ function taggedLiterals(source: string): [number, number, string][] {
 describe('first fit: tagged literals', () => {
   const files = readdirSync(ALLOC).filter((file) => /^first-fit.*\.ts$/.test(file));
 
-  it('finds the tags (the scan is not vacuous)', () => {
-    const total = files.reduce(
-      (sum, file) => sum + taggedLiterals(readFileSync(path.join(ALLOC, file), 'utf8')).length,
-      0,
-    );
-    expect(total).toBeGreaterThan(100);
+  it('finds the tags in each hot file (the scan is not vacuous)', () => {
+    const count = (file: string) =>
+      taggedLiterals(readFileSync(path.join(ALLOC, file), 'utf8')).length;
+    for (const file of [
+      'first-fit.ts',
+      'first-fit-index.ts',
+      'first-fit-offsets.ts',
+      'first-fit-blocks.ts',
+    ])
+      expect(count(file), file).toBeGreaterThan(0);
+    // 95 when this was written: alloc's and free's paths hold most of them.
+    expect(files.reduce((sum, file) => sum + count(file), 0)).toBeGreaterThan(80);
   });
 
   it.each(files)('%s: each tag carries the value of the constant it names', (file) => {

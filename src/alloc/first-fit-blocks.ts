@@ -8,8 +8,9 @@
  * list touches one record per block. Node ids are recycled through a stack of spare ids, so the
  * buffer grows with the most blocks ever held at once, never with the number of operations.
  *
- * The constants below name the layout, but first fit's code (first-fit*.ts, not its self-check)
- * writes them as literals tagged with the name, `node * 4 /* F64_PER_NODE *\/ + 1 /* SIZE *\/`:
+ * The constants below name the layout, but first fit's hot paths (alloc, free and what they
+ * call; not construction, growth, inspection or the self-check) write them as literals tagged
+ * with the name, `node * 4 /* F64_PER_NODE *\/ + 1 /* SIZE *\/`:
  * V8's optimizing compiler loads an imported (or module-level) const from its module cell on
  * every use instead of folding it; with the index arithmetic folded the pair loop takes 6-28 % less
  * time (docs/measurements.md, fifth round). properties/first-fit-literals.test.ts holds every
@@ -46,7 +47,7 @@ export class BlockList {
   /** Ids below this have been handed out (each is listed or spare). */
   highWater = 0;
   /** The block at offset 0 (never merged away: merges keep the lower block's node). */
-  head = -1 /* NIL */;
+  head = NIL;
 
   constructor() {
     const buffer = new ArrayBuffer(INITIAL_NODES * NODE_BYTES);
@@ -130,7 +131,7 @@ export class BlockList {
 
   private grow(): void {
     const nodes = this.spare.length * 2;
-    const f64 = new Float64Array(nodes * 4 /* F64_PER_NODE */);
+    const f64 = new Float64Array(nodes * F64_PER_NODE);
     f64.set(this.f64);
     this.f64 = f64;
     this.i32 = new Int32Array(f64.buffer);

@@ -57,7 +57,7 @@ export function padAt(start: number, alignBytes: number): number {
 
 export class FreeIndex {
   /** Lowest bin kept (BINS: none yet). */
-  floorBin = 512 /* BINS */;
+  floorBin = BINS;
   /** The highest bin any entry was ever put in (-1: none): every bin above it is empty. */
   highBin = -1;
   /** Per node: its bin, or NOT_INDEXED. */
@@ -68,7 +68,7 @@ export class FreeIndex {
    * Per bin: its heap (entries from index 2), made on the bin's first entry (a hole until then:
    * every reader but `insert` reads only bins that hold entries).
    */
-  readonly heaps: Float64Array[] = new Array<Float64Array>(512 /* BINS */);
+  readonly heaps: Float64Array[] = new Array<Float64Array>(BINS);
   /** The min tree over the bins' lowest starts (see the header). */
   readonly tops: Float64Array;
   /** Per bin: its entry count. */
@@ -81,18 +81,18 @@ export class FreeIndex {
     readonly alignBytes: number,
     nodes: number,
   ) {
-    this.bin = new Int32Array(nodes).fill(-1 /* NOT_INDEXED */);
+    this.bin = new Int32Array(nodes).fill(NOT_INDEXED);
     this.pos = new Int32Array(nodes);
     // One buffer for both (an allocator is made per campaign run: each buffer costs a microsecond).
-    const buffer = new ArrayBuffer(TOPS_LENGTH * 8 + 512 /* BINS */ * 4);
+    const buffer = new ArrayBuffer(TOPS_LENGTH * 8 + BINS * 4);
     this.tops = new Float64Array(buffer, 0, TOPS_LENGTH).fill(Infinity);
-    this.counts = new Int32Array(buffer, TOPS_LENGTH * 8, 512 /* BINS */);
+    this.counts = new Int32Array(buffer, TOPS_LENGTH * 8, BINS);
   }
 
   /** Grows the per-node arrays to `nodes` (the node store grew). */
   growNodes(nodes: number): void {
     const held = this.bin.length;
-    this.bin = grownCopy(this.bin, nodes).fill(-1 /* NOT_INDEXED */, held);
+    this.bin = grownCopy(this.bin, nodes).fill(NOT_INDEXED, held);
     this.pos = grownCopy(this.pos, nodes);
   }
 

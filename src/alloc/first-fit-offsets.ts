@@ -19,7 +19,7 @@ const INITIAL_LOG = 3;
 
 export class LiveOffsets {
   /** offsets[i]: the offset held in slot i, or EMPTY_SLOT. */
-  offsets = new Float64Array(1 << INITIAL_LOG).fill(-1 /* EMPTY_SLOT */);
+  offsets = new Float64Array(1 << INITIAL_LOG).fill(EMPTY_SLOT);
   /** nodes[i]: the node of the offset in slot i. */
   nodes = new Int32Array(1 << INITIAL_LOG);
   /** Entries held. */
@@ -89,13 +89,13 @@ export class LiveOffsets {
     const offsets = this.offsets;
     const nodes = this.nodes;
     const length = offsets.length * 2;
-    this.offsets = new Float64Array(length).fill(-1 /* EMPTY_SLOT */);
+    this.offsets = new Float64Array(length).fill(EMPTY_SLOT);
     this.nodes = new Int32Array(length);
     this.mask = length - 1;
     this.shift--;
     this.count = 0;
     for (let i = 0; i < offsets.length; i++) {
-      if (offsets[i] !== -1 /* EMPTY_SLOT */) this.put(offsets[i]!, nodes[i]!);
+      if (offsets[i] !== EMPTY_SLOT) this.put(offsets[i]!, nodes[i]!);
     }
   }
 }

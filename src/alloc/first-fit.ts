@@ -36,9 +36,9 @@ import {
   type LiveAllocation,
 } from './allocator.js';
 import { checkSubAllocatorConfig, type SubAllocatorConfig } from './config.js';
-import { BlockList } from './first-fit-blocks.js';
+import { BlockList, NIL } from './first-fit-blocks.js';
 import { checkFirstFit, FirstFitCheckScratch } from './first-fit-check.js';
-import { binOf, FreeIndex, padAt } from './first-fit-index.js';
+import { binOf, FreeIndex, NOT_INDEXED, padAt } from './first-fit-index.js';
 import { LiveOffsets } from './first-fit-offsets.js';
 
 /** Alignments from this up get a free index of their own (smaller ones share the size index). */
@@ -210,11 +210,10 @@ export class FirstFitAllocator implements BlockAllocator {
     const above = index.floorBin;
     index.floorBin = floorBin;
     const list = this.list;
-    for (let node = list.head; node !== -1 /* NIL */; node = list.next(node)) {
+    for (let node = list.head; node !== NIL; node = list.next(node)) {
       if (!list.isFree(node)) continue;
       const bin = index.binFor(list.start(node), list.size(node));
-      if (bin !== -1 /* NOT_INDEXED */ && bin < above)
-        index.add(node, list.start(node), list.size(node));
+      if (bin !== NOT_INDEXED && bin < above) index.add(node, list.start(node), list.size(node));
     }
   }
 
@@ -250,7 +249,7 @@ export class FirstFitAllocator implements BlockAllocator {
       list.isFree(head) &&
       list.start(head) === 0 &&
       list.size(head) === this.capacityBytes &&
-      list.next(head) === -1 /* NIL */
+      list.next(head) === NIL
     );
   }
 
@@ -267,7 +266,7 @@ export class FirstFitAllocator implements BlockAllocator {
     let steps = 0;
     for (
       let node = list.head;
-      node !== -1 /* NIL */ && steps <= list.highWater;
+      node !== NIL && steps <= list.highWater;
       node = list.next(node), steps++
     ) {
       if (!list.isFree(node)) setLiveEntry(view, count++, list.start(node), list.size(node));
@@ -287,11 +286,7 @@ export class FirstFitAllocator implements BlockAllocator {
     if (this.blocksAt === this.changes) return view;
     const list = this.list;
     let count = 0;
-    for (
-      let node = list.head;
-      node !== -1 /* NIL */ && count <= list.highWater;
-      node = list.next(node)
-    ) {
+    for (let node = list.head; node !== NIL && count <= list.highWater; node = list.next(node)) {
       setBlockEntry(view, count++, list.start(node), list.size(node), list.isFree(node));
     }
     view.length = count;
